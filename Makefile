@@ -1,0 +1,42 @@
+# warmroute: `make demo` and `make test` work on a fresh Debian 12 machine. Each installs what is
+# missing (scripts/install-deps.sh), configures, builds and runs.
+PRESET ?= release
+JOBS ?= $(shell nproc)
+BIN := build/$(PRESET)/src/cli/warmroute
+
+.PHONY: all deps configure build test unit integration demo bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) >/dev/null
+
+build: configure
+	@cmake --build --preset $(PRESET) -j $(JOBS)
+
+# Every test: unit tests (no sockets, manual clock) and integration tests (real processes on
+# loopback). CTest runs them with -j so the slow integration tests overlap.
+test: build
+	@ctest --preset $(PRESET) -j $(JOBS)
+
+unit: build
+	@ctest --preset $(PRESET) -j $(JOBS) -L unit
+
+integration: build
+	@ctest --preset $(PRESET) -L integration
+
+demo: build
+	@/usr/bin/python3 scripts/demo.py --bin $(BIN)
+
+# Microbenchmarks (Google Benchmark) and the emulator's timing-accuracy benchmark; figures and
+# commands are recorded in docs/performance.md.
+bench: build
+	@for b in $$(find build/$(PRESET)/src -name '*_bench' -type f -perm -u+x | sort); do \
+	  echo "== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
+	@/usr/bin/python3 bench/emulator_accuracy.py --bin $(BIN)
+
+clean:
+	rm -rf build

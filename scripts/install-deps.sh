@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that warmroute's build and tests need. Idempotent: a package
+# that is already installed is skipped, and apt is not touched at all when nothing is missing.
+# See ../shared/STACK.md for why each package (and Boost 1.81, not the default 1.74).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libboost1.81-dev            # Asio + Beast with C++20 coroutines (header-only)
+  libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
+  libabsl-dev libxxhash-dev cppzmq-dev libzmq3-dev libmsgpuck-dev
+  prometheus-cpp-dev libhiredis-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus                  # promtool, to validate /metrics in tests
+  python3-msgpack python3-zmq # independent decoder and subscriber of KV events in tests (/usr/bin/python3)
+  gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Node.js + npm run the official OpenAI SDK as a test client. Some images ship NodeSource's
+# nodejs (npm bundled), which conflicts with Debian's npm package: check commands, not packages.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Node test client: the official OpenAI SDK, pinned in tests/sdk/package.json.
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [[ -f "$here/tests/sdk/package.json" && ! -d "$here/tests/sdk/node_modules/openai" ]]; then
+  echo "install-deps: npm install (tests/sdk)"
+  (cd "$here/tests/sdk" && npm install --no-audit --no-fund --silent)
+fi

@@ -1,0 +1,12 @@
+// The subcommands of the `warmroute` binary. Each Add*Command registers one CLI11 subcommand
+// whose callback runs the command and stores its process exit code in *exit_code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace warmroute::cli {
+
+// `warmroute engine`: the vLLM-compatible engine emulator (src/emulator).
+void AddEngineCommand(CLI::App& app, int* exit_code);
+
+}  // namespace warmroute::cli

@@ -1,0 +1,13 @@
+// warmroute: one binary, one subcommand per tool (see DESIGN.md).
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"warmroute: a prefix-aware router for LLM inference fleets"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  warmroute::cli::AddEngineCommand(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

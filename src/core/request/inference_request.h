@@ -1,0 +1,60 @@
+// The OpenAI request model shared by the engine emulator, the gateway and the simulator:
+// what a /v1/completions or /v1/chat/completions body asks for, parsed once and validated.
+//
+// Usage:
+//   absl::StatusOr<InferenceRequest> req =
+//       ParseInferenceRequest(Endpoint::kChatCompletions, body);
+//   if (!req.ok()) return ToHttpError(req.status());   // 400 naming the bad parameter
+//   std::string prompt = RenderPrompt(*req);            // canonical prompt text (chat template)
+//
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace warmroute::request {
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+struct ChatMessage {
+  std::string role;     // "system", "user", "assistant", "tool", ...
+  std::string content;  // string content, or the text parts joined with "\n"
+};
+
+struct InferenceRequest {
+  Endpoint endpoint = Endpoint::kChatCompletions;
+  std::string model;
+  // Chat: the messages. Completions: empty.
+  std::vector<ChatMessage> messages;
+  // Completions: the prompt, as text or as token ids (exactly one is used: see has_token_prompt).
+  std::string prompt;
+  std::vector<int32_t> prompt_token_ids;
+  bool has_token_prompt = false;
+  // max_tokens, or max_completion_tokens (chat); unset means the server's default.
+  std::optional<int64_t> max_tokens;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  std::string cache_salt;      // vLLM's per-request prefix-cache isolation key
+  bool ignore_eos = false;
+  std::string user;
+  std::optional<uint64_t> seed;
+};
+
+// Parses and validates a request body. Errors are InvalidArgument with the offending parameter
+// attached (common/status.h ParamOf): malformed JSON, a non-object body, wrong types, a missing
+// `model`, `messages` (chat) or `prompt` (completions), an empty messages list, token ids
+// outside [0, 2^31), max_tokens < 1.
+// Unknown fields are ignored, as vLLM does.
+absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body);
+
+// The canonical prompt text: the chat template applied to `messages` (with the generation
+// prompt), or the completion prompt as given. REQUIRES: !request.has_token_prompt.
+std::string RenderPrompt(const InferenceRequest& request);
+
+}  // namespace warmroute::request
