@@ -47,10 +47,13 @@ struct InferenceRequest {
 };
 
 // Parses and validates a request body. Errors are InvalidArgument with the offending parameter
-// attached (common/status.h ParamOf): malformed JSON, a non-object body, wrong types, a missing
-// `model`, `messages` (chat) or `prompt` (completions), an empty messages list, token ids
-// outside [0, 2^31), max_tokens < 1.
-// Unknown fields are ignored, as vLLM does.
+// attached (common/status.h ParamOf): wrong types, a missing `messages` (chat) or `prompt`
+// (completions), an empty messages list or prompt, non-text content parts, token ids outside
+// [0, 2^31), max_tokens < 1, an empty cache_salt, stream_options without stream=true. Malformed
+// JSON (including integers beyond 64 bits) and a non-object body are InvalidArgument with no
+// parameter. `model` is optional (empty: the server's default model); any optional field may be
+// null, meaning unset. Chat takes max_completion_tokens over max_tokens. Unknown fields are
+// ignored, as vLLM does.
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body);
 
 // The canonical prompt text: the chat template applied to `messages` (with the generation

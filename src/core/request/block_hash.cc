@@ -1,0 +1,58 @@
+#include "core/request/block_hash.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "xxh_x86dispatch.h"  // XXH3_64bits* resolve to the AVX2/AVX-512 variants at run time
+
+namespace warmroute::request {
+namespace {
+
+// Distinguishes a root hash's input from any other XXH3 input of ours.
+constexpr std::string_view kRootDomain = "warmroute/block-root/v1";
+
+// Appends `field` as an 8-byte little-endian length followed by its bytes, so that field
+// boundaries are unambiguous: ("ab", "c") and ("a", "bc") encode differently.
+void AppendField(std::string& out, std::string_view field) {
+  uint64_t size = field.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+  out.append(field);
+}
+
+}  // namespace
+
+uint64_t RootBlockHash(const BlockHashKey& key) {
+  std::string buffer;
+  buffer.reserve(kRootDomain.size() + 24 + key.model.size() + key.lora.size() +
+                 key.cache_salt.size());
+  buffer.append(kRootDomain);
+  AppendField(buffer, key.model);
+  AppendField(buffer, key.lora);
+  AppendField(buffer, key.cache_salt);
+  return XXH3_64bits(buffer.data(), buffer.size());
+}
+
+uint64_t ChainBlockHash(uint64_t parent, std::span<const int32_t> block_tokens) {
+  return XXH3_64bits_withSeed(block_tokens.data(), block_tokens.size_bytes(), parent);
+}
+
+std::vector<uint64_t> HashFullBlocks(std::span<const int32_t> tokens, int block_size,
+                                     uint64_t root) {
+  if (block_size <= 0) {
+    std::fprintf(stderr, "HashFullBlocks: block_size must be positive, got %d\n", block_size);
+    std::abort();
+  }
+  const size_t size = static_cast<size_t>(block_size);
+  const size_t num_blocks = tokens.size() / size;
+  std::vector<uint64_t> hashes;
+  hashes.reserve(num_blocks);
+  uint64_t parent = root;
+  for (size_t i = 0; i < num_blocks; ++i) {
+    parent = ChainBlockHash(parent, tokens.subspan(i * size, size));
+    hashes.push_back(parent);
+  }
+  return hashes;
+}
+
+}  // namespace warmroute::request

@@ -1,0 +1,373 @@
+#include "core/request/inference_request.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "core/request/chat_template.h"
+#include "simdjson.h"
+
+// Validation follows vLLM's OpenAI server (protocol.py) where the two APIs agree:
+// - every optional field may be null, meaning "unset";
+// - `model` is optional (empty: the server's default model);
+// - chat takes `max_completion_tokens` over the deprecated `max_tokens`;
+// - `stream_options` (non-empty) requires `stream: true`; its `include_usage` defaults to true;
+// - `cache_salt`, when given, must be a non-empty string;
+// - integers must fit in 64 bits (larger ones fail as invalid JSON), integral floats such as
+//   16.0 count as integers (pydantic's lax mode), booleans are JSON booleans only.
+// Beyond vLLM: only text content parts, and only one prompt per completions request.
+
+namespace warmroute::request {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+std::string_view TypeName(element_type type) {
+  switch (type) {
+    case element_type::ARRAY:
+      return "an array";
+    case element_type::OBJECT:
+      return "an object";
+    case element_type::INT64:
+    case element_type::UINT64:
+      return "an integer";
+    case element_type::DOUBLE:
+      return "a number";
+    case element_type::STRING:
+      return "a string";
+    case element_type::BOOL:
+      return "a boolean";
+    case element_type::NULL_VALUE:
+      return "null";
+  }
+  return "an unknown value";
+}
+
+absl::Status WrongType(std::string_view param, std::string_view expected, element value) {
+  return InvalidParam(
+      param, absl::StrCat("'", std::string(param), "' must be ", std::string(expected), ", got ",
+                          std::string(TypeName(value.type()))));
+}
+
+// The integer value of `value` if it is a JSON integer (or an integral float) in int64 range.
+std::optional<int64_t> AsInt64(element value) {
+  switch (value.type()) {
+    case element_type::INT64:
+      return value.get_int64().value_unsafe();
+    case element_type::UINT64:
+      return std::nullopt;  // above INT64_MAX: simdjson only uses UINT64 for those
+    case element_type::DOUBLE: {
+      const double d = value.get_double().value_unsafe();
+      // 2^63 is exact as a double; the range is [-2^63, 2^63).
+      if (std::nearbyint(d) != d || d < -9223372036854775808.0 || d >= 9223372036854775808.0) {
+        return std::nullopt;
+      }
+      return static_cast<int64_t>(d);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool IsNumber(element value) {
+  const element_type type = value.type();
+  return type == element_type::INT64 || type == element_type::UINT64 ||
+         type == element_type::DOUBLE;
+}
+
+absl::Status ParseString(element value, std::string_view param, std::string& out) {
+  if (value.is_null()) {
+    out.clear();
+    return absl::OkStatus();
+  }
+  if (!value.is_string()) return WrongType(param, "a string", value);
+  out = std::string(value.get_string().value_unsafe());
+  return absl::OkStatus();
+}
+
+absl::Status ParseBool(element value, std::string_view param, bool default_value, bool& out) {
+  if (value.is_null()) {
+    out = default_value;
+    return absl::OkStatus();
+  }
+  if (!value.is_bool()) return WrongType(param, "a boolean", value);
+  out = value.get_bool().value_unsafe();
+  return absl::OkStatus();
+}
+
+absl::Status ParseMaxTokens(element value, std::string_view param, std::optional<int64_t>& out) {
+  if (value.is_null()) {
+    out.reset();
+    return absl::OkStatus();
+  }
+  if (!IsNumber(value)) return WrongType(param, "an integer or null", value);
+  const std::optional<int64_t> n = AsInt64(value);
+  if (!n) {
+    if (value.type() == element_type::UINT64) {
+      return InvalidParam(param, absl::StrCat(std::string(param), " is too large"));
+    }
+    return WrongType(param, "an integer or null", value);
+  }
+  if (*n < 1) {
+    return InvalidParam(param,
+                        absl::StrCat(std::string(param), " must be at least 1, got ", *n, "."));
+  }
+  out = *n;
+  return absl::OkStatus();
+}
+
+absl::Status ParseSeed(element value, std::optional<uint64_t>& out) {
+  if (value.is_null()) {
+    out.reset();
+    return absl::OkStatus();
+  }
+  if (!IsNumber(value)) return WrongType("seed", "an integer or null", value);
+  const std::optional<int64_t> n = AsInt64(value);
+  if (!n) {
+    if (value.type() == element_type::UINT64) {
+      return InvalidParam("seed", "seed must be within the signed 64-bit integer range");
+    }
+    return WrongType("seed", "an integer or null", value);
+  }
+  out = static_cast<uint64_t>(*n);  // two's complement: distinct seeds stay distinct
+  return absl::OkStatus();
+}
+
+absl::Status ParseCacheSalt(element value, std::string& out) {
+  if (value.is_null()) {
+    out.clear();
+    return absl::OkStatus();
+  }
+  if (!value.is_string() || value.get_string().value_unsafe().empty()) {
+    return InvalidParam("cache_salt",
+                        "Parameter 'cache_salt' must be a non-empty string if provided.");
+  }
+  out = std::string(value.get_string().value_unsafe());
+  return absl::OkStatus();
+}
+
+// `content`: a string, null (no content, e.g. an assistant message with tool calls) or an array
+// of text parts joined with "\n".
+absl::Status ParseContent(element value, const std::string& param, std::string& out) {
+  out.clear();
+  if (value.is_null()) return absl::OkStatus();
+  if (value.is_string()) {
+    out = std::string(value.get_string().value_unsafe());
+    return absl::OkStatus();
+  }
+  if (!value.is_array())
+    return WrongType(param, "a string, an array of content parts or null", value);
+  size_t index = 0;
+  const simdjson::dom::array parts = value.get_array().value_unsafe();
+  for (element part : parts) {
+    const std::string part_name = absl::StrCat(param, "[", index, "]");
+    if (!part.is_object()) return WrongType(part_name, "a content part object", part);
+    simdjson::dom::object fields = part.get_object().value_unsafe();
+    element type;
+    if (fields["type"].get(type) != simdjson::SUCCESS) {
+      return InvalidParam(param, absl::StrCat("'", part_name, ".type' is required"));
+    }
+    if (!type.is_string()) return WrongType(param, "a content part with a string 'type'", type);
+    if (type.get_string().value_unsafe() != "text") {
+      return InvalidParam(
+          param, absl::StrCat("only text content is supported, got a part of type '",
+                              std::string(type.get_string().value_unsafe()), "' at ", part_name));
+    }
+    element text;
+    if (fields["text"].get(text) != simdjson::SUCCESS || !text.is_string()) {
+      return InvalidParam(param, absl::StrCat("'", part_name, ".text' must be a string"));
+    }
+    if (index > 0) out.push_back('\n');
+    out.append(text.get_string().value_unsafe());
+    ++index;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
+  if (!value.is_array()) return WrongType("messages", "an array", value);
+  simdjson::dom::array messages = value.get_array().value_unsafe();
+  if (messages.size() == 0) {
+    return InvalidParam("messages", "'messages' must contain at least one message");
+  }
+  out.clear();
+  out.reserve(messages.size());
+  size_t index = 0;
+  for (element message : messages) {
+    const std::string name = absl::StrCat("messages[", index, "]");
+    if (!message.is_object()) return WrongType(name, "an object", message);
+    ChatMessage parsed;
+    bool has_role = false;
+    const simdjson::dom::object fields = message.get_object().value_unsafe();
+    for (simdjson::dom::key_value_pair field : fields) {
+      if (field.key == "role") {
+        if (!field.value.is_string()) return WrongType(name + ".role", "a string", field.value);
+        parsed.role = std::string(field.value.get_string().value_unsafe());
+        has_role = true;
+      } else if (field.key == "content") {
+        WR_RETURN_IF_ERROR(ParseContent(field.value, name + ".content", parsed.content));
+      }
+    }
+    if (!has_role)
+      return InvalidParam(name + ".role", absl::StrCat("'", name, ".role' is required"));
+    out.push_back(std::move(parsed));
+    ++index;
+  }
+  return absl::OkStatus();
+}
+
+// `prompt`: a non-empty string, a non-empty array of token ids in [0, 2^31), or an array holding
+// exactly one non-empty string.
+absl::Status ParsePrompt(element value, InferenceRequest& out) {
+  constexpr std::string_view kEmpty = "Prompt cannot be empty";
+  out.prompt.clear();
+  out.prompt_token_ids.clear();
+  out.has_token_prompt = false;
+  if (value.is_string()) {
+    if (value.get_string().value_unsafe().empty()) return InvalidParam("prompt", kEmpty);
+    out.prompt = std::string(value.get_string().value_unsafe());
+    return absl::OkStatus();
+  }
+  if (!value.is_array()) {
+    return WrongType("prompt", "a string, an array of token ids or an array of one string", value);
+  }
+  simdjson::dom::array items = value.get_array().value_unsafe();
+  if (items.size() == 0) return InvalidParam("prompt", kEmpty);
+  element first = items.at(0).value_unsafe();
+  if (first.is_string()) {
+    if (items.size() != 1) {
+      return InvalidParam("prompt", "only one prompt per request is supported");
+    }
+    if (first.get_string().value_unsafe().empty()) return InvalidParam("prompt", kEmpty);
+    out.prompt = std::string(first.get_string().value_unsafe());
+    return absl::OkStatus();
+  }
+  out.prompt_token_ids.reserve(items.size());
+  size_t index = 0;
+  for (element item : items) {
+    if (!IsNumber(item)) {
+      return InvalidParam("prompt", absl::StrCat("prompt[", index, "] must be a token id, got ",
+                                                 std::string(TypeName(item.type()))));
+    }
+    const std::optional<int64_t> id = AsInt64(item);
+    if (!id || *id < 0 || *id > std::numeric_limits<int32_t>::max()) {
+      return InvalidParam("prompt",
+                          absl::StrCat("prompt[", index, "] is not a token id in [0, 2^31)"));
+    }
+    out.prompt_token_ids.push_back(static_cast<int32_t>(*id));
+    ++index;
+  }
+  out.has_token_prompt = true;
+  return absl::OkStatus();
+}
+
+absl::Status ParseStreamOptions(element value, InferenceRequest& out) {
+  out.include_usage = false;
+  if (value.is_null()) return absl::OkStatus();
+  if (!value.is_object()) return WrongType("stream_options", "an object or null", value);
+  out.include_usage = true;  // vLLM's StreamOptions.include_usage defaults to true
+  const simdjson::dom::object fields = value.get_object().value_unsafe();
+  for (simdjson::dom::key_value_pair field : fields) {
+    if (field.key == "include_usage") {
+      WR_RETURN_IF_ERROR(
+          ParseBool(field.value, "stream_options.include_usage", false, out.include_usage));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<InferenceRequest> ParseBody(Endpoint endpoint, element root) {
+  if (!root.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("The request body must be a JSON object, got ",
+                                                   std::string(TypeName(root.type()))));
+  }
+  const bool chat = endpoint == Endpoint::kChatCompletions;
+  InferenceRequest request;
+  request.endpoint = endpoint;
+  std::optional<element> messages, prompt, stream_options;
+  std::optional<int64_t> max_tokens, max_completion_tokens;
+  const simdjson::dom::object fields = root.get_object().value_unsafe();
+  for (simdjson::dom::key_value_pair field : fields) {
+    const std::string_view key = field.key;
+    const element value = field.value;
+    if (key == "model") {
+      WR_RETURN_IF_ERROR(ParseString(value, "model", request.model));
+    } else if (chat && key == "messages") {
+      messages = value;
+    } else if (!chat && key == "prompt") {
+      prompt = value;
+    } else if (key == "max_tokens") {
+      WR_RETURN_IF_ERROR(ParseMaxTokens(value, "max_tokens", max_tokens));
+    } else if (chat && key == "max_completion_tokens") {
+      WR_RETURN_IF_ERROR(ParseMaxTokens(value, "max_completion_tokens", max_completion_tokens));
+    } else if (key == "stream") {
+      WR_RETURN_IF_ERROR(ParseBool(value, "stream", false, request.stream));
+    } else if (key == "stream_options") {
+      stream_options = value;
+    } else if (key == "cache_salt") {
+      WR_RETURN_IF_ERROR(ParseCacheSalt(value, request.cache_salt));
+    } else if (key == "ignore_eos") {
+      WR_RETURN_IF_ERROR(ParseBool(value, "ignore_eos", false, request.ignore_eos));
+    } else if (key == "user") {
+      WR_RETURN_IF_ERROR(ParseString(value, "user", request.user));
+    } else if (key == "seed") {
+      WR_RETURN_IF_ERROR(ParseSeed(value, request.seed));
+    }
+  }
+  request.max_tokens = max_completion_tokens ? max_completion_tokens : max_tokens;
+
+  if (stream_options) {
+    WR_RETURN_IF_ERROR(ParseStreamOptions(*stream_options, request));
+    const bool non_empty =
+        stream_options->is_object() && stream_options->get_object().value_unsafe().size() > 0;
+    if (non_empty && !request.stream) {
+      return InvalidParam("stream_options",
+                          "Stream options can only be defined when `stream=True`.");
+    }
+  }
+  if (chat) {
+    if (!messages) return InvalidParam("messages", "'messages' is required");
+    WR_RETURN_IF_ERROR(ParseMessages(*messages, request.messages));
+  } else {
+    if (!prompt) return InvalidParam("prompt", "'prompt' is required");
+    WR_RETURN_IF_ERROR(ParsePrompt(*prompt, request));
+  }
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body) {
+  // One parser and one padded buffer per thread: their memory is reused across requests. Every
+  // string is copied out before the next parse invalidates the parser's views.
+  thread_local simdjson::dom::parser parser;
+  thread_local std::string padded;
+  padded.resize(body.size() + simdjson::SIMDJSON_PADDING);
+  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());
+  element root;
+  if (const simdjson::error_code error =
+          parser.parse(padded.data(), body.size(), /*realloc_if_needed=*/false).get(root);
+      error != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid JSON: ", std::string(simdjson::error_message(error))));
+  }
+  return ParseBody(endpoint, root);
+}
+
+std::string RenderPrompt(const InferenceRequest& request) {
+  if (request.has_token_prompt) {
+    std::fprintf(stderr, "RenderPrompt: the request has a token prompt, not text\n");
+    std::abort();
+  }
+  if (request.endpoint == Endpoint::kChatCompletions) {
+    return RenderChat(request.messages, /*add_generation_prompt=*/true);
+  }
+  return request.prompt;
+}
+
+}  // namespace warmroute::request
