@@ -1,0 +1,88 @@
+// Workloads: deterministic request streams shared by the simulator (`warmroute sim`) and the load
+// generator (`warmroute bench`). A workload is built by name from parsed options and a seed, and
+// emits requests with an arrival time, model, tenant, prompt (chat messages or completion text)
+// and output length.
+//
+// Open-loop requests (support-bot, shared-prefix, agent's first step, unique, trace:FILE) have
+// arrival times fixed in advance. Multi-turn sessions are closed-loop per session: turn k+1 is
+// released only when the driver reports turn k's answer (OnResponse), after a think time, and
+// its history carries the real answer, so the engine's cached generated blocks can hit.
+//
+// Usage:
+//   absl::StatusOr<std::unique_ptr<Workload>> w = MakeWorkload(options, /*seed=*/1);
+//   while (auto req = (*w)->Next()) {            // in nondecreasing arrival order
+//     send at start + req->arrival ...
+//     (*w)->OnResponse(req->id, answer_text, now_offset);  // may release a follow-up turn
+//   }
+//   // Next() == nullopt && !(*w)->Done(): requests are waiting for responses.
+//
+// Thread-safety: none; one owner drives a workload.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "core/request/inference_request.h"
+
+namespace warmroute::workload {
+
+struct WorkloadRequest {
+  uint64_t id = 0;                       // unique in the run, from 0
+  Duration arrival{0};                   // offset from the start of the run
+  std::string model;
+  std::string tenant;
+  request::Endpoint endpoint = request::Endpoint::kChatCompletions;
+  std::vector<request::ChatMessage> messages;  // chat
+  std::string prompt;                    // completions
+  int64_t max_tokens = 16;               // output length
+  uint64_t session = 0;                  // multi-turn / agent: session id; 0 = none
+  int turn = 0;                          // 0-based turn within the session
+};
+
+// Options common to every workload; each generator documents which it reads and its defaults.
+struct WorkloadOptions {
+  std::string name;              // "support-bot", "shared-prefix", "multi-turn", "agent",
+                                 // "unique", or "trace:PATH"
+  std::string model = "";        // model name put on every request ("" = server default)
+  int64_t num_requests = 1000;   // open-loop request count (a trace: at most this many; 0 = all)
+  double rate_per_s = 10;        // Poisson arrival rate (ignored by trace:, which uses timestamps)
+  double trace_speed = 1.0;      // trace timestamps are divided by this
+  double jitter_s = 0;           // trace: each arrival moves by U(0, jitter_s), order kept
+  int num_tenants = 1;           // tenants "t0".."tN-1", assigned deterministically
+};
+
+class Workload {
+ public:
+  Workload() = default;
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+  virtual ~Workload() = default;
+
+  // The next request whose arrival is known, in nondecreasing arrival order; nullopt when none
+  // is available now (exhausted, or follow-up turns wait for responses).
+  virtual std::optional<WorkloadRequest> Next() = 0;
+
+  // Tells the workload request `id` was answered with `answer` at offset `now` from the start.
+  // Closed-loop workloads release the session's next turn (arrival = now + think time).
+  virtual void OnResponse(uint64_t id, std::string_view answer, Duration now) = 0;
+
+  // True when every request has been emitted and nothing waits for a response.
+  virtual bool Done() const = 0;
+};
+
+// Builds a workload by name. InvalidArgument naming the problem for an unknown name or bad
+// options; a trace file that cannot be read or has a malformed line → an error naming the file
+// and line number.
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& options,
+                                                       uint64_t seed);
+
+// Names of the built-in workloads (without "trace:").
+std::vector<std::string> WorkloadNames();
+
+}  // namespace warmroute::workload
