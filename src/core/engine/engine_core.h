@@ -7,7 +7,8 @@
 //
 // Usage:
 //   EngineCore core(config, *FindTimingProfile("tiny"), generator, /*seed=*/1);
-//   absl::Status s = core.Add({.id = 1, .prompt_tokens = ids, .max_tokens = 16, .root_hash = root});
+//   absl::Status s =
+//       core.Add({.id = 1, .prompt_tokens = ids, .max_tokens = 16, .root_hash = root});
 //   while (core.HasWork()) {
 //     StepOutput out = core.Step();
 //     clock.Advance(out.duration);
@@ -43,11 +44,11 @@ struct EngineConfig {
 EngineConfig DefaultEngineConfig(const TimingProfile& profile, int64_t kv_capacity_tokens = 0);
 
 struct EngineRequest {
-  uint64_t id = 0;                    // unique among the requests the core holds
-  std::vector<int32_t> prompt_tokens; // REQUIRES: non-empty
-  int64_t max_tokens = 16;            // exactly this many tokens are generated. REQUIRES: >= 1
-  uint64_t root_hash = 0;             // request::RootBlockHash(model, lora, cache_salt)
-  uint64_t seed = 0;                  // generated-text seed (TokenGenerator)
+  uint64_t id = 0;                     // unique among the requests the core holds
+  std::vector<int32_t> prompt_tokens;  // REQUIRES: non-empty
+  int64_t max_tokens = 16;             // exactly this many tokens are generated. REQUIRES: >= 1
+  uint64_t root_hash = 0;              // request::RootBlockHash(model, lora, cache_salt)
+  uint64_t seed = 0;                   // generated-text seed (TokenGenerator)
 };
 
 struct RequestEvent {
@@ -58,11 +59,12 @@ struct RequestEvent {
   };
   Kind kind = Kind::kToken;
   uint64_t id = 0;
-  int32_t token = -1;          // kToken
-  int64_t output_index = 0;    // kToken: index of the token; kFinished: tokens generated
+  int32_t token = -1;        // kToken
+  int64_t output_index = 0;  // kToken: index of the token; kFinished: tokens generated
   int64_t prompt_tokens = 0;
-  // Prompt tokens served from the prefix cache when the request was (last) scheduled: vLLM's
-  // usage.prompt_tokens_details.cached_tokens. Set on kToken (index 0) and kFinished.
+  // Prompt tokens served from the prefix cache when the request was first scheduled (vLLM's
+  // num_cached_tokens, kept across preemptions): usage.prompt_tokens_details.cached_tokens.
+  // Set on kToken (index 0), kFinished and kPreempted.
   int64_t cached_tokens = 0;
 };
 
@@ -77,13 +79,13 @@ struct StepOutput {
 struct EngineStats {
   int64_t num_running = 0;
   int64_t num_waiting = 0;
-  double kv_cache_usage = 0;            // fraction of blocks in use by requests, [0, 1]
-  int64_t prefix_cache_queries = 0;     // prompt tokens looked up in the prefix cache
-  int64_t prefix_cache_hits = 0;        // of those, tokens found cached
-  int64_t prompt_tokens = 0;            // prompt tokens of scheduled requests (first schedule)
+  double kv_cache_usage = 0;         // fraction of blocks in use by requests, [0, 1]
+  int64_t prefix_cache_queries = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_cache_hits = 0;     // of those, tokens found cached
+  int64_t prompt_tokens = 0;         // prompt tokens of scheduled requests (first schedule)
   int64_t generation_tokens = 0;
   int64_t num_preemptions = 0;
-  int64_t cached_blocks = 0;            // blocks holding a hash (in use or reusable)
+  int64_t cached_blocks = 0;  // blocks holding a hash (in use or reusable)
 };
 
 class EngineCore {

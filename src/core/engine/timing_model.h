@@ -29,16 +29,16 @@
 namespace warmroute::engine {
 
 struct TimingProfile {
-  std::string_view name;           // e.g. "llama-3.1-8b-h100"
-  std::string_view model;          // default served model name
-  double step_overhead_s;          // a
-  double per_prefill_token_s;      // b
-  double per_decode_seq_s;         // c
-  double per_context_token_s;      // d
+  std::string_view name;       // e.g. "llama-3.1-8b-h100"
+  std::string_view model;      // default served model name
+  double step_overhead_s;      // a
+  double per_prefill_token_s;  // b
+  double per_decode_seq_s;     // c
+  double per_context_token_s;  // d
   int64_t kv_bytes_per_token;
-  int64_t default_capacity_tokens; // KV cache capacity on the profile's GPUs
+  int64_t default_capacity_tokens;  // KV cache capacity on the profile's GPUs
   int64_t max_model_len;
-  double jitter_stddev_frac;       // relative standard deviation of step jitter; 0 = none
+  double jitter_stddev_frac;  // relative standard deviation of step jitter; 0 = none
 };
 
 struct StepShape {
