@@ -33,28 +33,28 @@
 namespace warmroute::workload {
 
 struct WorkloadRequest {
-  uint64_t id = 0;                       // unique in the run, from 0
-  Duration arrival{0};                   // offset from the start of the run
+  uint64_t id = 0;      // unique in the run, from 0
+  Duration arrival{0};  // offset from the start of the run
   std::string model;
   std::string tenant;
   request::Endpoint endpoint = request::Endpoint::kChatCompletions;
   std::vector<request::ChatMessage> messages;  // chat
-  std::string prompt;                    // completions
-  int64_t max_tokens = 16;               // output length
-  uint64_t session = 0;                  // multi-turn / agent: session id; 0 = none
-  int turn = 0;                          // 0-based turn within the session
+  std::string prompt;                          // completions
+  int64_t max_tokens = 16;                     // output length
+  uint64_t session = 0;                        // multi-turn / agent: session id; 0 = none
+  int turn = 0;                                // 0-based turn within the session
 };
 
 // Options common to every workload; each generator documents which it reads and its defaults.
 struct WorkloadOptions {
-  std::string name;              // "support-bot", "shared-prefix", "multi-turn", "agent",
-                                 // "unique", or "trace:PATH"
-  std::string model = "";        // model name put on every request ("" = server default)
-  int64_t num_requests = 1000;   // open-loop request count (a trace: at most this many; 0 = all)
-  double rate_per_s = 10;        // Poisson arrival rate (ignored by trace:, which uses timestamps)
-  double trace_speed = 1.0;      // trace timestamps are divided by this
-  double jitter_s = 0;           // trace: each arrival moves by U(0, jitter_s), order kept
-  int num_tenants = 1;           // tenants "t0".."tN-1", assigned deterministically
+  std::string name;             // "support-bot", "shared-prefix", "multi-turn", "agent",
+                                // "unique", or "trace:PATH"
+  std::string model = "";       // model name put on every request ("" = server default)
+  int64_t num_requests = 1000;  // open-loop request count (a trace: at most this many; 0 = all)
+  double rate_per_s = 10;       // Poisson arrival rate (ignored by trace:, which uses timestamps)
+  double trace_speed = 1.0;     // trace timestamps are divided by this
+  double jitter_s = 0;          // trace: each arrival moves by U(0, jitter_s), order kept
+  int num_tenants = 1;          // tenants "t0".."tN-1", assigned deterministically
 };
 
 class Workload {
@@ -66,10 +66,15 @@ class Workload {
 
   // The next request whose arrival is known, in nondecreasing arrival order; nullopt when none
   // is available now (exhausted, or follow-up turns wait for responses).
+  // Closed-loop workloads return their earliest pending request: a turn released by
+  // OnResponse(..., now) arrives at or after `now`, but may arrive before a session start that
+  // Next() already returned, so drivers schedule requests by their arrival.
   virtual std::optional<WorkloadRequest> Next() = 0;
 
   // Tells the workload request `id` was answered with `answer` at offset `now` from the start.
-  // Closed-loop workloads release the session's next turn (arrival = now + think time).
+  // Closed-loop workloads release the session's next turn (arrival = now + think time). Report
+  // failed requests too (with whatever answer arrived, maybe ""), or their session never ends.
+  // An unknown or already reported id is ignored.
   virtual void OnResponse(uint64_t id, std::string_view answer, Duration now) = 0;
 
   // True when every request has been emitted and nothing waits for a response.

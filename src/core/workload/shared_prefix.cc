@@ -1,0 +1,88 @@
+// shared-prefix: SGLang's "generated-shared-prefix" benchmark dataset (sglang bench_serving
+// --dataset-name generated-shared-prefix), with its defaults:
+//   --gsp-num-groups 64, --gsp-prompts-per-group 16, --gsp-system-prompt-len 2048,
+//   --gsp-question-len 128, --gsp-output-len 256.
+// Each group has one system prompt; each request is its group's system prompt, "\n\n" and a
+// unique question, sent as a completions prompt (SGLang builds the same
+// f"{system_prompt}\n\n{question}" text prompt). SGLang draws random token ids and decodes them;
+// we write pseudo-English with exact BuiltinTokenizer counts (text.h) instead.
+//
+// Parameters (SharedPrefixConfig): num_groups = 64, prompts_per_group = 16,
+// system_prompt_tokens = 2,048, question_tokens = 128, output_tokens = 256 (max_tokens).
+// Count: options.num_requests requests, spread evenly over the groups (request k of the unshuffled
+// list belongs to group k mod 64); 0 means num_groups x prompts_per_group = 1,024, SGLang's set —
+// which num_requests = 1,024 also reproduces exactly.
+// Order: the whole list shuffled deterministically from the seed (Fisher-Yates), so groups
+// interleave, as SGLang shuffles its list unless --disable-shuffle.
+// Arrivals: Poisson at options.rate_per_s. Tenant: by group, "t<g mod num_tenants>".
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/workload/generators.h"
+#include "core/workload/open_loop.h"
+#include "core/workload/sampling.h"
+#include "core/workload/text.h"
+
+namespace warmroute::workload {
+namespace {
+
+constexpr uint64_t kPromptSalt = 0x5f01;
+constexpr uint64_t kOrderSalt = 0x5f02;
+constexpr uint64_t kQuestionSalt = 0x5f03;
+
+int64_t RequestCount(const WorkloadOptions& options, const SharedPrefixConfig& config) {
+  if (options.num_requests > 0) return options.num_requests;
+  return static_cast<int64_t>(config.num_groups) * config.prompts_per_group;
+}
+
+class SharedPrefix final : public OpenLoopWorkload {
+ public:
+  SharedPrefix(const WorkloadOptions& options, const SharedPrefixConfig& config, uint64_t seed)
+      : OpenLoopWorkload(RequestCount(options, config), options.rate_per_s, seed),
+        options_(options),
+        config_(config),
+        questions_(StreamSeed(seed, kQuestionSalt, 0)) {
+    for (int g = 0; g < config.num_groups; ++g) {
+      Rng rng(StreamSeed(seed, kPromptSalt, static_cast<uint64_t>(g)));
+      system_prompts_.push_back(Document(rng, config.system_prompt_tokens) + "\n\n");
+    }
+    const int64_t count = RequestCount(options, config);
+    group_of_.resize(static_cast<size_t>(count));
+    for (int64_t k = 0; k < count; ++k) {
+      group_of_[static_cast<size_t>(k)] = static_cast<uint32_t>(k % config.num_groups);
+    }
+    Rng order(StreamSeed(seed, kOrderSalt, 0));
+    for (size_t k = group_of_.size(); k > 1; --k) {
+      std::swap(group_of_[k - 1], group_of_[order.UniformInt(k)]);
+    }
+  }
+
+ private:
+  void Fill(int64_t index, WorkloadRequest& request) override {
+    const uint32_t group = group_of_[static_cast<size_t>(index)];
+    request.model = options_.model;
+    request.tenant = TenantName(group, options_.num_tenants);
+    request.endpoint = request::Endpoint::kCompletions;
+    request.prompt.reserve(system_prompts_[group].size() +
+                           static_cast<size_t>(config_.question_tokens) * 5);
+    request.prompt = system_prompts_[group];
+    request.prompt += Prose(questions_, config_.question_tokens);
+    request.max_tokens = config_.output_tokens;
+  }
+
+  const WorkloadOptions options_;
+  const SharedPrefixConfig config_;
+  Rng questions_;
+  std::vector<std::string> system_prompts_;  // each ends with "\n\n"
+  std::vector<uint32_t> group_of_;           // request index -> group, shuffled
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> MakeSharedPrefix(const WorkloadOptions& options,
+                                           const SharedPrefixConfig& config, uint64_t seed) {
+  return std::make_unique<SharedPrefix>(options, config, seed);
+}
+
+}  // namespace warmroute::workload

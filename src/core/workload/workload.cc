@@ -1,0 +1,69 @@
+// The workload registry: builds a generator by name from WorkloadOptions, with each generator's
+// default shape (generators.h; each generator's .cc documents its defaults and their source).
+#include "core/workload/workload.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/workload/generators.h"
+#include "core/workload/mooncake_trace.h"
+
+namespace warmroute::workload {
+namespace {
+
+constexpr std::string_view kTracePrefix = "trace:";
+
+absl::Status ValidateOptions(const WorkloadOptions& options, bool trace) {
+  if (options.num_requests < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_requests must not be negative, got ", options.num_requests));
+  }
+  if (!trace && !(options.rate_per_s > 0 && std::isfinite(options.rate_per_s))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rate_per_s must be a positive number, got ", options.rate_per_s));
+  }
+  if (trace && !(options.trace_speed > 0 && std::isfinite(options.trace_speed))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trace_speed must be a positive number, got ", options.trace_speed));
+  }
+  if (trace && !(options.jitter_s >= 0 && std::isfinite(options.jitter_s))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("jitter_s must not be negative, got ", options.jitter_s));
+  }
+  if (options.num_tenants < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_tenants must be at least 1, got ", options.num_tenants));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<std::string> WorkloadNames() {
+  return {"support-bot", "shared-prefix", "multi-turn", "agent", "unique"};
+}
+
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& options,
+                                                       uint64_t seed) {
+  const std::string& name = options.name;
+  const bool trace = name.rfind(kTracePrefix, 0) == 0;
+  if (absl::Status status = ValidateOptions(options, trace); !status.ok()) return status;
+  if (trace) {
+    const std::string path = name.substr(kTracePrefix.size());
+    if (path.empty()) return absl::InvalidArgumentError("workload trace: needs a file: trace:PATH");
+    return MakeTraceWorkload(options, path, seed);
+  }
+  if (name == "support-bot") return MakeSupportBot(options, SupportBotConfig{}, seed);
+  if (name == "shared-prefix") return MakeSharedPrefix(options, SharedPrefixConfig{}, seed);
+  if (name == "multi-turn") return MakeMultiTurn(options, MultiTurnConfig{}, seed);
+  if (name == "agent") return MakeAgent(options, AgentConfig{}, seed);
+  if (name == "unique") return MakeUnique(options, UniqueConfig{}, seed);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown workload \"", name, "\"; expected one of ",
+                   absl::StrJoin(WorkloadNames(), ", "), " or trace:PATH"));
+}
+
+}  // namespace warmroute::workload
