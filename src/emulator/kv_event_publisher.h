@@ -3,14 +3,18 @@
 // One message per scheduler step that produced events, three frames:
 //   1. topic (bytes; vLLM's default is empty)
 //   2. sequence number: 8 bytes, big-endian, from 0, +1 per message
-//   3. msgpack payload: [ts, [event, ...], data_parallel_rank]
-// Events, in vLLM's current encoding (msgspec tagged structs, array_like): an array whose first
-// element is the tag —
-//   ["BlockStored", block_hashes, parent_block_hash|nil, token_ids, block_size, lora_id|nil,
-//    medium|nil]
-//   ["BlockRemoved", block_hashes, medium|nil]
-//   ["AllBlocksCleared"]
-// KvEventEncoding::kMap is the alternative map form {"type": tag, field: value, ...}.
+//   3. msgpack payload: [ts, [event, ...], data_parallel_rank] (the rank left out when unknown)
+// Events are msgspec tagged structs (omit_defaults), block hashes msgpack unsigned ints (vLLM's
+// int form of ExternalBlockHash), medium "GPU". Two encodings:
+//   kArray: array_like, vLLM up to v0.23 — an array whose first element is the tag:
+//     ["BlockStored", block_hashes, parent_block_hash|nil, token_ids, block_size, lora_id|nil,
+//      medium, lora_name|nil]
+//     ["BlockRemoved", block_hashes, medium]
+//     ["AllBlocksCleared"]
+//   kMap: vLLM's current form (vllm-project/vllm#42892) — {"type": tag, field: value, ...} with
+//     the same fields plus, for BlockStored, extra_keys (nil per block), group_idx (0) and
+//     kv_cache_spec_kind ("full_attention"), and for BlockRemoved group_idx (0).
+// The outer batch is an array in both.
 //
 // Usage:
 //   auto pub = KvEventPublisher::Create(ctx, "tcp://*:5557", "", KvEventEncoding::kArray);

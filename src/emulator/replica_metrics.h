@@ -8,6 +8,8 @@
 //   vllm:time_to_first_token_seconds / vllm:inter_token_latency_seconds /
 //   vllm:e2e_request_latency_seconds                                                   histograms
 //   vllm:cache_config_info{block_size, num_gpu_blocks, ...} = 1                        info gauge
+// and one metric of the emulator's own (not vLLM's), to measure its timing accuracy:
+//   warmroute_emulator_intended_ttft_seconds: the TTFT the timing model intends    histogram
 //
 // Usage:
 //   ReplicaMetrics metrics("llama", /*engine_index=*/0, core.config());
@@ -28,15 +30,17 @@ namespace warmroute::emulator {
 
 class ReplicaMetrics {
  public:
-  ReplicaMetrics(std::string_view model_name, int engine_index,
-                 const engine::EngineConfig& config);
+  ReplicaMetrics(std::string_view model_name, int engine_index, const engine::EngineConfig& config);
   ~ReplicaMetrics();
   ReplicaMetrics(const ReplicaMetrics&) = delete;
   ReplicaMetrics& operator=(const ReplicaMetrics&) = delete;
 
-  // Sets the gauges and advances the counters to the engine's cumulative values.
+  // Sets the gauges and advances the counters to the engine's cumulative values. A value below
+  // the last one seen means the engine restarted from zero: the counter advances by the whole
+  // new value (Prometheus counters never go down).
   void Update(const engine::EngineStats& stats);
   void ObserveTimeToFirstToken(double seconds);
+  void ObserveIntendedTimeToFirstToken(double seconds);
   void ObserveInterTokenLatency(double seconds);
   void ObserveEndToEndLatency(double seconds);
 

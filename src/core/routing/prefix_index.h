@@ -17,8 +17,8 @@
 // that is idle for a while still holds its prefixes and the index should keep remembering them;
 // it also saves a second LRU list per entry.) Changing a capacity may shrink every bound and
 // evicts each backend's least recently used entries down to its new bound at once.
-// Each entry costs at most 64 bytes including the hash table (about 24 bytes per entry, plus
-// 16 bytes per distinct hash at a table load of 1/2 to 3/4).
+// Each entry costs at most 64 bytes including the hash tables (at most 57.5; prefix_index.cc has
+// the layout), and MemoryBytes() counts what is really allocated.
 //
 // Usage:
 //   PrefixIndex index({.max_entries = 1 << 20});
@@ -57,14 +57,16 @@ class PrefixIndex {
 
   // For every backend b < NumBackends(): the number of leading hashes of `chain` it holds
   // (stops at its first missing block). Touches nothing (a lookup is not a use). Cost: one hash
-  // table probe per block up to the deepest match; with at most 64 backends no per-entry work.
+  // table probe per block up to the deepest match, and with more than 64 backends one more probe
+  // per backend still matching.
   std::vector<int32_t> Match(std::span<const uint64_t> chain) const;
 
   // Marks every block of `chain` as held by `backend` and most recently used. Entries are
   // touched from the last block to the first, so a chain's head is fresher than its tail and the
   // LRU evicts tails first, as the engine does; when the chain is longer than the backend's
   // bound, its first `bound` blocks are kept. A backend whose bound is 0 (no capacity set, or a
-  // zero share of max_entries) stores nothing.
+  // zero share of max_entries) stores nothing. Cost: O(1) per block, however many backends hold
+  // it; Truncate and Remove likewise.
   void Insert(BackendId backend, std::span<const uint64_t> chain);
 
   // Drops `backend`'s entries for chain[keep_blocks:] (it did not have them).

@@ -1,0 +1,114 @@
+// `warmroute engine`: the vLLM-compatible engine emulator (src/emulator/fleet.h).
+//
+// On start it prints one machine-readable line per replica to stdout, then serves until SIGINT
+// or SIGTERM (exit 0):
+//   replica 0 listening on 127.0.0.1:8000
+//   replica 0 kv-events on tcp://*:5557          (with --kv-events)
+// Invalid flags exit 2 with a message on stderr; a port that cannot be bound exits 1.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "common/status.h"
+#include "emulator/fleet.h"
+
+namespace warmroute::cli {
+namespace {
+
+struct EngineFlags {
+  emulator::FleetOptions fleet;
+  std::string kv_events_encoding = "map";
+  double body_limit_mb = 32;
+  bool no_jitter = false;
+  std::string log_level = "warn";
+};
+
+int RunEngine(EngineFlags flags) {
+  auto level = spdlog::level::from_str(flags.log_level);
+  spdlog::set_level(level);
+  if (flags.kv_events_encoding == "array") {
+    flags.fleet.kv_events_encoding = emulator::KvEventEncoding::kArray;
+  } else if (flags.kv_events_encoding == "map") {
+    flags.fleet.kv_events_encoding = emulator::KvEventEncoding::kMap;
+  } else {
+    std::cerr << "warmroute engine: --kv-events-encoding must be 'array' or 'map', got '"
+              << flags.kv_events_encoding << "'\n";
+    return 2;
+  }
+  if (!(flags.body_limit_mb > 0) || flags.body_limit_mb > 1 << 20) {
+    std::cerr << "warmroute engine: --body-limit-mb must be in (0, 1048576]\n";
+    return 2;
+  }
+  flags.fleet.body_limit_bytes = static_cast<size_t>(flags.body_limit_mb * 1024 * 1024);
+  flags.fleet.jitter = !flags.no_jitter;
+
+  absl::StatusOr<std::unique_ptr<emulator::Fleet>> fleet = emulator::Fleet::Create(flags.fleet);
+  if (!fleet.ok()) {
+    std::cerr << "warmroute engine: " << fleet.status().message() << "\n";
+    const absl::StatusCode code = fleet.status().code();
+    return code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound ? 2
+                                                                                             : 1;
+  }
+  for (const emulator::ReplicaEndpoint& r : (*fleet)->replicas()) {
+    std::printf("replica %d listening on %s:%u\n", r.index, r.host.c_str(), r.port);
+    if (!r.kv_events_endpoint.empty()) {
+      std::printf("replica %d kv-events on %s\n", r.index, r.kv_events_endpoint.c_str());
+    }
+  }
+  std::fflush(stdout);
+  (*fleet)->Run(/*handle_signals=*/true);
+  return 0;
+}
+
+}  // namespace
+
+void AddEngineCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<EngineFlags>();
+  CLI::App* cmd =
+      app.add_subcommand("engine",
+                         "vLLM-compatible engine emulator: OpenAI API, prefix-caching KV cache, "
+                         "continuous batching, calibrated GPU timing");
+  emulator::FleetOptions& f = flags->fleet;
+  cmd->add_option("--profile", f.profile, "timing profile (" + emulator::ProfileNames() + ")")
+      ->capture_default_str();
+  cmd->add_option("--model", f.model, "served model name (default: the profile's model)");
+  cmd->add_option("--replicas", f.replicas, "number of replicas")->capture_default_str();
+  cmd->add_option("--port", f.port,
+                  "port of replica 0; replica i listens on port + i (0: ephemeral ports)")
+      ->capture_default_str();
+  cmd->add_option("--host", f.host, "listen address")->capture_default_str();
+  cmd->add_option("--kv-capacity-tokens", f.kv_capacity_tokens,
+                  "KV cache capacity in tokens (default: the profile's)");
+  cmd->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
+                  "token budget of one scheduler step (default 8192)");
+  cmd->add_option("--max-num-seqs", f.max_num_seqs, "running sequences at most (default 256)");
+  cmd->add_option("--max-model-len", f.max_model_len,
+                  "prompt + output tokens at most (default: the profile's)");
+  cmd->add_option("--time-scale", f.time_scale,
+                  "wall seconds per emulated second (< 1 runs faster than real time)")
+      ->capture_default_str();
+  cmd->add_option("--seed", f.seed, "seed of step jitter and generated text")
+      ->capture_default_str();
+  cmd->add_option("--threads", f.threads, "I/O threads (replicas are spread over them)")
+      ->capture_default_str();
+  cmd->add_flag("--kv-events", f.kv_events, "publish vLLM KV events over ZMQ");
+  cmd->add_option("--kv-events-endpoint", f.kv_events_endpoint,
+                  "ZMQ PUB endpoint of replica 0; replica i binds port + i")
+      ->capture_default_str();
+  cmd->add_option("--kv-events-encoding", flags->kv_events_encoding,
+                  "KV event encoding: map (vLLM's current form, the default) or array (the older "
+                  "tagged-array form, vLLM <= 0.23)")
+      ->capture_default_str();
+  cmd->add_flag("--no-jitter", flags->no_jitter, "no step-time jitter");
+  cmd->add_option("--body-limit-mb", flags->body_limit_mb, "request body limit in MiB")
+      ->capture_default_str();
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
+      ->capture_default_str();
+  cmd->callback([flags, exit_code] { *exit_code = RunEngine(*flags); });
+}
+
+}  // namespace warmroute::cli

@@ -1,0 +1,486 @@
+#include "core/routing/prefix_index.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
+// Layout, chosen for Match speed, O(1) updates and at most 64 bytes per entry:
+//
+// - Entries, one per (hash, backend) pair, 20 bytes, live in a slab of fixed-size chunks (stable
+//   addresses, at most one chunk of slack), named by uint32 indices; freed entries go on a free
+//   list. Each entry is on its backend's intrusive LRU list (doubly linked, most recent first).
+// - The entry table maps (hash, backend) to the entry: 8-byte slots, a 32-bit tag mixed from both
+//   and the entry index (a tag match is confirmed against the entry). Insert, Remove and eviction
+//   find an entry in O(1), however many backends hold the same block.
+// - The block table maps a block hash to its holder mask: 16-byte slots, the hash and a mask with
+//   bit (backend % 64) set for every holder (0: the slot is empty). While the fleet has at most
+//   64 backends the mask is exact, and Match reads one slot and does a few bit operations per
+//   block: the set of backends still matching is a 64-bit word and-ed with each block's mask.
+//   Beyond 64 backends the mask narrows the candidates, each confirmed in the entry table.
+// - Both tables are open addressing with linear probing and backward-shift deletion (no
+//   tombstones), the load factor between 0.64 and 0.8 (they grow by 1.25x). So an entry costs at
+//   most 20 + 8 / 0.64 + 16 / 0.64 = 57.5 bytes, less when backends share blocks. Probes are
+//   prefetched kPrefetchDistance blocks ahead, and large tables ask for transparent huge pages:
+//   every probe is a random access, and with 4 KiB pages it would also be a TLB miss.
+// - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
+//   max_entries.
+
+namespace warmroute::routing {
+namespace {
+
+constexpr uint32_t kNil = 0xffffffffu;
+constexpr size_t kNoSlot = ~size_t{0};
+constexpr size_t kMaxEntries = size_t{1} << 30;
+constexpr int kChunkBits = 14;  // 16,384 entries (320 KiB) per slab chunk
+constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
+constexpr size_t kMinSlots = 1024;
+constexpr size_t kPrefetchDistance = 32;  // blocks ahead in Match and Insert
+
+struct Entry {
+  uint32_t hash_low;  // the block hash, split so that the entry packs into 20 bytes
+  uint32_t hash_high;
+  BackendId backend;
+  uint32_t lru_prev;  // towards the most recently used
+  uint32_t lru_next;  // towards the least recently used; on the free list: next free entry
+
+  uint64_t hash() const { return uint64_t{hash_high} << 32 | hash_low; }
+};
+static_assert(sizeof(Entry) == 20);
+
+inline uint64_t MaskBit(BackendId backend) { return uint64_t{1} << (backend & 63); }
+
+// 32 well-mixed bits (block hashes are XXH3 outputs, but KV events and tests may hand us small
+// integers).
+inline uint32_t Mix32(uint64_t x) {
+  return static_cast<uint32_t>(((x ^ (x >> 29)) * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+inline uint32_t EntryTag(uint64_t hash, BackendId backend) {
+  return Mix32(hash ^ (uint64_t{backend} + 1) * 0xc2b2ae3d27d4eb4full);
+}
+
+struct BlockSlot {
+  uint64_t hash;
+  uint64_t mask;  // 0: empty
+
+  static constexpr BlockSlot Empty() { return {.hash = 0, .mask = 0}; }
+  bool empty() const { return mask == 0; }
+  uint32_t key() const { return Mix32(hash); }
+};
+
+struct EntrySlot {
+  uint32_t tag;    // EntryTag(hash, backend)
+  uint32_t entry;  // kNil: empty
+
+  static constexpr EntrySlot Empty() { return {.tag = 0, .entry = kNil}; }
+  bool empty() const { return entry == kNil; }
+  uint32_t key() const { return tag; }
+};
+
+// Open addressing with linear probing over slots of type Slot, whose home is derived from the
+// 32-bit Slot::key(). Large arrays are 2 MiB-aligned and asked for transparent huge pages.
+template <typename Slot>
+class ProbeTable {
+ public:
+  explicit ProbeTable(size_t size) : size_(size) {
+    constexpr size_t kHugePage = size_t{2} << 20;
+    const size_t bytes = size * sizeof(Slot);
+    // Huge pages from two on; the tail that does not fill a huge page stays in small pages.
+    const size_t alignment = bytes >= 2 * kHugePage ? kHugePage : 64;
+    void* memory = nullptr;
+    if (posix_memalign(&memory, alignment, bytes) != 0) {
+      std::fprintf(stderr, "PrefixIndex: out of memory for %zu table slots\n", size);
+      std::abort();
+    }
+    slots_.reset(static_cast<Slot*>(memory));
+    if (alignment == kHugePage) madvise(memory, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+    allocated_bytes_ = bytes;
+    std::uninitialized_fill_n(slots_.get(), size, Slot::Empty());
+  }
+
+  size_t allocated_bytes() const { return allocated_bytes_; }
+  Slot& operator[](size_t i) { return slots_[i]; }
+  const Slot& operator[](size_t i) const { return slots_[i]; }
+
+  // The first slot from key's home on for which matches(slot) holds, or kNoSlot.
+  template <typename Matches>
+  size_t Find(uint32_t key, Matches matches) const {
+    for (size_t i = Home(key);;) {
+      const Slot& slot = slots_[i];
+      if (slot.empty()) return kNoSlot;
+      if (matches(slot)) return i;
+      if (++i == size_) i = 0;
+    }
+  }
+
+  // Prefetches the first two cache lines of key's probe run (a lookup of an absent key reads
+  // about six slots; prefetching only the first line left half of those lookups a miss).
+  void Prefetch(uint32_t key) const {
+    const char* home = reinterpret_cast<const char*>(&slots_[Home(key)]);
+    __builtin_prefetch(home);
+    __builtin_prefetch(home + 64);
+  }
+
+  // Adds a non-empty slot whose key is not in the table yet; grows the table first if needed.
+  void Add(const Slot& slot) {
+    if (5 * (used_ + 1) > 4 * size_) {
+      ProbeTable bigger(size_ + size_ / 4);
+      for (size_t i = 0; i < size_; ++i) {
+        if (!slots_[i].empty()) bigger.Place(slots_[i]);
+      }
+      *this = std::move(bigger);
+    }
+    Place(slot);
+  }
+
+  // Backward-shift deletion: later slots of the probe run move back so no lookup stops early.
+  void Erase(size_t hole) {
+    for (size_t j = hole;;) {
+      if (++j == size_) j = 0;
+      if (slots_[j].empty()) break;
+      const size_t home = Home(slots_[j].key());
+      // The slot at j may fill the hole unless its home lies cyclically in (hole, j].
+      const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (!stays) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole] = Slot::Empty();
+    --used_;
+  }
+
+ private:
+  size_t Home(uint32_t key) const { return (uint64_t{key} * size_) >> 32; }
+
+  void Place(const Slot& slot) {
+    size_t i = Home(slot.key());
+    while (!slots_[i].empty()) {
+      if (++i == size_) i = 0;
+    }
+    slots_[i] = slot;
+    ++used_;
+  }
+
+  struct Free {
+    void operator()(Slot* p) const { std::free(p); }
+  };
+  std::unique_ptr<Slot[], Free> slots_;
+  size_t size_ = 0;
+  size_t used_ = 0;
+  size_t allocated_bytes_ = 0;
+};
+
+struct BackendState {
+  uint32_t mru = kNil;
+  uint32_t lru = kNil;
+  int64_t capacity = 0;
+  int64_t bound = 0;
+  int64_t count = 0;
+};
+
+}  // namespace
+
+struct PrefixIndex::Impl {
+  explicit Impl(size_t max)
+      : max_entries(std::min(max, kMaxEntries)), blocks(kMinSlots), entry_slots(kMinSlots) {}
+
+  const size_t max_entries;
+  std::vector<std::unique_ptr<Entry[]>> chunks;
+  uint32_t allocated = 0;  // entries ever taken from the chunks
+  uint32_t free_head = kNil;
+  size_t size = 0;  // live entries
+  ProbeTable<BlockSlot> blocks;
+  ProbeTable<EntrySlot> entry_slots;
+  std::vector<BackendState> backends;
+  int64_t total_capacity = 0;
+
+  Entry& At(uint32_t e) { return chunks[e >> kChunkBits][e & (kChunkSize - 1)]; }
+  const Entry& At(uint32_t e) const { return chunks[e >> kChunkBits][e & (kChunkSize - 1)]; }
+
+  size_t FindBlock(uint64_t hash) const {
+    return blocks.Find(Mix32(hash), [hash](const BlockSlot& slot) { return slot.hash == hash; });
+  }
+
+  // The entry-table slot of (hash, backend), or kNoSlot.
+  size_t FindEntrySlot(uint64_t hash, BackendId backend) const {
+    const uint32_t tag = EntryTag(hash, backend);
+    return entry_slots.Find(tag, [&](const EntrySlot& slot) {
+      if (slot.tag != tag) return false;
+      const Entry& entry = At(slot.entry);
+      return entry.hash() == hash && entry.backend == backend;
+    });
+  }
+
+  bool Holds(uint64_t hash, BackendId backend) const {
+    return FindEntrySlot(hash, backend) != kNoSlot;
+  }
+
+  void Prefetch(uint64_t hash, BackendId backend) const {
+    blocks.Prefetch(Mix32(hash));
+    entry_slots.Prefetch(EntryTag(hash, backend));
+  }
+
+  uint32_t NewEntry() {
+    if (free_head != kNil) {
+      const uint32_t e = free_head;
+      free_head = At(e).lru_next;
+      return e;
+    }
+    if (allocated == chunks.size() * kChunkSize) {
+      chunks.push_back(std::make_unique_for_overwrite<Entry[]>(kChunkSize));
+    }
+    return allocated++;
+  }
+
+  void LinkMostRecent(BackendState& backend, uint32_t e) {
+    Entry& entry = At(e);
+    entry.lru_prev = kNil;
+    entry.lru_next = backend.mru;
+    if (backend.mru != kNil) {
+      At(backend.mru).lru_prev = e;
+    } else {
+      backend.lru = e;
+    }
+    backend.mru = e;
+  }
+
+  void UnlinkLru(BackendState& backend, uint32_t e) {
+    const Entry& entry = At(e);
+    if (entry.lru_prev != kNil) {
+      At(entry.lru_prev).lru_next = entry.lru_next;
+    } else {
+      backend.mru = entry.lru_next;
+    }
+    if (entry.lru_next != kNil) {
+      At(entry.lru_next).lru_prev = entry.lru_prev;
+    } else {
+      backend.lru = entry.lru_prev;
+    }
+  }
+
+  void AddEntry(BackendId id, uint64_t hash) {
+    const uint32_t e = NewEntry();
+    Entry& entry = At(e);
+    entry.hash_low = static_cast<uint32_t>(hash);
+    entry.hash_high = static_cast<uint32_t>(hash >> 32);
+    entry.backend = id;
+    entry_slots.Add({.tag = EntryTag(hash, id), .entry = e});
+    if (const size_t s = FindBlock(hash); s != kNoSlot) {
+      blocks[s].mask |= MaskBit(id);
+    } else {
+      blocks.Add({.hash = hash, .mask = MaskBit(id)});
+    }
+    BackendState& backend = backends[id];
+    LinkMostRecent(backend, e);
+    ++backend.count;
+    ++size;
+  }
+
+  // Removes the entry in entry-table slot `s`.
+  void RemoveEntry(size_t s) {
+    const uint32_t e = entry_slots[s].entry;
+    Entry& entry = At(e);
+    const uint64_t hash = entry.hash();
+    const BackendId id = entry.backend;
+    entry_slots.Erase(s);
+    const size_t b = FindBlock(hash);
+    if (b == kNoSlot) {
+      std::fprintf(stderr, "PrefixIndex: entry %u has no block slot\n", e);
+      std::abort();
+    }
+    // Below 64 backends every holder has its own bit; beyond, the bit stays while another
+    // backend of the same bit still holds the block.
+    bool bit_shared = false;
+    for (BackendId other = id & 63; other < backends.size() && !bit_shared; other += 64) {
+      bit_shared = other != id && Holds(hash, other);
+    }
+    if (!bit_shared) blocks[b].mask &= ~MaskBit(id);
+    if (blocks[b].mask == 0) blocks.Erase(b);
+    BackendState& backend = backends[id];
+    UnlinkLru(backend, e);
+    --backend.count;
+    --size;
+    entry.lru_next = free_head;
+    free_head = e;
+  }
+
+  void RemoveHash(BackendId backend, uint64_t hash) {
+    const size_t s = FindEntrySlot(hash, backend);
+    if (s != kNoSlot) RemoveEntry(s);
+  }
+
+  void EvictLeastRecent(BackendId backend) {
+    const uint32_t e = backends[backend].lru;
+    const size_t s = FindEntrySlot(At(e).hash(), backend);
+    if (s == kNoSlot || entry_slots[s].entry != e) {
+      std::fprintf(stderr, "PrefixIndex: LRU entry %u is not in the entry table\n", e);
+      std::abort();
+    }
+    RemoveEntry(s);
+  }
+
+  int64_t BoundOf(int64_t capacity) const {
+    const auto max = static_cast<int64_t>(max_entries);
+    if (total_capacity <= max) return capacity;
+    return static_cast<int64_t>(static_cast<unsigned __int128>(capacity) * max_entries /
+                                static_cast<uint64_t>(total_capacity));
+  }
+
+  void ApplyBound(BackendId id) {
+    BackendState& backend = backends[id];
+    backend.bound = BoundOf(backend.capacity);
+    while (backend.count > backend.bound) EvictLeastRecent(id);
+  }
+
+  void Insert(BackendId id, std::span<const uint64_t> chain) {
+    if (id >= backends.size()) return;
+    BackendState& backend = backends[id];
+    if (backend.bound <= 0) return;
+    for (size_t k = chain.size(); k-- > 0;) {
+      if (k >= kPrefetchDistance) Prefetch(chain[k - kPrefetchDistance], id);
+      const uint64_t hash = chain[k];
+      // The block's mask rules out most absent (hash, backend) pairs without an entry lookup.
+      const size_t b = FindBlock(hash);
+      const bool maybe_held = b != kNoSlot && (blocks[b].mask & MaskBit(id)) != 0;
+      if (const size_t s = maybe_held ? FindEntrySlot(hash, id) : kNoSlot; s != kNoSlot) {
+        const uint32_t e = entry_slots[s].entry;
+        if (backend.mru != e) {
+          UnlinkLru(backend, e);
+          LinkMostRecent(backend, e);
+        }
+        continue;
+      }
+      if (backend.count >= backend.bound) EvictLeastRecent(id);
+      AddEntry(id, hash);
+    }
+  }
+
+  std::vector<int32_t> Match(std::span<const uint64_t> chain) const {
+    std::vector<int32_t> depth(backends.size(), 0);
+    if (backends.empty() || size == 0) return depth;
+    const size_t ahead = std::min(chain.size(), kPrefetchDistance);
+    for (size_t i = 0; i < ahead; ++i) blocks.Prefetch(Mix32(chain[i]));
+    if (backends.size() <= 64) {
+      // Exact masks: `alive` is the set of backends holding every block so far.
+      uint64_t alive = backends.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << backends.size()) - 1;
+      for (size_t i = 0; i < chain.size(); ++i) {
+        if (i + ahead < chain.size()) blocks.Prefetch(Mix32(chain[i + ahead]));
+        const size_t s = FindBlock(chain[i]);
+        const uint64_t next = s == kNoSlot ? 0 : alive & blocks[s].mask;
+        for (uint64_t dead = alive & ~next; dead != 0; dead &= dead - 1) {
+          depth[std::countr_zero(dead)] = static_cast<int32_t>(i);
+        }
+        alive = next;
+        if (alive == 0) return depth;
+      }
+      for (; alive != 0; alive &= alive - 1) {
+        depth[std::countr_zero(alive)] = static_cast<int32_t>(chain.size());
+      }
+      return depth;
+    }
+    // Beyond 64 backends: `alive` lists the backends holding every block so far; the block mask
+    // narrows each block's candidates to the alive backends of a set bit.
+    std::vector<BackendId> alive;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (i + ahead < chain.size()) blocks.Prefetch(Mix32(chain[i + ahead]));
+      const size_t s = FindBlock(chain[i]);
+      const uint64_t mask = s == kNoSlot ? 0 : blocks[s].mask;
+      if (i == 0) {
+        for (uint64_t bits = mask; bits != 0; bits &= bits - 1) {
+          for (auto b = static_cast<BackendId>(std::countr_zero(bits)); b < backends.size();
+               b += 64) {
+            if (Holds(chain[0], b)) alive.push_back(b);
+          }
+        }
+      } else {
+        size_t kept = 0;
+        for (BackendId b : alive) {
+          if ((mask & MaskBit(b)) != 0 && Holds(chain[i], b)) {
+            alive[kept++] = b;
+          } else {
+            depth[b] = static_cast<int32_t>(i);
+          }
+        }
+        alive.resize(kept);
+      }
+      if (alive.empty()) return depth;
+    }
+    for (BackendId b : alive) depth[b] = static_cast<int32_t>(chain.size());
+    return depth;
+  }
+
+  size_t MemoryBytes() const {
+    return sizeof(Impl) + chunks.size() * kChunkSize * sizeof(Entry) +
+           chunks.capacity() * sizeof(chunks[0]) + blocks.allocated_bytes() +
+           entry_slots.allocated_bytes() + backends.capacity() * sizeof(BackendState);
+  }
+};
+
+PrefixIndex::PrefixIndex(PrefixIndexOptions options)
+    : impl_(std::make_unique<Impl>(options.max_entries)) {}
+
+PrefixIndex::~PrefixIndex() = default;
+
+void PrefixIndex::SetCapacity(BackendId backend, int64_t capacity_blocks) {
+  Impl& impl = *impl_;
+  const int64_t capacity = std::max<int64_t>(capacity_blocks, 0);
+  if (backend >= impl.backends.size()) {
+    if (capacity == 0) return;
+    impl.backends.resize(size_t{backend} + 1);
+  }
+  const auto max = static_cast<int64_t>(impl.max_entries);
+  const bool was_scaled = impl.total_capacity > max;
+  impl.total_capacity += capacity - impl.backends[backend].capacity;
+  impl.backends[backend].capacity = capacity;
+  if (capacity == 0) Clear(backend);
+  if (was_scaled || impl.total_capacity > max) {
+    for (BackendId id = 0; id < impl.backends.size(); ++id) impl.ApplyBound(id);
+  } else {
+    impl.ApplyBound(backend);
+  }
+}
+
+std::vector<int32_t> PrefixIndex::Match(std::span<const uint64_t> chain) const {
+  return impl_->Match(chain);
+}
+
+void PrefixIndex::Insert(BackendId backend, std::span<const uint64_t> chain) {
+  impl_->Insert(backend, chain);
+}
+
+void PrefixIndex::Truncate(BackendId backend, std::span<const uint64_t> chain, size_t keep_blocks) {
+  if (backend >= impl_->backends.size()) return;
+  for (size_t i = keep_blocks; i < chain.size(); ++i) impl_->RemoveHash(backend, chain[i]);
+}
+
+void PrefixIndex::Remove(BackendId backend, std::span<const uint64_t> hashes) {
+  if (backend >= impl_->backends.size()) return;
+  for (uint64_t hash : hashes) impl_->RemoveHash(backend, hash);
+}
+
+void PrefixIndex::Clear(BackendId backend) {
+  if (backend >= impl_->backends.size()) return;
+  while (impl_->backends[backend].lru != kNil) impl_->EvictLeastRecent(backend);
+}
+
+size_t PrefixIndex::NumBackends() const { return impl_->backends.size(); }
+
+size_t PrefixIndex::entries() const { return impl_->size; }
+
+size_t PrefixIndex::entries(BackendId backend) const {
+  return backend < impl_->backends.size() ? static_cast<size_t>(impl_->backends[backend].count) : 0;
+}
+
+size_t PrefixIndex::bound(BackendId backend) const {
+  return backend < impl_->backends.size() ? static_cast<size_t>(impl_->backends[backend].bound) : 0;
+}
+
+size_t PrefixIndex::MemoryBytes() const { return impl_->MemoryBytes(); }
+
+}  // namespace warmroute::routing

@@ -1,0 +1,406 @@
+#include "core/routing/prefix_index.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "common/rng.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace warmroute::routing {
+namespace {
+
+using ::testing::ElementsAre;
+
+// A chain of `n` distinct hashes, distinct across `seed`s.
+std::vector<uint64_t> Chain(uint64_t seed, size_t n) {
+  std::vector<uint64_t> chain(n);
+  for (size_t i = 0; i < n; ++i) chain[i] = Mix64(seed * 1000003 + i);
+  return chain;
+}
+
+// `prefix` followed by `n` more hashes.
+std::vector<uint64_t> Extend(std::vector<uint64_t> prefix, uint64_t seed, size_t n) {
+  for (uint64_t hash : Chain(seed, n)) prefix.push_back(hash);
+  return prefix;
+}
+
+TEST(PrefixIndexTest, MatchReportsLeadingDepthPerBackend) {
+  PrefixIndex index({});
+  for (BackendId b = 0; b < 4; ++b) index.SetCapacity(b, 100);
+  const std::vector<uint64_t> chain = Chain(1, 10);
+  index.Insert(0, std::span(chain).first(10));
+  index.Insert(1, std::span(chain).first(3));
+  index.Insert(3, Chain(2, 10));
+  EXPECT_THAT(index.Match(chain), ElementsAre(10, 3, 0, 0));
+  EXPECT_THAT(index.Match(std::span(chain).first(2)), ElementsAre(2, 2, 0, 0));
+  EXPECT_THAT(index.Match(Chain(3, 5)), ElementsAre(0, 0, 0, 0));
+  EXPECT_THAT(index.Match({}), ElementsAre(0, 0, 0, 0));
+  EXPECT_EQ(index.entries(), 23u);
+  EXPECT_EQ(index.entries(1), 3u);
+}
+
+TEST(PrefixIndexTest, MatchStopsAtTheFirstMissingBlock) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 100);
+  index.SetCapacity(1, 100);
+  const std::vector<uint64_t> chain = Chain(1, 8);
+  index.Insert(0, chain);
+  index.Insert(1, chain);
+  const std::vector<uint64_t> hole = {chain[4]};
+  index.Remove(0, hole);  // backend 0 lost block 4: blocks 5..7 no longer count
+  EXPECT_THAT(index.Match(chain), ElementsAre(4, 8));
+}
+
+TEST(PrefixIndexTest, NoBackendsMatchesNothing) {
+  PrefixIndex index({});
+  EXPECT_TRUE(index.Match(Chain(1, 4)).empty());
+  EXPECT_EQ(index.NumBackends(), 0u);
+}
+
+TEST(PrefixIndexTest, InsertWithoutCapacityStoresNothing) {
+  PrefixIndex index({});
+  index.SetCapacity(1, 10);
+  index.Insert(0, Chain(1, 4));
+  index.Insert(5, Chain(1, 4));
+  EXPECT_EQ(index.entries(), 0u);
+  EXPECT_EQ(index.NumBackends(), 2u);
+}
+
+TEST(PrefixIndexTest, EvictsLeastRecentlyUsedTailBlocksFirst) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 6);
+  const std::vector<uint64_t> a = Chain(1, 4);
+  const std::vector<uint64_t> b = Chain(2, 4);
+  index.Insert(0, a);
+  index.Insert(0, b);  // needs 2 more blocks: a's last two go
+  EXPECT_THAT(index.Match(a), ElementsAre(2));
+  EXPECT_THAT(index.Match(b), ElementsAre(4));
+  EXPECT_EQ(index.entries(0), 6u);
+}
+
+TEST(PrefixIndexTest, ChainLongerThanTheBoundKeepsItsHead) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 5);
+  const std::vector<uint64_t> chain = Chain(1, 12);
+  index.Insert(0, chain);
+  EXPECT_THAT(index.Match(chain), ElementsAre(5));
+  EXPECT_EQ(index.entries(), 5u);
+}
+
+TEST(PrefixIndexTest, InsertRefreshesHeldBlocks) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 8);
+  const std::vector<uint64_t> a = Chain(1, 4);
+  const std::vector<uint64_t> b = Chain(2, 4);
+  index.Insert(0, a);
+  index.Insert(0, b);
+  index.Insert(0, a);  // a is used again: b is now the least recently used
+  index.Insert(0, Chain(3, 4));
+  EXPECT_THAT(index.Match(a), ElementsAre(4));
+  EXPECT_THAT(index.Match(b), ElementsAre(0));
+}
+
+TEST(PrefixIndexTest, MatchIsNotAUse) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 8);
+  const std::vector<uint64_t> a = Chain(1, 4);
+  const std::vector<uint64_t> b = Chain(2, 4);
+  index.Insert(0, a);
+  index.Insert(0, b);
+  EXPECT_THAT(index.Match(a), ElementsAre(4));
+  index.Insert(0, Chain(3, 4));
+  EXPECT_THAT(index.Match(a), ElementsAre(0));
+  EXPECT_THAT(index.Match(b), ElementsAre(4));
+}
+
+TEST(PrefixIndexTest, SharedPrefixIsHeldOncePerBackend) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 100);
+  const std::vector<uint64_t> system = Chain(1, 10);
+  index.Insert(0, Extend(system, 2, 3));
+  index.Insert(0, Extend(system, 3, 5));
+  EXPECT_EQ(index.entries(0), 18u);
+  EXPECT_THAT(index.Match(Extend(system, 3, 5)), ElementsAre(15));
+  EXPECT_THAT(index.Match(Extend(system, 4, 5)), ElementsAre(10));
+}
+
+TEST(PrefixIndexTest, TruncateDropsBlocksBeyondWhatTheEngineHad) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 100);
+  index.SetCapacity(1, 100);
+  const std::vector<uint64_t> chain = Chain(1, 10);
+  index.Insert(0, chain);
+  index.Insert(1, chain);
+  index.Truncate(0, chain, 6);
+  EXPECT_THAT(index.Match(chain), ElementsAre(6, 10));
+  EXPECT_EQ(index.entries(0), 6u);
+  index.Truncate(0, chain, 0);
+  EXPECT_THAT(index.Match(chain), ElementsAre(0, 10));
+  EXPECT_EQ(index.entries(), 10u);
+}
+
+TEST(PrefixIndexTest, RemoveDropsSingleBlocksOfOneBackend) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 100);
+  index.SetCapacity(1, 100);
+  const std::vector<uint64_t> chain = Chain(1, 6);
+  index.Insert(0, chain);
+  index.Insert(1, chain);
+  const std::vector<uint64_t> removed = {chain[2], chain[5], Mix64(12345)};
+  index.Remove(1, removed);
+  EXPECT_THAT(index.Match(chain), ElementsAre(6, 2));
+  EXPECT_EQ(index.entries(1), 4u);
+}
+
+TEST(PrefixIndexTest, ClearForgetsOneBackend) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 100);
+  index.SetCapacity(1, 100);
+  const std::vector<uint64_t> chain = Chain(1, 6);
+  index.Insert(0, chain);
+  index.Insert(1, chain);
+  index.Clear(0);
+  EXPECT_THAT(index.Match(chain), ElementsAre(0, 6));
+  EXPECT_EQ(index.entries(), 6u);
+  index.Insert(0, chain);  // the capacity is kept
+  EXPECT_THAT(index.Match(chain), ElementsAre(6, 6));
+}
+
+TEST(PrefixIndexTest, ShrinkingCapacityEvictsLeastRecentlyUsed) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 100);
+  const std::vector<uint64_t> a = Chain(1, 10);
+  const std::vector<uint64_t> b = Chain(2, 10);
+  index.Insert(0, a);
+  index.Insert(0, b);
+  index.SetCapacity(0, 14);
+  EXPECT_EQ(index.entries(0), 14u);
+  EXPECT_THAT(index.Match(a), ElementsAre(4));
+  EXPECT_THAT(index.Match(b), ElementsAre(10));
+  index.SetCapacity(0, 0);  // removed backend
+  EXPECT_EQ(index.entries(), 0u);
+  index.Insert(0, a);
+  EXPECT_EQ(index.entries(), 0u);
+}
+
+TEST(PrefixIndexTest, GlobalBoundScalesEveryBackendsShare) {
+  PrefixIndex index({.max_entries = 100});
+  index.SetCapacity(0, 100);
+  index.Insert(0, Chain(1, 100));
+  EXPECT_EQ(index.entries(0), 100u);
+  index.SetCapacity(1, 300);  // capacities add up to 400: every bound is scaled by 1/4
+  EXPECT_EQ(index.bound(0), 25u);
+  EXPECT_EQ(index.bound(1), 75u);
+  EXPECT_EQ(index.entries(0), 25u);
+  EXPECT_THAT(index.Match(Chain(1, 100)), ElementsAre(25, 0));  // kept its most recent head
+  index.Insert(1, Chain(2, 200));
+  EXPECT_EQ(index.entries(1), 75u);
+  EXPECT_LE(index.entries(), 100u);
+  index.SetCapacity(1, 0);  // back to unscaled
+  EXPECT_EQ(index.bound(0), 100u);
+  EXPECT_EQ(index.entries(), 25u);
+}
+
+TEST(PrefixIndexTest, MatchWorksBeyondSixtyFourBackends) {
+  PrefixIndex index({});
+  constexpr BackendId kBackends = 150;
+  for (BackendId b = 0; b < kBackends; ++b) index.SetCapacity(b, 1000);
+  const std::vector<uint64_t> chain = Chain(1, 200);
+  for (BackendId b = 0; b < kBackends; ++b) {
+    index.Insert(b, std::span(chain).first(b));  // backend b holds b blocks
+  }
+  // Backends 5 and 69 share a mask bit; removing 69's block must not hide 5's.
+  const std::vector<uint64_t> block = {chain[1]};
+  index.Remove(69, block);
+  std::vector<int32_t> expected(kBackends);
+  for (BackendId b = 0; b < kBackends; ++b) expected[b] = static_cast<int32_t>(b);
+  expected[69] = 1;
+  EXPECT_EQ(index.Match(chain), expected);
+}
+
+// At 1M entries the index must cost at most 64 bytes per entry, tables included: both when every
+// hash is held by one backend (one table slot per entry, the worst case) and when shared.
+TEST(PrefixIndexTest, MemoryPerEntryIsAtMostSixtyFourBytes) {
+  constexpr size_t kEntries = size_t{1} << 20;
+  for (int holders : {1, 8}) {
+    PrefixIndex index({.max_entries = kEntries});
+    constexpr BackendId kBackends = 64;
+    for (BackendId b = 0; b < kBackends; ++b) index.SetCapacity(b, kEntries / kBackends);
+    // Chains of 256 blocks, each chain on `holders` consecutive backends.
+    uint64_t seed = 0;
+    for (BackendId b = 0; index.entries() < kEntries; b = (b + holders) % kBackends) {
+      const std::vector<uint64_t> chain = Chain(++seed, 256);
+      for (int h = 0; h < holders; ++h) index.Insert((b + h) % kBackends, chain);
+    }
+    ASSERT_EQ(index.entries(), kEntries);
+    const double per_entry = static_cast<double>(index.MemoryBytes()) / index.entries();
+    EXPECT_LE(per_entry, 64.0) << holders << " holders per hash";
+    EXPECT_GE(per_entry, 24.0);  // it does count the entries
+  }
+}
+
+// A slow, obviously correct model of the documented rules.
+class ReferenceIndex {
+ public:
+  explicit ReferenceIndex(size_t max_entries) : max_entries_(max_entries) {}
+
+  void SetCapacity(BackendId id, int64_t capacity) {
+    capacity = std::max<int64_t>(capacity, 0);
+    if (id >= backends_.size()) {
+      if (capacity == 0) return;
+      backends_.resize(id + 1);
+    }
+    backends_[id].capacity = capacity;
+    if (capacity == 0) Clear(id);
+    int64_t total = 0;
+    for (const Backend& b : backends_) total += b.capacity;
+    for (Backend& b : backends_) {
+      b.bound = total <= static_cast<int64_t>(max_entries_)
+                    ? b.capacity
+                    : static_cast<int64_t>(static_cast<unsigned __int128>(b.capacity) *
+                                           max_entries_ / static_cast<uint64_t>(total));
+      while (static_cast<int64_t>(b.by_hash.size()) > b.bound) EvictOldest(b);
+    }
+  }
+
+  void Insert(BackendId id, const std::vector<uint64_t>& chain) {
+    if (id >= backends_.size() || backends_[id].bound <= 0) return;
+    Backend& b = backends_[id];
+    for (size_t k = chain.size(); k-- > 0;) {
+      auto it = b.by_hash.find(chain[k]);
+      if (it != b.by_hash.end()) {
+        b.by_tick.erase(it->second);
+        it->second = ++tick_;
+        b.by_tick[tick_] = chain[k];
+        continue;
+      }
+      if (static_cast<int64_t>(b.by_hash.size()) >= b.bound) EvictOldest(b);
+      b.by_hash[chain[k]] = ++tick_;
+      b.by_tick[tick_] = chain[k];
+    }
+  }
+
+  void Remove(BackendId id, const std::vector<uint64_t>& hashes) {
+    if (id >= backends_.size()) return;
+    Backend& b = backends_[id];
+    for (uint64_t hash : hashes) {
+      auto it = b.by_hash.find(hash);
+      if (it == b.by_hash.end()) continue;
+      b.by_tick.erase(it->second);
+      b.by_hash.erase(it);
+    }
+  }
+
+  void Clear(BackendId id) {
+    if (id >= backends_.size()) return;
+    backends_[id].by_hash.clear();
+    backends_[id].by_tick.clear();
+  }
+
+  std::vector<int32_t> Match(const std::vector<uint64_t>& chain) const {
+    std::vector<int32_t> depth;
+    for (const Backend& b : backends_) {
+      int32_t d = 0;
+      while (d < static_cast<int32_t>(chain.size()) && b.by_hash.count(chain[d]) != 0) ++d;
+      depth.push_back(d);
+    }
+    return depth;
+  }
+
+  size_t entries(BackendId id) const { return backends_[id].by_hash.size(); }
+  size_t NumBackends() const { return backends_.size(); }
+
+ private:
+  struct Backend {
+    int64_t capacity = 0;
+    int64_t bound = 0;
+    std::map<uint64_t, uint64_t> by_hash;  // hash -> last use
+    std::map<uint64_t, uint64_t> by_tick;  // last use -> hash
+  };
+
+  static void EvictOldest(Backend& b) {
+    auto oldest = b.by_tick.begin();
+    b.by_hash.erase(oldest->second);
+    b.by_tick.erase(oldest);
+  }
+
+  size_t max_entries_;
+  uint64_t tick_ = 0;
+  std::vector<Backend> backends_;
+};
+
+// Prompts drawn from a small tree of shared prefixes, so backends share and overlap blocks. Half
+// the hashes are small integers, to exercise the table with badly distributed keys.
+std::vector<uint64_t> RandomChain(Rng& rng) {
+  std::vector<uint64_t> chain(rng.UniformInt(40));
+  uint64_t parent = rng.UniformInt(3);
+  const bool small = rng.UniformInt(2) == 0;
+  for (uint64_t& hash : chain) {
+    parent = parent * 5 + rng.UniformInt(rng.UniformInt(4) == 0 ? 5 : 1) + 1;
+    hash = small ? parent : Mix64(parent);
+  }
+  return chain;
+}
+
+void RunAgainstReference(uint64_t seed, BackendId max_backends, size_t max_entries) {
+  Rng rng(seed);
+  PrefixIndex index({.max_entries = max_entries});
+  ReferenceIndex reference(max_entries);
+  for (int op = 0; op < 20000; ++op) {
+    const auto backend = static_cast<BackendId>(rng.UniformInt(max_backends));
+    const uint64_t kind = rng.UniformInt(100);
+    if (kind < 5) {
+      const int64_t capacity =
+          rng.UniformInt(5) == 0 ? 0 : static_cast<int64_t>(rng.UniformInt(300));
+      index.SetCapacity(backend, capacity);
+      reference.SetCapacity(backend, capacity);
+    } else if (kind < 55) {
+      const std::vector<uint64_t> chain = RandomChain(rng);
+      index.Insert(backend, chain);
+      reference.Insert(backend, chain);
+    } else if (kind < 85) {
+      const std::vector<uint64_t> chain = RandomChain(rng);
+      ASSERT_EQ(index.Match(chain), reference.Match(chain)) << "op " << op;
+    } else if (kind < 92) {
+      const std::vector<uint64_t> chain = RandomChain(rng);
+      const size_t keep = rng.UniformInt(chain.size() + 1);
+      index.Truncate(backend, chain, keep);
+      reference.Remove(backend, std::vector<uint64_t>(chain.begin() + keep, chain.end()));
+    } else if (kind < 99) {
+      std::vector<uint64_t> hashes = RandomChain(rng);
+      hashes.resize(std::min<size_t>(hashes.size(), 3));
+      index.Remove(backend, hashes);
+      reference.Remove(backend, hashes);
+    } else {
+      index.Clear(backend);
+      reference.Clear(backend);
+    }
+    ASSERT_EQ(index.NumBackends(), reference.NumBackends()) << "op " << op;
+    size_t total = 0;
+    for (BackendId b = 0; b < reference.NumBackends(); ++b) {
+      ASSERT_EQ(index.entries(b), reference.entries(b)) << "op " << op << " backend " << b;
+      total += reference.entries(b);
+    }
+    ASSERT_EQ(index.entries(), total) << "op " << op;
+    ASSERT_LE(index.entries(), max_entries) << "op " << op;
+  }
+}
+
+TEST(PrefixIndexTest, AgreesWithReferenceModelUpToSixtyFourBackends) {
+  RunAgainstReference(/*seed=*/1, /*max_backends=*/8, /*max_entries=*/1000);
+  RunAgainstReference(/*seed=*/2, /*max_backends=*/64, /*max_entries=*/5000);
+}
+
+TEST(PrefixIndexTest, AgreesWithReferenceModelBeyondSixtyFourBackends) {
+  RunAgainstReference(/*seed=*/3, /*max_backends=*/130, /*max_entries=*/4000);
+}
+
+TEST(PrefixIndexTest, AgreesWithReferenceModelWithoutGlobalPressure) {
+  RunAgainstReference(/*seed=*/4, /*max_backends=*/4, /*max_entries=*/1 << 20);
+}
+
+}  // namespace
+}  // namespace warmroute::routing

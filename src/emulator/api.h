@@ -1,0 +1,77 @@
+// vLLM's OpenAI-compatible HTTP API over one emulated Replica:
+//
+//   POST /v1/chat/completions   chat (JSON, or SSE when "stream": true)
+//   POST /v1/completions        text completions; prompt as text or as token ids
+//   GET  /v1/models             the served model, vLLM's shape
+//   GET  /health                200, empty body
+//   GET  /metrics               Prometheus text (vLLM metric names)
+//   GET  /version               {"version": ...}
+//   POST /reset_prefix_cache    200, or 400 while requests hold KV blocks
+//
+// A generation request is parsed (core/request), its model checked (empty means the served
+// model; another name is 404 "The model `x` does not exist."), its prompt tokenized (chat
+// template + built-in tokenizer, or the given token ids), and submitted to the engine with
+// root_hash = RootBlockHash(model, "", cache_salt) and seed = the request's seed or a hash of
+// the prompt tokens (as with greedy decoding, the same prompt gets the same answer); max_tokens
+// defaults to 16 and exactly that many tokens are generated (finish_reason "length"). Errors get
+// net/openai_error.h's status and body. A client that goes away mid-request cancels the handler,
+// which aborts the request in the engine.
+//
+// Usage:
+//   EngineApi api(replica, tokenizer);
+//   auto server = net::HttpServer::Create(io, options,
+//       [&api](net::HttpRequest r, net::ResponseWriter& w) { return api.Handle(std::move(r), w);
+//       });
+//
+// Thread-safety: used on the replica's io_context thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/rng.h"
+#include "core/request/inference_request.h"
+#include "core/request/tokenizer.h"
+#include "emulator/replica.h"
+#include "net/response_writer.h"
+
+namespace warmroute::emulator {
+
+inline constexpr int64_t kDefaultMaxTokens = 16;  // vLLM's default for completions
+
+class EngineApi {
+ public:
+  // `replica` and `tokenizer` must outlive the API.
+  EngineApi(Replica& replica, const request::Tokenizer& tokenizer);
+  EngineApi(const EngineApi&) = delete;
+  EngineApi& operator=(const EngineApi&) = delete;
+
+  // Answers one HTTP request (the net::HttpHandler of the replica's server).
+  net::Task<void> Handle(net::HttpRequest request, net::ResponseWriter& writer);
+
+ private:
+  // A validated generation request, ready for the engine.
+  struct Prepared {
+    engine::EngineRequest engine;  // moved into the engine on submission
+    uint64_t seed = 0;             // engine.seed
+    int64_t max_tokens = 0;        // engine.max_tokens
+    bool stream = false;
+    bool include_usage = false;
+    std::string model;  // as it appears in the response
+  };
+
+  absl::StatusOr<Prepared> Prepare(request::Endpoint endpoint, const std::string& body);
+  net::Task<void> Generate(request::Endpoint endpoint, net::HttpRequest request,
+                           net::ResponseWriter& writer);
+  net::Task<void> Stream(RequestHandle handle, Prepared prepared, bool chat,
+                         net::ResponseWriter& writer);
+  net::Task<void> Collect(RequestHandle handle, Prepared prepared, bool chat,
+                          net::ResponseWriter& writer);
+
+  Replica& replica_;
+  const request::Tokenizer& tokenizer_;
+  Rng id_rng_;  // response ids
+};
+
+}  // namespace warmroute::emulator

@@ -1,0 +1,212 @@
+#include "emulator/fleet.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <charconv>
+#include <csignal>
+#include <thread>
+#include <utility>
+#include <zmq.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "core/engine/timing_model.h"
+#include "core/engine/token_generator.h"
+#include "core/request/tokenizer.h"
+#include "emulator/api.h"
+#include "emulator/replica.h"
+#include "net/http_server.h"
+
+namespace warmroute::emulator {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr int kMaxReplicas = 1024;
+
+absl::Status Validate(const FleetOptions& o) {
+  if (o.replicas < 1 || o.replicas > kMaxReplicas) {
+    return InvalidParam("replicas", absl::StrCat("--replicas must be in [1, ", kMaxReplicas,
+                                                 "], got ", o.replicas));
+  }
+  if (o.port < 0 || o.port > 65535 || (o.port > 0 && o.port + o.replicas - 1 > 65535)) {
+    return InvalidParam("port", absl::StrCat("--port ", o.port, " with ", o.replicas,
+                                             " replicas runs past port 65535"));
+  }
+  if (!(o.time_scale > 0) || o.time_scale > 1e6) {
+    return InvalidParam("time-scale", absl::StrCat("--time-scale must be > 0, got ", o.time_scale));
+  }
+  if (o.threads < 1 || o.threads > 256) {
+    return InvalidParam("threads", absl::StrCat("--threads must be in [1, 256], got ", o.threads));
+  }
+  if (o.kv_capacity_tokens < 0 || o.max_num_batched_tokens < 0 || o.max_num_seqs < 0 ||
+      o.max_model_len < 0) {
+    return absl::InvalidArgumentError("engine limits must not be negative");
+  }
+  if (o.body_limit_bytes == 0) {
+    return InvalidParam("body-limit-mb", "--body-limit-mb must be positive");
+  }
+  if (o.host.empty()) return InvalidParam("host", "--host must not be empty");
+  return absl::OkStatus();
+}
+
+// The KV-event endpoint of replica `index`: a numeric TCP port is offset by the index, a "*"
+// port kept; other transports get a "-<index>" suffix when there are several replicas.
+absl::StatusOr<std::string> KvEndpointFor(const std::string& base, int index, int replicas) {
+  const size_t colon = base.rfind(':');
+  if (base.rfind("tcp://", 0) == 0 && colon != std::string::npos && colon > 5) {
+    const std::string port_text = base.substr(colon + 1);
+    if (port_text == "*") return base;
+    int port = 0;
+    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
+        port + index > 65535) {
+      return InvalidParam("kv-events-endpoint",
+                          "--kv-events-endpoint must look like tcp://HOST:PORT, got " + base);
+    }
+    return absl::StrCat(base.substr(0, colon + 1), port + index);
+  }
+  if (replicas == 1) return base;
+  return absl::StrCat(base, "-", index);
+}
+
+}  // namespace
+
+std::string ProfileNames() {
+  std::string names;
+  for (const engine::TimingProfile& p : engine::TimingProfiles()) {
+    if (!names.empty()) names += ", ";
+    names += std::string(p.name);
+  }
+  return names;
+}
+
+class Fleet::Impl {
+ public:
+  absl::Status Build(const FleetOptions& o) {
+    WR_RETURN_IF_ERROR(Validate(o));
+    const engine::TimingProfile* profile = engine::FindTimingProfile(o.profile);
+    if (profile == nullptr) {
+      return WithParam(absl::NotFoundError(absl::StrCat("unknown profile '", o.profile,
+                                                        "'; profiles: ", ProfileNames())),
+                       "profile");
+    }
+    engine::TimingProfile timing = *profile;
+    if (!o.jitter) timing.jitter_stddev_frac = 0;
+    engine::EngineConfig config = engine::DefaultEngineConfig(timing, o.kv_capacity_tokens);
+    if (o.max_num_batched_tokens > 0) config.max_num_batched_tokens = o.max_num_batched_tokens;
+    if (o.max_num_seqs > 0) config.max_num_seqs = o.max_num_seqs;
+    if (o.max_model_len > 0) config.max_model_len = o.max_model_len;
+    const std::string model = o.model.empty() ? std::string(timing.model) : o.model;
+
+    const int threads = std::min(o.threads, o.replicas);
+    for (int t = 0; t < threads; ++t) ios_.push_back(std::make_unique<asio::io_context>(1));
+    if (o.kv_events) zmq_ = std::make_unique<zmq::context_t>(1);
+
+    for (int i = 0; i < o.replicas; ++i) {
+      asio::io_context& io = *ios_[static_cast<size_t>(i % threads)];
+      std::unique_ptr<KvEventPublisher> publisher;
+      if (o.kv_events) {
+        WR_ASSIGN_OR_RETURN(std::string endpoint,
+                            KvEndpointFor(o.kv_events_endpoint, i, o.replicas));
+        WR_ASSIGN_OR_RETURN(publisher,
+                            KvEventPublisher::Create(*zmq_, endpoint, "", o.kv_events_encoding));
+      }
+      ReplicaOptions ro;
+      ro.index = i;
+      ro.model = model;
+      ro.config = config;
+      ro.profile = timing;
+      ro.time_scale = o.time_scale;
+      ro.seed = Mix64(o.seed + static_cast<uint64_t>(i));
+      replicas_.push_back(
+          std::make_unique<Replica>(io.get_executor(), ro, generator_, std::move(publisher)));
+      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), tokenizer_));
+
+      net::HttpServerOptions so;
+      so.host = o.host;
+      so.port = o.port == 0 ? 0 : static_cast<uint16_t>(o.port + i);
+      so.body_limit_bytes = o.body_limit_bytes;
+      EngineApi* api = apis_.back().get();
+      WR_ASSIGN_OR_RETURN(
+          std::unique_ptr<net::HttpServer> server,
+          net::HttpServer::Create(io, so, [api](net::HttpRequest r, net::ResponseWriter& w) {
+            return api->Handle(std::move(r), w);
+          }));
+      endpoints_.push_back({.index = i,
+                            .host = o.host,
+                            .port = server->port(),
+                            .kv_events_endpoint = replicas_.back()->kv_events_endpoint()});
+      servers_.push_back(std::move(server));
+    }
+    return absl::OkStatus();
+  }
+
+  void Run(bool handle_signals) {
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      replicas_[i]->Start();
+      servers_[i]->Start();
+    }
+    if (handle_signals) {
+      signals_ = std::make_unique<asio::signal_set>(*ios_[0], SIGINT, SIGTERM);
+      signals_->async_wait([this](const boost::system::error_code& ec, int signal) {
+        if (ec) return;
+        spdlog::info("signal {}: shutting down", signal);
+        Stop();
+      });
+    }
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < ios_.size(); ++t) {
+      threads.emplace_back([io = ios_[t].get()] { io->run(); });
+    }
+    ios_[0]->run();
+    for (std::thread& thread : threads) thread.join();
+  }
+
+  void Stop() {
+    if (stopping_.exchange(true)) return;
+    for (size_t t = 0; t < ios_.size(); ++t) {
+      asio::post(*ios_[t], [this, t] {
+        for (size_t i = t; i < replicas_.size(); i += ios_.size()) {
+          servers_[i]->Stop();
+          replicas_[i]->Stop();
+        }
+        if (t == 0 && signals_) signals_->cancel();
+      });
+    }
+  }
+
+  const std::vector<ReplicaEndpoint>& endpoints() const { return endpoints_; }
+
+ private:
+  // Destroyed in reverse order: servers, APIs and replicas before the zmq context and the
+  // io_contexts they use.
+  std::vector<std::unique_ptr<asio::io_context>> ios_;
+  std::unique_ptr<asio::signal_set> signals_;
+  request::BuiltinTokenizer tokenizer_;
+  engine::TokenGenerator generator_{tokenizer_};
+  std::unique_ptr<zmq::context_t> zmq_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::unique_ptr<EngineApi>> apis_;
+  std::vector<std::unique_ptr<net::HttpServer>> servers_;
+  std::vector<ReplicaEndpoint> endpoints_;
+  std::atomic<bool> stopping_{false};
+};
+
+absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Create(const FleetOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  WR_RETURN_IF_ERROR(impl->Build(options));
+  return std::unique_ptr<Fleet>(new Fleet(std::move(impl)));
+}
+
+Fleet::Fleet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Fleet::~Fleet() = default;
+const std::vector<ReplicaEndpoint>& Fleet::replicas() const { return impl_->endpoints(); }
+void Fleet::Run(bool handle_signals) { impl_->Run(handle_signals); }
+void Fleet::Stop() { impl_->Stop(); }
+
+}  // namespace warmroute::emulator

@@ -1,0 +1,84 @@
+// `warmroute engine` as a library: N emulated replicas (Replica + EngineApi + HttpServer each)
+// served from one process, replica i on port + i (or each on an ephemeral port), spread over
+// `threads` io_contexts (replica i on io_context i % threads, one thread each, so a replica and
+// its connections share one thread and need no locks).
+//
+// Usage:
+//   FleetOptions options;
+//   options.profile = "tiny";
+//   options.port = 0;
+//   absl::StatusOr<std::unique_ptr<Fleet>> fleet = Fleet::Create(options);
+//   for (const auto& r : (*fleet)->replicas()) printf("%s:%d\n", r.host.c_str(), r.port);
+//   (*fleet)->Run(/*handle_signals=*/true);   // until SIGINT/SIGTERM or Stop()
+//
+// Thread-safety: Create, replicas and Run from one thread; Stop from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "emulator/kv_event_publisher.h"
+
+namespace warmroute::emulator {
+
+struct FleetOptions {
+  std::string profile = "llama-3.1-8b-h100";  // core/engine/timing_model.h profile name
+  std::string model;                          // served model name; empty: the profile's
+  int replicas = 1;
+  std::string host = "127.0.0.1";
+  int port = 8000;  // replica i listens on port + i; 0: every replica on an ephemeral port
+  // Engine limits; 0 means the profile's / vLLM's default.
+  int64_t kv_capacity_tokens = 0;
+  int64_t max_num_batched_tokens = 0;
+  int64_t max_num_seqs = 0;
+  int64_t max_model_len = 0;
+  double time_scale = 1.0;  // wall seconds per emulated second (< 1: faster than real time)
+  uint64_t seed = 0;
+  int threads = 1;
+  bool jitter = true;  // the profile's step-time jitter
+  bool kv_events = false;
+  // Replica i binds the port + i (a "*" port: an ephemeral port each).
+  std::string kv_events_endpoint = "tcp://*:5557";
+  KvEventEncoding kv_events_encoding = KvEventEncoding::kArray;
+  size_t body_limit_bytes = size_t{32} << 20;
+};
+
+struct ReplicaEndpoint {
+  int index = 0;
+  std::string host;
+  uint16_t port = 0;
+  std::string kv_events_endpoint;  // empty without KV events
+};
+
+// The names of the built-in timing profiles, comma-separated (for messages).
+std::string ProfileNames();
+
+class Fleet {
+ public:
+  // Validates `options` (InvalidArgument naming the flag; NotFound for an unknown profile),
+  // builds the replicas and binds their ports (Unavailable when a port is taken).
+  static absl::StatusOr<std::unique_ptr<Fleet>> Create(const FleetOptions& options);
+  ~Fleet();
+  Fleet(const Fleet&) = delete;
+  Fleet& operator=(const Fleet&) = delete;
+
+  const std::vector<ReplicaEndpoint>& replicas() const;
+
+  // Serves until Stop() (or SIGINT/SIGTERM when handle_signals), then returns once every
+  // connection and request has ended. Call once.
+  void Run(bool handle_signals);
+
+  // Stops accepting, closes connections, aborts requests. Idempotent; any thread.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit Fleet(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace warmroute::emulator

@@ -1,0 +1,386 @@
+#include "net/http_server.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cerrno>
+#include <exception>
+#include <unordered_set>
+#include <utility>
+
+#include "net/openai_error.h"
+
+namespace warmroute::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
+using Socket = Stream::socket_type;
+using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
+using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                         asio::wait_traits<std::chrono::steady_clock>, Executor>;
+
+constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<Executor>{});
+constexpr size_t kReadBufferBytes = 16 * 1024;
+// A connection closed after an error response first drains what the client is still sending
+// (else the kernel answers the unread bytes with a RST and the client may never read the
+// response), for at most this long and this many bytes.
+constexpr auto kDrainTimeout = std::chrono::seconds(2);
+constexpr size_t kDrainLimitBytes = size_t{256} << 20;
+
+absl::Status ClientGone(const beast::error_code& ec) {
+  return absl::UnavailableError("client connection failed: " + ec.message());
+}
+
+// Logs the failure of a detached coroutine.
+void LogIfFailed(const char* what, std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("{} failed: {}", what, ex.what());
+  }
+}
+
+class ConnectionWriter final : public ResponseWriter {
+ public:
+  ConnectionWriter(Stream& stream, bool keep_alive, std::chrono::milliseconds write_timeout)
+      : stream_(stream), keep_alive_(keep_alive), write_timeout_(write_timeout) {}
+
+  Task<absl::Status> Reply(ResponseHead head, std::string body) override {
+    started_ = true;
+    http::response<http::string_body> response;
+    response.version(11);
+    response.result(head.status);
+    if (!head.content_type.empty()) response.set(http::field::content_type, head.content_type);
+    for (auto& [name, value] : head.headers) response.insert(name, value);
+    response.keep_alive(keep_alive_);
+    response.body() = std::move(body);
+    response.prepare_payload();
+    stream_.expires_after(write_timeout_);
+    auto [ec, n] = co_await http::async_write(stream_, response, kTask);
+    co_return Done(ec);
+  }
+
+  Task<absl::Status> StartStream(ResponseHead head) override {
+    started_ = true;
+    streaming_ = true;
+    http::response<http::empty_body> response;
+    response.version(11);
+    response.result(head.status);
+    if (!head.content_type.empty()) response.set(http::field::content_type, head.content_type);
+    for (auto& [name, value] : head.headers) response.insert(name, value);
+    response.keep_alive(keep_alive_);
+    response.chunked(true);
+    http::response_serializer<http::empty_body> serializer(response);
+    stream_.expires_after(write_timeout_);
+    auto [ec, n] = co_await http::async_write_header(stream_, serializer, kTask);
+    co_return Done(ec);
+  }
+
+  Task<absl::Status> WriteChunk(std::string_view data) override {
+    if (failed_) co_return absl::UnavailableError("client connection failed");
+    // Never an empty chunk: the serializer would write "0\r\n\r\n" and end the stream.
+    if (data.empty()) co_return absl::OkStatus();
+    stream_.expires_after(write_timeout_);
+    auto [ec, n] = co_await asio::async_write(
+        stream_, http::make_chunk(asio::const_buffer(data.data(), data.size())), kTask);
+    co_return Done(ec);
+  }
+
+  Task<absl::Status> FinishStream() override {
+    if (failed_) co_return absl::UnavailableError("client connection failed");
+    finished_ = true;
+    stream_.expires_after(write_timeout_);
+    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), kTask);
+    co_return Done(ec);
+  }
+
+  bool started() const override { return started_; }
+  bool streaming() const { return streaming_; }
+  bool finished() const { return finished_; }
+  bool failed() const { return failed_; }
+
+ private:
+  absl::Status Done(const beast::error_code& ec) {
+    if (!ec) return absl::OkStatus();
+    failed_ = true;
+    return ClientGone(ec);
+  }
+
+  Stream& stream_;
+  const bool keep_alive_;
+  const std::chrono::milliseconds write_timeout_;
+  bool started_ = false;
+  bool streaming_ = false;
+  bool finished_ = false;
+  bool failed_ = false;
+};
+
+HttpRequest ToHttpRequest(http::request<http::string_body>&& message) {
+  HttpRequest request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  const size_t query = request.target.find('?');
+  request.path = request.target.substr(0, query);
+  request.keep_alive = message.keep_alive();
+  request.headers.reserve(8);
+  for (const auto& field : message) {
+    request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  request.body = std::move(message.body());
+  return request;
+}
+
+// Completes when the client closes the connection (or it fails); never completes while the
+// client is merely silent or has sent a pipelined request (that wait ends by cancellation).
+Task<void> WatchForClose(Socket& socket) {
+  for (;;) {
+    auto [ec] = co_await socket.async_wait(Socket::wait_read, kTask);
+    if (ec) co_return;
+    char byte;
+    const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) co_return;  // orderly close
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+      co_return;  // reset
+    }
+    // A pipelined request: it is read after this response. Wait until cancelled.
+    Timer forever(co_await asio::this_coro::executor, Timer::time_point::max());
+    co_await forever.async_wait(kTask);
+    co_return;
+  }
+}
+
+}  // namespace
+
+class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::io_context& io, HttpServerOptions options, HttpHandler handler)
+      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io.get_executor()) {}
+
+  absl::Status Listen() {
+    beast::error_code ec;
+    tcp::resolver resolver(acceptor_.get_executor().context());
+    auto results = resolver.resolve(options_.host, std::to_string(options_.port),
+                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec || results.empty()) {
+      return absl::UnavailableError("cannot resolve host '" + options_.host + "': " + ec.message());
+    }
+    const tcp::endpoint endpoint = results.begin()->endpoint();
+    if (acceptor_.open(endpoint.protocol(), ec) ||
+        acceptor_.set_option(asio::socket_base::reuse_address(true), ec) ||
+        acceptor_.bind(endpoint, ec) ||
+        acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
+      return absl::UnavailableError("cannot listen on " + options_.host + ":" +
+                                    std::to_string(options_.port) + ": " + ec.message());
+    }
+    port_ = acceptor_.local_endpoint(ec).port();
+    return absl::OkStatus();
+  }
+
+  void Start() {
+    asio::co_spawn(acceptor_.get_executor(), AcceptLoop(shared_from_this()),
+                   [](std::exception_ptr e) { LogIfFailed("accept loop", e); });
+  }
+
+  void Stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    beast::error_code ec;
+    acceptor_.close(ec);
+    for (Stream* stream : connections_) stream->close();
+  }
+
+  uint16_t port() const { return port_; }
+  const std::string& host() const { return options_.host; }
+
+ private:
+  static Task<void> AcceptLoop(std::shared_ptr<Impl> self) {
+    while (!self->stopped_) {
+      auto [ec, socket] = co_await self->acceptor_.async_accept(kTask);
+      if (self->stopped_) co_return;
+      if (ec) {
+        spdlog::warn("accept failed: {}", ec.message());
+        // E.g. out of file descriptors: back off instead of spinning.
+        Timer backoff(self->acceptor_.get_executor(), std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kTask);
+        continue;
+      }
+      asio::co_spawn(self->acceptor_.get_executor(),
+                     ServeConnection(self, Stream(std::move(socket))),
+                     [](std::exception_ptr e) { LogIfFailed("connection", e); });
+    }
+  }
+
+  // Runs the handler; a handler's exception is logged and ends only this request.
+  static Task<void> RunHandler(std::shared_ptr<Impl> self, HttpRequest request,
+                               ResponseWriter& writer) {
+    try {
+      co_await self->handler_(std::move(request), writer);
+    } catch (const boost::system::system_error& e) {
+      if (e.code() != asio::error::operation_aborted) {
+        spdlog::error("handler failed: {}", e.what());
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("handler failed: {}", e.what());
+    }
+  }
+
+  // Sends a complete error response and closes the connection gracefully.
+  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, Stream& stream, absl::Status status) {
+    ConnectionWriter writer(stream, /*keep_alive=*/false, self->options_.write_timeout);
+    absl::Status sent = co_await writer.ReplyError(status);
+    if (!sent.ok()) co_return;
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    // Discard what the client still sends so that closing does not reset the connection.
+    stream.expires_after(kDrainTimeout);
+    std::vector<char> sink(kReadBufferBytes);
+    size_t drained = 0;
+    while (drained < kDrainLimitBytes) {
+      auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), kTask);
+      if (rec) break;
+      drained += n;
+    }
+  }
+
+  static absl::Status ReadErrorStatus(const beast::error_code& ec, const HttpServerOptions& o) {
+    if (ec == http::error::body_limit) {
+      return absl::OutOfRangeError("request body exceeds the limit of " +
+                                   std::to_string(o.body_limit_bytes) + " bytes");
+    }
+    if (ec == http::error::header_limit) {
+      return absl::OutOfRangeError("request header exceeds the limit of " +
+                                   std::to_string(o.header_limit_bytes) + " bytes");
+    }
+    return absl::InvalidArgumentError("malformed HTTP request: " + ec.message());
+  }
+
+  static bool IsClosedOrTimedOut(const beast::error_code& ec) {
+    return ec == http::error::end_of_stream || ec == asio::error::eof ||
+           ec == beast::error::timeout || ec == asio::error::operation_aborted ||
+           ec == asio::error::connection_reset || ec == asio::error::bad_descriptor;
+  }
+
+  static Task<void> ServeConnection(std::shared_ptr<Impl> self, Stream stream) {
+    if (self->stopped_) co_return;
+    self->connections_.insert(&stream);
+    struct Unregister {
+      Impl* impl;
+      Stream* stream;
+      ~Unregister() { impl->connections_.erase(stream); }
+    } unregister{self.get(), &stream};
+
+    beast::error_code ec;
+    stream.socket().set_option(tcp::no_delay(true), ec);
+    beast::flat_buffer buffer;
+    buffer.reserve(kReadBufferBytes);
+    const HttpServerOptions& options = self->options_;
+
+    for (;;) {
+      if (buffer.size() == 0) {  // keep-alive: wait for the next request
+        stream.expires_after(options.idle_timeout);
+        auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
+        if (rec) co_return;
+        buffer.commit(n);
+      }
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
+      parser.body_limit(options.body_limit_bytes);
+      stream.expires_after(options.header_timeout);
+      auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kTask);
+      if (hec) {
+        if (!IsClosedOrTimedOut(hec)) {
+          co_await ReplyAndClose(self, stream, ReadErrorStatus(hec, options));
+        }
+        co_return;
+      }
+      if (!parser.is_done()) {
+        if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+          http::response<http::empty_body> go_on{http::status::continue_, 11};
+          stream.expires_after(options.write_timeout);
+          auto [wec, wn] = co_await http::async_write(stream, go_on, kTask);
+          if (wec) co_return;
+        }
+        stream.expires_after(options.body_timeout);
+        auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kTask);
+        if (bec) {
+          if (!IsClosedOrTimedOut(bec)) {
+            co_await ReplyAndClose(self, stream, ReadErrorStatus(bec, options));
+          }
+          co_return;
+        }
+      }
+      stream.expires_never();
+      HttpRequest request = ToHttpRequest(parser.release());
+      const std::string target = request.target;
+      const bool keep_alive = request.keep_alive;
+      ConnectionWriter writer(stream, keep_alive, options.write_timeout);
+      if (buffer.size() == 0) {
+        // Watch the socket while the handler runs: a client that goes away cancels it.
+        auto winner = co_await (RunHandler(self, std::move(request), writer) ||
+                                WatchForClose(stream.socket()));
+        if (winner.index() == 1) {
+          spdlog::debug("client closed the connection during a request");
+          co_return;
+        }
+      } else {
+        co_await RunHandler(self, std::move(request), writer);
+      }
+      if (writer.failed() || self->stopped_) co_return;
+      if (!writer.started()) {
+        spdlog::error("handler for {} returned without a response", target);
+        co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
+      } else if (writer.streaming() && !writer.finished()) {
+        co_await writer.FinishStream();
+      }
+      if (writer.failed()) co_return;
+      if (!keep_alive) {
+        stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+        co_return;
+      }
+    }
+  }
+
+  const HttpServerOptions options_;
+  const HttpHandler handler_;
+  Acceptor acceptor_;
+  uint16_t port_ = 0;
+  bool stopped_ = false;
+  std::unordered_set<Stream*> connections_;
+};
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(asio::io_context& io,
+                                                               HttpServerOptions options,
+                                                               HttpHandler handler) {
+  auto impl = std::make_shared<Impl>(io, std::move(options), std::move(handler));
+  absl::Status listening = impl->Listen();
+  if (!listening.ok()) return listening;
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+HttpServer::HttpServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { impl_->Stop(); }
+
+uint16_t HttpServer::port() const { return impl_->port(); }
+const std::string& HttpServer::host() const { return impl_->host(); }
+void HttpServer::Start() { impl_->Start(); }
+void HttpServer::Stop() { impl_->Stop(); }
+
+}  // namespace warmroute::net

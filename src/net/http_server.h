@@ -1,0 +1,81 @@
+// An HTTP/1.1 keep-alive server (Boost.Beast) that hands each complete request to a handler
+// coroutine together with a ResponseWriter (net/response_writer.h).
+//
+// Per connection (coroutine ServeConnection): TCP_NODELAY; a 16 KB read buffer; the next request
+// must start within idle_timeout and its head must be complete within header_timeout (slowloris),
+// its body within body_timeout; bodies over body_limit_bytes get 413 with an OpenAI error body,
+// malformed requests 400, and the connection is closed after either. "Expect: 100-continue" is
+// answered. While the handler runs the socket is watched: if the client closes it, the handler is
+// cancelled. Each write must complete within write_timeout. A handler that returns without
+// answering gets a 500; one that returns mid-stream gets its stream finished.
+//
+// Usage:
+//   boost::asio::io_context io;
+//   HttpServerOptions options;                                   // port 0: ephemeral
+//   auto server = HttpServer::Create(io, options, handler);      // binds and listens
+//   if (!server.ok()) ...;
+//   (*server)->Start();
+//   printf("listening on %d\n", (*server)->port());
+//   io.run();                       // until Stop() and every connection has ended
+//
+// Thread-safety: the io_context must be run by one thread. Start() and Stop() are called on that
+// thread (or before io.run()). Destroy the server only after its connections ended (io.run()
+// returned).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "net/response_writer.h"
+
+namespace warmroute::net {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0: an ephemeral port, see HttpServer::port()
+  size_t body_limit_bytes = size_t{32} << 20;
+  size_t header_limit_bytes = size_t{64} << 10;
+  std::chrono::milliseconds idle_timeout{120'000};   // keep-alive wait for the next request
+  std::chrono::milliseconds header_timeout{10'000};  // first byte to end of the request head
+  std::chrono::milliseconds body_timeout{60'000};    // end of head to end of body
+  std::chrono::milliseconds write_timeout{60'000};   // each write to the client
+};
+
+// Handles one request. Takes the request by value (it lives in the coroutine frame); `writer`
+// is valid until the coroutine completes.
+using HttpHandler = std::function<Task<void>(HttpRequest request, ResponseWriter& writer)>;
+
+class HttpServer {
+ public:
+  // Binds and listens on options.host:options.port. Unavailable when that fails (address in
+  // use, bad host).
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Create(boost::asio::io_context& io,
+                                                            HttpServerOptions options,
+                                                            HttpHandler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port (the ephemeral one when options.port was 0).
+  uint16_t port() const;
+  const std::string& host() const;
+
+  // Starts accepting connections. Call once.
+  void Start();
+
+  // Stops accepting and closes every open connection (running handlers are cancelled).
+  // Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit HttpServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace warmroute::net

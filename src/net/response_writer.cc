@@ -1,0 +1,38 @@
+#include "net/response_writer.h"
+
+#include <cctype>
+
+#include "net/openai_error.h"
+
+namespace warmroute::net {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view HttpRequest::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (EqualsIgnoreCase(key, name)) return value;
+  }
+  return {};
+}
+
+Task<absl::Status> ResponseWriter::ReplyError(const absl::Status& status) {
+  HttpError error = ToHttpError(status);
+  ResponseHead head;
+  head.status = error.status;
+  head.content_type = "application/json";
+  co_return co_await Reply(std::move(head), std::move(error.body));
+}
+
+}  // namespace warmroute::net
