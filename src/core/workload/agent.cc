@@ -16,6 +16,16 @@
 // Trajectories start open-loop at Poisson arrivals of options.rate_per_s; options.num_requests
 // counts all steps. Tenant: by agent type, "t<type mod num_tenants>", so a tenant's trajectories
 // share the tool prefix.
+//
+// Parameters (WorkloadOptions::params; KEY = default, range: meaning):
+//   agent_types = 4, 1..1e6: number of agent types, one tool prefix each (num_agent_types)
+//   tool_definition_tokens = 6000, 1..1e6: about this many tokens of instructions and tools
+//   task_tokens = 150, 1..1e6: tokens of each trajectory's task
+//   tool_result_tokens = 300, 1..1e6: about this many tokens of each tool result
+//   steps_per_trajectory = 8, 1..1e6: steps (requests) of each trajectory
+//   step_max_tokens = 150, 1..1e6: max_tokens of every step
+//   tool_latency_mean_s = 1.0, 0..1e6: mean delay between a response and the next step
+// agent_types x tool_definition_tokens is at most 1e8.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -26,6 +36,7 @@
 #include "core/workload/sampling.h"
 #include "core/workload/session_workload.h"
 #include "core/workload/text.h"
+#include "core/workload/workload_params.h"
 
 namespace warmroute::workload {
 namespace {
@@ -130,6 +141,22 @@ class Agent final : public SessionWorkload {
 };
 
 }  // namespace
+
+absl::StatusOr<AgentConfig> AgentConfigFromParams(const WorkloadParams& params) {
+  AgentConfig config;
+  ParamReader reader("agent", params);
+  reader.Int("agent_types", 1, kMaxCount, &config.num_agent_types);
+  reader.Int("tool_definition_tokens", 1, kMaxPieceTokens, &config.tool_definition_tokens);
+  reader.Int("task_tokens", 1, kMaxPieceTokens, &config.task_tokens);
+  reader.Int("tool_result_tokens", 1, kMaxPieceTokens, &config.tool_result_tokens);
+  reader.Int("steps_per_trajectory", 1, kMaxCount, &config.steps_per_trajectory);
+  reader.Int("step_max_tokens", 1, kMaxPieceTokens, &config.step_max_tokens);
+  reader.Double("tool_latency_mean_s", 0, 1e6, &config.tool_latency_mean_s);
+  reader.Require(config.num_agent_types * config.tool_definition_tokens <= kMaxGeneratedTokens,
+                 "agent_types", "agent_types x tool_definition_tokens must be at most 1e8");
+  if (absl::Status status = reader.Finish(); !status.ok()) return status;
+  return config;
+}
 
 std::unique_ptr<Workload> MakeAgent(const WorkloadOptions& options, const AgentConfig& config,
                                     uint64_t seed) {

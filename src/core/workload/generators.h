@@ -6,12 +6,17 @@
 // (trace:FILE reads trace_speed and jitter_s instead of rate_per_s). Options are validated by
 // MakeWorkload; these factories REQUIRE valid options and configs.
 //
+// <Name>ConfigFromParams turns WorkloadOptions::params into a config: the defaults below with
+// each given key applied (keys, ranges and meaning in the generator's .cc block comment);
+// InvalidArgument naming the key for an unknown key or a value out of range.
+//
 // Thread-safety: the factories are pure; the workloads have one owner.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
+#include "absl/status/statusor.h"
 #include "core/workload/workload.h"
 
 namespace warmroute::workload {
@@ -25,6 +30,7 @@ struct SupportBotConfig {
   int64_t question_tokens = 50;
   int64_t max_tokens = 100;
 };
+absl::StatusOr<SupportBotConfig> SupportBotConfigFromParams(const WorkloadParams& params);
 std::unique_ptr<Workload> MakeSupportBot(const WorkloadOptions& options,
                                          const SupportBotConfig& config, uint64_t seed);
 
@@ -37,6 +43,7 @@ struct SharedPrefixConfig {
   int64_t question_tokens = 128;
   int64_t output_tokens = 256;
 };
+absl::StatusOr<SharedPrefixConfig> SharedPrefixConfigFromParams(const WorkloadParams& params);
 std::unique_ptr<Workload> MakeSharedPrefix(const WorkloadOptions& options,
                                            const SharedPrefixConfig& config, uint64_t seed);
 
@@ -50,6 +57,7 @@ struct MultiTurnConfig {
   int64_t answer_tokens = 200;
   double think_time_mean_s = 5.0;
 };
+absl::StatusOr<MultiTurnConfig> MultiTurnConfigFromParams(const WorkloadParams& params);
 std::unique_ptr<Workload> MakeMultiTurn(const WorkloadOptions& options,
                                         const MultiTurnConfig& config, uint64_t seed);
 
@@ -64,6 +72,7 @@ struct AgentConfig {
   int64_t step_max_tokens = 150;
   double tool_latency_mean_s = 1.0;
 };
+absl::StatusOr<AgentConfig> AgentConfigFromParams(const WorkloadParams& params);
 std::unique_ptr<Workload> MakeAgent(const WorkloadOptions& options, const AgentConfig& config,
                                     uint64_t seed);
 
@@ -72,6 +81,7 @@ struct UniqueConfig {
   int64_t prompt_tokens = 1000;
   int64_t max_tokens = 100;
 };
+absl::StatusOr<UniqueConfig> UniqueConfigFromParams(const WorkloadParams& params);
 std::unique_ptr<Workload> MakeUnique(const WorkloadOptions& options, const UniqueConfig& config,
                                      uint64_t seed);
 

@@ -15,6 +15,16 @@
 // Sessions start open-loop at Poisson arrivals of options.rate_per_s. options.num_requests
 // counts all turns: ceil(num_requests / 5) sessions, the last one possibly shorter.
 // Tenant: by session, "t<session mod num_tenants>".
+//
+// Parameters (WorkloadOptions::params; KEY = default, range: meaning):
+//   turns_per_session = 5, 1..1e6: turns of each session (the last session may be shorter)
+//   system_prompts = 4, 1..1e6: number of distinct system prompts (num_system_prompts)
+//   system_prompt_tokens = 1000, 1..1e6: tokens of each system prompt
+//   min_user_tokens = 100, 1..1e6: shortest user message
+//   max_user_tokens = 300, min_user_tokens..1e6: longest user message
+//   answer_tokens = 200, 1..1e6: max_tokens of every turn
+//   think_time_mean_s = 5.0, 0..1e6: mean think time between a response and the next turn
+// system_prompts x system_prompt_tokens is at most 1e8.
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +33,7 @@
 #include "core/workload/sampling.h"
 #include "core/workload/session_workload.h"
 #include "core/workload/text.h"
+#include "core/workload/workload_params.h"
 
 namespace warmroute::workload {
 namespace {
@@ -67,6 +78,24 @@ class MultiTurn final : public SessionWorkload {
 };
 
 }  // namespace
+
+absl::StatusOr<MultiTurnConfig> MultiTurnConfigFromParams(const WorkloadParams& params) {
+  MultiTurnConfig config;
+  ParamReader reader("multi-turn", params);
+  reader.Int("turns_per_session", 1, kMaxCount, &config.turns_per_session);
+  reader.Int("system_prompts", 1, kMaxCount, &config.num_system_prompts);
+  reader.Int("system_prompt_tokens", 1, kMaxPieceTokens, &config.system_prompt_tokens);
+  reader.Int("min_user_tokens", 1, kMaxPieceTokens, &config.min_user_tokens);
+  reader.Int("max_user_tokens", 1, kMaxPieceTokens, &config.max_user_tokens);
+  reader.Int("answer_tokens", 1, kMaxPieceTokens, &config.answer_tokens);
+  reader.Double("think_time_mean_s", 0, 1e6, &config.think_time_mean_s);
+  reader.Require(config.min_user_tokens <= config.max_user_tokens, "max_user_tokens",
+                 "min_user_tokens must not exceed max_user_tokens");
+  reader.Require(config.num_system_prompts * config.system_prompt_tokens <= kMaxGeneratedTokens,
+                 "system_prompts", "system_prompts x system_prompt_tokens must be at most 1e8");
+  if (absl::Status status = reader.Finish(); !status.ok()) return status;
+  return config;
+}
 
 std::unique_ptr<Workload> MakeMultiTurn(const WorkloadOptions& options,
                                         const MultiTurnConfig& config, uint64_t seed) {

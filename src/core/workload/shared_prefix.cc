@@ -15,6 +15,16 @@
 // Order: the whole list shuffled deterministically from the seed (Fisher-Yates), so groups
 // interleave, as SGLang shuffles its list unless --disable-shuffle.
 // Arrivals: Poisson at options.rate_per_s. Tenant: by group, "t<g mod num_tenants>".
+//
+// Parameters (WorkloadOptions::params; KEY = default, range: meaning; SGLang's flag in brackets):
+//   groups = 64, 1..1e6: number of groups, one system prompt each [--gsp-num-groups]
+//   prompts_per_group = 16, 1..1e6: requests per group when num_requests = 0
+//                                   [--gsp-prompts-per-group]
+//   system_prompt_tokens = 2048, 1..1e6: tokens of each system prompt [--gsp-system-prompt-len]
+//   question_tokens = 128, 1..1e6: tokens of each question [--gsp-question-len]
+//   output_tokens = 256, 1..1e6: max_tokens of every request [--gsp-output-len]
+// groups x system_prompt_tokens and (with num_requests = 0) groups x prompts_per_group are at
+// most 1e8.
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +33,7 @@
 #include "core/workload/open_loop.h"
 #include "core/workload/sampling.h"
 #include "core/workload/text.h"
+#include "core/workload/workload_params.h"
 
 namespace warmroute::workload {
 namespace {
@@ -79,6 +90,23 @@ class SharedPrefix final : public OpenLoopWorkload {
 };
 
 }  // namespace
+
+absl::StatusOr<SharedPrefixConfig> SharedPrefixConfigFromParams(const WorkloadParams& params) {
+  SharedPrefixConfig config;
+  ParamReader reader("shared-prefix", params);
+  reader.Int("groups", 1, kMaxCount, &config.num_groups);
+  reader.Int("prompts_per_group", 1, kMaxCount, &config.prompts_per_group);
+  reader.Int("system_prompt_tokens", 1, kMaxPieceTokens, &config.system_prompt_tokens);
+  reader.Int("question_tokens", 1, kMaxPieceTokens, &config.question_tokens);
+  reader.Int("output_tokens", 1, kMaxPieceTokens, &config.output_tokens);
+  reader.Require(config.num_groups * config.system_prompt_tokens <= kMaxGeneratedTokens, "groups",
+                 "groups x system_prompt_tokens must be at most 1e8");
+  reader.Require(
+      static_cast<int64_t>(config.num_groups) * config.prompts_per_group <= kMaxGeneratedTokens,
+      "prompts_per_group", "groups x prompts_per_group must be at most 1e8");
+  if (absl::Status status = reader.Finish(); !status.ok()) return status;
+  return config;
+}
 
 std::unique_ptr<Workload> MakeSharedPrefix(const WorkloadOptions& options,
                                            const SharedPrefixConfig& config, uint64_t seed) {

@@ -14,6 +14,14 @@
 //   - Tenant: by system prompt, "t<i mod num_tenants>", so a tenant's requests share prefixes.
 // Token counts are exact for content under the BuiltinTokenizer (text.h); the chat template adds
 // a few tokens per message.
+//
+// Parameters (WorkloadOptions::params; KEY = default, range: meaning):
+//   system_prompts = 16, 1..1e6: number of distinct system prompts (num_system_prompts)
+//   system_prompt_tokens = 3000, 1..1e6: tokens of each system prompt
+//   zipf_exponent = 1.0, 0..100: popularity skew over the prompts (0 = uniform)
+//   question_tokens = 50, 1..1e6: tokens of each request's unique question
+//   max_tokens = 100, 1..1e6: output length of every request
+// system_prompts x system_prompt_tokens is at most 1e8 (the prompts are generated up front).
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +30,7 @@
 #include "core/workload/open_loop.h"
 #include "core/workload/sampling.h"
 #include "core/workload/text.h"
+#include "core/workload/workload_params.h"
 
 namespace warmroute::workload {
 namespace {
@@ -62,6 +71,20 @@ class SupportBot final : public OpenLoopWorkload {
 };
 
 }  // namespace
+
+absl::StatusOr<SupportBotConfig> SupportBotConfigFromParams(const WorkloadParams& params) {
+  SupportBotConfig config;
+  ParamReader reader("support-bot", params);
+  reader.Int("system_prompts", 1, kMaxCount, &config.num_system_prompts);
+  reader.Int("system_prompt_tokens", 1, kMaxPieceTokens, &config.system_prompt_tokens);
+  reader.Double("zipf_exponent", 0, 100, &config.zipf_exponent);
+  reader.Int("question_tokens", 1, kMaxPieceTokens, &config.question_tokens);
+  reader.Int("max_tokens", 1, kMaxPieceTokens, &config.max_tokens);
+  reader.Require(config.num_system_prompts * config.system_prompt_tokens <= kMaxGeneratedTokens,
+                 "system_prompts", "system_prompts x system_prompt_tokens must be at most 1e8");
+  if (absl::Status status = reader.Finish(); !status.ok()) return status;
+  return config;
+}
 
 std::unique_ptr<Workload> MakeSupportBot(const WorkloadOptions& options,
                                          const SupportBotConfig& config, uint64_t seed) {

@@ -11,12 +11,17 @@
 //   - max_tokens = 100 (as support-bot, for comparable runs).
 // Arrivals: Poisson at options.rate_per_s; options.num_requests requests. Tenant: by request,
 // "t<index mod num_tenants>".
+//
+// Parameters (WorkloadOptions::params; KEY = default, range: meaning):
+//   prompt_tokens = 1000, 1..1e6: tokens of each prompt (at least the 14-letter id's 4)
+//   max_tokens = 100, 1..1e6: output length of every request
 #include <string>
 
 #include "core/workload/generators.h"
 #include "core/workload/open_loop.h"
 #include "core/workload/sampling.h"
 #include "core/workload/text.h"
+#include "core/workload/workload_params.h"
 
 namespace warmroute::workload {
 namespace {
@@ -57,6 +62,15 @@ class Unique final : public OpenLoopWorkload {
 };
 
 }  // namespace
+
+absl::StatusOr<UniqueConfig> UniqueConfigFromParams(const WorkloadParams& params) {
+  UniqueConfig config;
+  ParamReader reader("unique", params);
+  reader.Int("prompt_tokens", 1, kMaxPieceTokens, &config.prompt_tokens);
+  reader.Int("max_tokens", 1, kMaxPieceTokens, &config.max_tokens);
+  if (absl::Status status = reader.Finish(); !status.ok()) return status;
+  return config;
+}
 
 std::unique_ptr<Workload> MakeUnique(const WorkloadOptions& options, const UniqueConfig& config,
                                      uint64_t seed) {

@@ -1,5 +1,6 @@
 // The workload registry: builds a generator by name from WorkloadOptions, with each generator's
-// default shape (generators.h; each generator's .cc documents its defaults and their source).
+// default shape (generators.h; each generator's .cc documents its defaults and their source) with
+// WorkloadOptions::params applied.
 #include "core/workload/workload.h"
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/workload/generators.h"
 #include "core/workload/mooncake_trace.h"
+#include "core/workload/workload_params.h"
 
 namespace warmroute::workload {
 namespace {
@@ -46,24 +48,57 @@ std::vector<std::string> WorkloadNames() {
   return {"support-bot", "shared-prefix", "multi-turn", "agent", "unique"};
 }
 
-absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& options,
-                                                       uint64_t seed) {
+absl::Status ValidateWorkloadOptions(const WorkloadOptions& options) {
   const std::string& name = options.name;
   const bool trace = name.rfind(kTracePrefix, 0) == 0;
   if (absl::Status status = ValidateOptions(options, trace); !status.ok()) return status;
   if (trace) {
-    const std::string path = name.substr(kTracePrefix.size());
-    if (path.empty()) return absl::InvalidArgumentError("workload trace: needs a file: trace:PATH");
-    return MakeTraceWorkload(options, path, seed);
+    if (name.size() == kTracePrefix.size()) {
+      return absl::InvalidArgumentError("workload trace: needs a file: trace:PATH");
+    }
+    return ParamReader(name, options.params).Finish();  // a trace takes no parameters
   }
-  if (name == "support-bot") return MakeSupportBot(options, SupportBotConfig{}, seed);
-  if (name == "shared-prefix") return MakeSharedPrefix(options, SharedPrefixConfig{}, seed);
-  if (name == "multi-turn") return MakeMultiTurn(options, MultiTurnConfig{}, seed);
-  if (name == "agent") return MakeAgent(options, AgentConfig{}, seed);
-  if (name == "unique") return MakeUnique(options, UniqueConfig{}, seed);
+  if (name == "support-bot") return SupportBotConfigFromParams(options.params).status();
+  if (name == "shared-prefix") return SharedPrefixConfigFromParams(options.params).status();
+  if (name == "multi-turn") return MultiTurnConfigFromParams(options.params).status();
+  if (name == "agent") return AgentConfigFromParams(options.params).status();
+  if (name == "unique") return UniqueConfigFromParams(options.params).status();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown workload \"", name, "\"; expected one of ",
                    absl::StrJoin(WorkloadNames(), ", "), " or trace:PATH"));
+}
+
+int RequestsPerArrival(const WorkloadOptions& options) {
+  if (options.name == "multi-turn") {
+    const absl::StatusOr<MultiTurnConfig> config = MultiTurnConfigFromParams(options.params);
+    return config.ok() ? config->turns_per_session : MultiTurnConfig{}.turns_per_session;
+  }
+  if (options.name == "agent") {
+    const absl::StatusOr<AgentConfig> config = AgentConfigFromParams(options.params);
+    return config.ok() ? config->steps_per_trajectory : AgentConfig{}.steps_per_trajectory;
+  }
+  return 1;
+}
+
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& options,
+                                                       uint64_t seed) {
+  if (absl::Status status = ValidateWorkloadOptions(options); !status.ok()) return status;
+  const std::string& name = options.name;
+  if (name.rfind(kTracePrefix, 0) == 0) {
+    return MakeTraceWorkload(options, name.substr(kTracePrefix.size()), seed);
+  }
+  // Validated above, so each config parses.
+  if (name == "support-bot") {
+    return MakeSupportBot(options, *SupportBotConfigFromParams(options.params), seed);
+  }
+  if (name == "shared-prefix") {
+    return MakeSharedPrefix(options, *SharedPrefixConfigFromParams(options.params), seed);
+  }
+  if (name == "multi-turn") {
+    return MakeMultiTurn(options, *MultiTurnConfigFromParams(options.params), seed);
+  }
+  if (name == "agent") return MakeAgent(options, *AgentConfigFromParams(options.params), seed);
+  return MakeUnique(options, *UniqueConfigFromParams(options.params), seed);
 }
 
 }  // namespace warmroute::workload

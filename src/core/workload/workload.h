@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,11 @@ struct WorkloadRequest {
   int turn = 0;                                // 0-based turn within the session
 };
 
+// Shape overrides for one generator, "KEY" -> value, e.g. {"system_prompts", 256} for
+// support-bot. Each generator's .cc block comment lists its keys with their defaults and meaning;
+// keys holding counts or token lengths take whole numbers. An empty map keeps every default.
+using WorkloadParams = std::map<std::string, double>;
+
 // Options common to every workload; each generator documents which it reads and its defaults.
 struct WorkloadOptions {
   std::string name;             // "support-bot", "shared-prefix", "multi-turn", "agent",
@@ -55,6 +61,7 @@ struct WorkloadOptions {
   double trace_speed = 1.0;     // trace timestamps are divided by this
   double jitter_s = 0;          // trace: each arrival moves by U(0, jitter_s), order kept
   int num_tenants = 1;          // tenants "t0".."tN-1", assigned deterministically
+  WorkloadParams params;        // shape overrides for the named generator (trace: takes none)
 };
 
 class Workload {
@@ -82,10 +89,20 @@ class Workload {
 };
 
 // Builds a workload by name. InvalidArgument naming the problem for an unknown name or bad
-// options; a trace file that cannot be read or has a malformed line → an error naming the file
-// and line number.
+// options — an unknown params key (the message names it and lists the workload's valid keys), or a
+// params value out of range; a trace file that cannot be read or has a malformed line → an error
+// naming the file and line number.
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& options,
                                                        uint64_t seed);
+
+// The checks MakeWorkload makes on `options` (name, common options and params), without building
+// the workload or reading a trace file: for a command line to reject bad flags up front.
+absl::Status ValidateWorkloadOptions(const WorkloadOptions& options);
+
+// Requests each Poisson arrival brings: turns per session (multi-turn) or steps per trajectory
+// (agent), with `options.params` applied; 1 for the open-loop workloads and traces. Converts a
+// request rate into the session arrival rate. REQUIRES: ValidateWorkloadOptions(options) is OK.
+int RequestsPerArrival(const WorkloadOptions& options);
 
 // Names of the built-in workloads (without "trace:").
 std::vector<std::string> WorkloadNames();

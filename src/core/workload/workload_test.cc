@@ -1,9 +1,11 @@
 #include "core/workload/workload.h"
 
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/request/tokenizer.h"
 #include "core/workload/test_driver.h"
 #include "gtest/gtest.h"
 
@@ -167,6 +169,188 @@ TEST(WorkloadTest, BuildsATraceWorkloadByName) {
   auto missing = MakeWorkload(Options("trace:/nonexistent/trace.jsonl"), 1);
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/trace.jsonl"), std::string::npos);
+}
+
+TEST(WorkloadParamsTest, NoParamsGiveTheDefaultStream) {
+  for (const std::string& name : WorkloadNames()) {
+    SCOPED_TRACE(name);
+    WorkloadOptions options = Options(name);
+    ASSERT_TRUE(options.params.empty());
+    const auto defaults = Stream(options, 5);
+    // Giving every default explicitly is the same as giving none.
+    if (name == "support-bot") {
+      options.params = {{"system_prompts", 16},
+                        {"system_prompt_tokens", 3000},
+                        {"zipf_exponent", 1.0},
+                        {"question_tokens", 50},
+                        {"max_tokens", 100}};
+    } else if (name == "shared-prefix") {
+      options.params = {{"groups", 64},
+                        {"prompts_per_group", 16},
+                        {"system_prompt_tokens", 2048},
+                        {"question_tokens", 128},
+                        {"output_tokens", 256}};
+    } else if (name == "multi-turn") {
+      options.params = {{"turns_per_session", 5},       {"system_prompts", 4},
+                        {"system_prompt_tokens", 1000}, {"min_user_tokens", 100},
+                        {"max_user_tokens", 300},       {"answer_tokens", 200},
+                        {"think_time_mean_s", 5.0}};
+    } else if (name == "agent") {
+      options.params = {{"agent_types", 4},          {"tool_definition_tokens", 6000},
+                        {"task_tokens", 150},        {"tool_result_tokens", 300},
+                        {"steps_per_trajectory", 8}, {"step_max_tokens", 150},
+                        {"tool_latency_mean_s", 1.0}};
+    } else {
+      options.params = {{"prompt_tokens", 1000}, {"max_tokens", 100}};
+    }
+    EXPECT_EQ(Stream(options, 5), defaults);
+  }
+}
+
+TEST(WorkloadParamsTest, SupportBotSystemPromptsOverrideSetsTheDistinctPrefixCount) {
+  WorkloadOptions options = Options("support-bot", 5000);
+  options.params = {{"system_prompts", 256}, {"zipf_exponent", 0}};
+  auto workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  std::set<std::string> prompts;
+  for (const WorkloadRequest& r : Drain(**workload).requests) {
+    prompts.insert(r.messages.at(0).content);
+  }
+  EXPECT_EQ(prompts.size(), 256u);
+
+  options.params = {{"system_prompts", 2}};
+  workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  prompts.clear();
+  for (const WorkloadRequest& r : Drain(**workload).requests) {
+    prompts.insert(r.messages.at(0).content);
+  }
+  EXPECT_EQ(prompts.size(), 2u);
+}
+
+TEST(WorkloadParamsTest, LengthOverridesTakeEffect) {
+  request::BuiltinTokenizer tokenizer;
+  const auto tokens = [&tokenizer](const std::string& text) {
+    return static_cast<int64_t>(tokenizer.Encode(text).size());
+  };
+  WorkloadOptions options = Options("support-bot", 20);
+  options.params = {{"system_prompt_tokens", 500}, {"question_tokens", 7}, {"max_tokens", 33}};
+  auto workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  for (const WorkloadRequest& r : Drain(**workload).requests) {
+    EXPECT_EQ(tokens(r.messages.at(0).content), 500);
+    EXPECT_EQ(tokens(r.messages.at(1).content), 7);
+    EXPECT_EQ(r.max_tokens, 33);
+  }
+
+  options = Options("unique", 10);
+  options.params = {{"prompt_tokens", 64}, {"max_tokens", 5}};
+  workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  for (const WorkloadRequest& r : Drain(**workload).requests) {
+    EXPECT_NEAR(tokens(r.prompt), 64, 1);  // the id word may take one token less
+    EXPECT_EQ(r.max_tokens, 5);
+  }
+
+  options = Options("shared-prefix", 0);
+  options.params = {{"groups", 3}, {"prompts_per_group", 4}, {"output_tokens", 9}};
+  workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  const Drained shared = Drain(**workload);
+  EXPECT_EQ(shared.requests.size(), 12u);  // num_requests 0: groups x prompts_per_group
+  std::set<std::string> prefixes;
+  for (const WorkloadRequest& r : shared.requests) {
+    prefixes.insert(r.prompt.substr(0, r.prompt.rfind("\n\n")));
+    EXPECT_EQ(r.max_tokens, 9);
+  }
+  EXPECT_EQ(prefixes.size(), 3u);
+}
+
+TEST(WorkloadParamsTest, SessionLengthOverridesTakeEffect) {
+  WorkloadOptions options = Options("multi-turn", 30);
+  options.params = {{"turns_per_session", 3}, {"think_time_mean_s", 0}};
+  EXPECT_EQ(RequestsPerArrival(options), 3);
+  auto workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  std::set<uint64_t> sessions;
+  for (const WorkloadRequest& r : Drain(**workload).requests) {
+    EXPECT_LT(r.turn, 3);
+    sessions.insert(r.session);
+  }
+  EXPECT_EQ(sessions.size(), 10u);
+
+  options = Options("agent", 30);
+  options.params = {{"steps_per_trajectory", 2}};
+  EXPECT_EQ(RequestsPerArrival(options), 2);
+  workload = MakeWorkload(options, 1);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  sessions.clear();
+  for (const WorkloadRequest& r : Drain(**workload).requests) sessions.insert(r.session);
+  EXPECT_EQ(sessions.size(), 15u);
+
+  EXPECT_EQ(RequestsPerArrival(Options("multi-turn")), 5);
+  EXPECT_EQ(RequestsPerArrival(Options("agent")), 8);
+  EXPECT_EQ(RequestsPerArrival(Options("support-bot")), 1);
+}
+
+TEST(WorkloadParamsTest, UnknownKeyIsRejectedByNameWithTheValidKeys) {
+  WorkloadOptions options = Options("support-bot");
+  options.params = {{"system_prompt", 300}};  // typo of system_prompts
+  const absl::Status status = MakeWorkload(options, 1).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("\"system_prompt\""), std::string::npos) << status;
+  EXPECT_NE(status.message().find("support-bot"), std::string::npos) << status;
+  for (const char* key : {"system_prompts", "system_prompt_tokens", "zipf_exponent",
+                          "question_tokens", "max_tokens"}) {
+    EXPECT_NE(status.message().find(key), std::string::npos) << key << ": " << status;
+  }
+  EXPECT_EQ(ValidateWorkloadOptions(options), status);
+
+  // A key of another workload is unknown here.
+  options = Options("unique");
+  options.params = {{"groups", 4}};
+  EXPECT_NE(MakeWorkload(options, 1).status().message().find("\"groups\""), std::string::npos);
+
+  // Traces take no parameters.
+  options = Options("trace:/nonexistent/trace.jsonl");
+  options.params = {{"system_prompts", 4}};
+  const absl::Status trace = MakeWorkload(options, 1).status();
+  EXPECT_EQ(trace.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(trace.message().find("system_prompts"), std::string::npos) << trace;
+}
+
+TEST(WorkloadParamsTest, OutOfRangeValuesAreRejectedByName) {
+  const std::pair<std::string, WorkloadParams> bad[] = {
+      {"support-bot", {{"system_prompts", -4}}},
+      {"support-bot", {{"system_prompts", 0}}},
+      {"support-bot", {{"system_prompts", 2.5}}},
+      {"support-bot", {{"zipf_exponent", -1}}},
+      {"support-bot", {{"system_prompt_tokens", 1e7}}},
+      {"shared-prefix", {{"groups", 0}}},
+      {"shared-prefix", {{"question_tokens", -1}}},
+      {"multi-turn", {{"turns_per_session", 0}}},
+      {"multi-turn", {{"think_time_mean_s", -0.5}}},
+      {"multi-turn", {{"min_user_tokens", 400}}},  // above max_user_tokens = 300
+      {"agent", {{"steps_per_trajectory", -8}}},
+      {"agent", {{"tool_latency_mean_s", -1}}},
+      {"unique", {{"prompt_tokens", 0}}},
+  };
+  for (const auto& [name, params] : bad) {
+    WorkloadOptions options = Options(name);
+    options.params = params;
+    const absl::Status status = MakeWorkload(options, 1).status();
+    const std::string& key = params.begin()->first;
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name << " " << key;
+    EXPECT_NE(status.message().find(name), std::string::npos) << status;
+    EXPECT_NE(status.message().find(key), std::string::npos) << status;
+  }
+  // Too much generated text up front: 100k prompts of 3,000 tokens.
+  WorkloadOptions options = Options("support-bot");
+  options.params = {{"system_prompts", 100000}};
+  const absl::Status status = MakeWorkload(options, 1).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("system_prompts x system_prompt_tokens"), std::string::npos)
+      << status;
 }
 
 }  // namespace
