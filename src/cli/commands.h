@@ -9,4 +9,7 @@ namespace warmroute::cli {
 // `warmroute engine`: the vLLM-compatible engine emulator (src/emulator).
 void AddEngineCommand(CLI::App& app, int* exit_code);
 
+// `warmroute sim`: routing policies side by side on a simulated fleet (src/sim).
+void AddSimCommand(CLI::App& app, int* exit_code);
+
 }  // namespace warmroute::cli

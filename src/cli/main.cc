@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   warmroute::cli::AddEngineCommand(app, &exit_code);
+  warmroute::cli::AddSimCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -38,6 +38,9 @@ struct EngineConfig {
   int64_t max_num_seqs = 256;             // running sequences at most (vLLM default)
   int64_t max_model_len = 131072;         // prompt + output tokens at most
   bool enable_prefix_caching = true;
+  // Fill StepOutput::kv_events. A driver that publishes no KV events (the simulator) turns this
+  // off: building them copies every cached block's tokens.
+  bool emit_kv_events = true;
 };
 
 // The config for `profile`: its capacity (or kv_capacity_tokens when > 0) and max_model_len.

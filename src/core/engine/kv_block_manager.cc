@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 
 namespace warmroute::engine {
 namespace {
@@ -16,18 +15,24 @@ void Check(bool condition, const char* what) {
   }
 }
 
+// Hashes are looked up and blocks visited this many positions ahead of their use: every engine
+// of a simulated fleet has its own pool, so at fleet scale each of those accesses is a cache miss.
+constexpr int64_t kPrefetchAhead = 8;
+
+int64_t CheckedNumBlocks(int64_t num_blocks) {
+  Check(num_blocks > 0 && num_blocks < (int64_t{1} << 30), "num_blocks out of range");
+  return num_blocks;
+}
+
 }  // namespace
 
 KvBlockManager::KvBlockManager(int64_t num_blocks, int block_size)
-    : num_blocks_(num_blocks), block_size_(block_size) {
-  Check(num_blocks > 0 && num_blocks < std::numeric_limits<BlockId>::max(),
-        "num_blocks out of range");
+    : num_blocks_(CheckedNumBlocks(num_blocks)), block_size_(block_size), cached_(num_blocks) {
   Check(block_size > 0, "block_size must be positive");
   blocks_.resize(static_cast<size_t>(num_blocks) + 1);
   Block& sentinel = blocks_[num_blocks_];
   sentinel.prev = sentinel.next = static_cast<BlockId>(num_blocks_);
   for (BlockId b = 0; b < num_blocks_; ++b) PushBack(b);
-  cached_.reserve(static_cast<size_t>(num_blocks));
 }
 
 void KvBlockManager::PushBack(BlockId block) {
@@ -52,10 +57,13 @@ int64_t KvBlockManager::FindCachedPrefix(std::span<const uint64_t> hashes, int64
                                          std::vector<BlockId>* blocks) const {
   int64_t found = 0;
   const int64_t limit = std::min<int64_t>(max_blocks, static_cast<int64_t>(hashes.size()));
+  for (int64_t i = 0; i < std::min(limit, kPrefetchAhead); ++i) cached_.Prefetch(hashes[i]);
+  const auto hash_of = [this](BlockId b) { return HashOfBlock(b); };
   while (found < limit) {
-    auto it = cached_.find(hashes[found]);
-    if (it == cached_.end()) break;
-    blocks->push_back(it->second);
+    if (found + kPrefetchAhead < limit) cached_.Prefetch(hashes[found + kPrefetchAhead]);
+    const BlockId block = cached_.Find(hashes[found], hash_of);
+    if (block == CachedBlockMap::kNone) break;
+    blocks->push_back(block);
     ++found;
   }
   return found;
@@ -71,18 +79,24 @@ bool KvBlockManager::Allocate(std::span<const BlockId> cached, int64_t num_new,
   }
   removed_scratch_.clear();
   const BlockId sentinel = static_cast<BlockId>(num_blocks_);
+  // Two passes: walking the free queue is a chain of dependent loads, so the map slots of the
+  // evicted hashes are prefetched during the walk and erased after it.
+  const size_t first = blocks->size();
   for (int64_t i = 0; i < num_new; ++i) {
     const BlockId b = blocks_[sentinel].next;
     Unlink(b);
     Block& block = blocks_[b];
-    if (block.has_hash) {
-      cached_.erase(block.hash);
-      removed_scratch_.push_back(block.hash);
-      block.has_hash = false;
-      block.hash = 0;
-    }
+    if (block.has_hash) cached_.Prefetch(block.hash);
     block.ref = 1;
     blocks->push_back(b);
+  }
+  for (size_t i = first; i < blocks->size(); ++i) {
+    Block& block = blocks_[(*blocks)[i]];
+    if (!block.has_hash) continue;
+    cached_.Erase(block.hash, (*blocks)[i]);
+    if (events != nullptr) removed_scratch_.push_back(block.hash);
+    block.has_hash = false;
+    block.hash = 0;
   }
   if (!removed_scratch_.empty() && events != nullptr) {
     KvEvent& event = events->emplace_back();
@@ -102,12 +116,20 @@ void KvBlockManager::CacheFullBlocks(std::span<const BlockId> blocks,
             last * block_size_ <= static_cast<int64_t>(tokens.size()),
         "CacheFullBlocks range out of bounds");
   KvEvent* run = nullptr;  // the kBlockStored event being extended, if the previous block was new
+  const auto hash_of = [this](BlockId b) { return HashOfBlock(b); };
+  for (int64_t i = first; i < std::min(last, first + kPrefetchAhead); ++i) {
+    cached_.Prefetch(hashes[i]);
+  }
   for (int64_t i = first; i < last; ++i) {
+    if (i + kPrefetchAhead < last) {
+      cached_.Prefetch(hashes[i + kPrefetchAhead]);
+      __builtin_prefetch(&blocks_[blocks[i + kPrefetchAhead]]);
+    }
     Block& block = blocks_[blocks[i]];
     Check(block.ref > 0, "caching an unreferenced block");
     Check(!block.has_hash, "caching a block that already holds a hash");
-    auto [it, inserted] = cached_.try_emplace(hashes[i], blocks[i]);
-    if (!inserted) {  // computed concurrently by another request: keep the existing block
+    if (cached_.Insert(hashes[i], blocks[i], hash_of) != blocks[i]) {
+      // computed concurrently by another request: keep the existing block
       run = nullptr;
       continue;
     }
@@ -136,11 +158,10 @@ void KvBlockManager::Free(std::span<const BlockId> blocks) {
 
 bool KvBlockManager::Reset(std::vector<KvEvent>* events) {
   if (num_free_ != num_blocks_) return false;
-  for (auto& [hash, block] : cached_) {
+  cached_.Clear([this](BlockId block) {
     blocks_[block].has_hash = false;
     blocks_[block].hash = 0;
-  }
-  cached_.clear();
+  });
   if (events != nullptr) {
     KvEvent& event = events->emplace_back();
     event.kind = KvEvent::Kind::kAllBlocksCleared;
@@ -151,6 +172,11 @@ bool KvBlockManager::Reset(std::vector<KvEvent>* events) {
 
 double KvBlockManager::Usage() const {
   return static_cast<double>(num_used_blocks()) / static_cast<double>(num_blocks_);
+}
+
+size_t KvBlockManager::MemoryBytes() const {
+  return sizeof(*this) + blocks_.capacity() * sizeof(Block) + cached_.allocated_bytes() +
+         removed_scratch_.capacity() * sizeof(uint64_t);
 }
 
 std::optional<uint64_t> KvBlockManager::HashOf(BlockId block) const {
@@ -183,8 +209,9 @@ std::string KvBlockManager::CheckInvariants() const {
     if ((block.ref == 0) != in_queue[b]) return "free queue membership != (ref == 0)";
     if (block.has_hash) {
       ++hashed;
-      auto it = cached_.find(block.hash);
-      if (it == cached_.end() || it->second != b) return "hashed block missing from the map";
+      if (cached_.Find(block.hash, [this](BlockId id) { return HashOfBlock(id); }) != b) {
+        return "hashed block missing from the map";
+      }
     }
   }
   if (referenced + num_free_ != num_blocks_) return "free + referenced != num_blocks";

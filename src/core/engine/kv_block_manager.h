@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "core/engine/cached_block_map.h"
 #include "core/engine/kv_event.h"
 
 namespace warmroute::engine {
@@ -46,7 +46,7 @@ using BlockId = int32_t;
 
 class KvBlockManager {
  public:
-  // REQUIRES: 0 < num_blocks < 2^31 - 1, block_size > 0.
+  // REQUIRES: 0 < num_blocks < 2^30, block_size > 0.
   KvBlockManager(int64_t num_blocks, int block_size);
   KvBlockManager(const KvBlockManager&) = delete;
   KvBlockManager& operator=(const KvBlockManager&) = delete;
@@ -88,6 +88,8 @@ class KvBlockManager {
   int64_t num_free_blocks() const { return num_free_; }
   int64_t num_used_blocks() const { return num_blocks_ - num_free_; }
   int64_t num_cached_blocks() const { return static_cast<int64_t>(cached_.size()); }
+  // Bytes held by the pool's own structures (blocks and the prefix-cache map).
+  size_t MemoryBytes() const;
   // Fraction of blocks referenced by requests, in [0, 1].
   double Usage() const;
 
@@ -110,12 +112,13 @@ class KvBlockManager {
 
   void PushBack(BlockId block);
   void Unlink(BlockId block);
+  uint64_t HashOfBlock(BlockId block) const { return blocks_[block].hash; }
 
   int64_t num_blocks_;
   int block_size_;
   int64_t num_free_ = 0;
   std::vector<Block> blocks_;  // num_blocks_ + 1: the last is the free queue's sentinel
-  absl::flat_hash_map<uint64_t, BlockId> cached_;
+  CachedBlockMap cached_;  // hash -> the block holding it; blocks_[b].hash confirms a match
   std::vector<uint64_t> removed_scratch_;
 };
 

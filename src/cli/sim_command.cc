@@ -1,0 +1,397 @@
+// `warmroute sim`: runs routing policies side by side on a simulated fleet (src/sim), on the
+// identical request stream, and prints one comparison table plus the pooled-cache and
+// infinite-cache bounds of that stream. Optionally writes JSON (--json), Markdown (--markdown) and
+// PNG plots (--plots). With --sweep-loads it runs the comparison at each load and reports TTFT p99
+// per policy against load instead.
+//
+//   warmroute sim --workload support-bot --replicas 8 --profile llama-3.1-70b-tp4-h100
+//                 --policies all --load 0.7 --requests 2000 --seed 1 --json out.json --plots plots/
+//
+// Workload shape: --workload-param KEY=VALUE (repeatable) overrides one of the workload's shape
+// parameters (WorkloadOptions::params; each generator's .cc lists its keys), e.g.
+// --workload support-bot --workload-param system_prompts=300.
+// Arrival rate: --rate R (requests/s), or --load F (default 0.7): F times the fleet's capacity,
+// calibrated on this workload (sim/capacity.h). Trace workloads use their own timestamps.
+// Wall-clock time is measured here only, to report simulated requests per second; the simulation
+// itself runs on virtual time.
+// Invalid flags exit 2 with a message on stderr; a failed run exits 1.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/commands.h"
+#include "common/status.h"
+#include "core/routing/policy_registry.h"
+#include "core/workload/workload.h"
+#include "sim/capacity.h"
+#include "sim/comparison.h"
+#include "sim/plots.h"
+#include "sim/replica_spec.h"
+#include "sim/report.h"
+
+namespace warmroute::cli {
+namespace {
+
+struct SimFlags {
+  std::string workload = "support-bot";
+  std::vector<std::string> workload_params;
+  std::string model;
+  int64_t requests = 2000;
+  uint64_t seed = 1;
+  int tenants = 1;
+  double rate = 0;
+  double load = 0.7;
+  double trace_speed = 1.0;
+  std::string profile = "llama-3.1-70b-tp4-h100";
+  int64_t replicas = 8;
+  int64_t kv_capacity_tokens = 0;
+  std::vector<std::string> replica_specs;
+  std::string policies = "all";
+  std::vector<std::string> policy_params;
+  double network_delay_ms = 0.5;
+  double scrape_interval_ms = 200;
+  double series_interval_s = 1;
+  int64_t calibration_requests = 2048;
+  bool no_bounds = false;
+  std::string sweep_loads;
+  std::string json;
+  std::string markdown;
+  std::string plots;
+};
+
+int Fail(int code, std::string_view message) {
+  std::cerr << "warmroute sim: " << message << "\n";
+  return code;
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+int Fail(int code, const absl::Status& status) { return Fail(code, std::string(status.message())); }
+
+// "name.key=value" overrides, per policy name.
+absl::StatusOr<std::map<std::string, routing::PolicyParams>> ParsePolicyParams(
+    const std::vector<std::string>& flags) {
+  std::map<std::string, routing::PolicyParams> out;
+  for (const std::string& flag : flags) {
+    const size_t dot = flag.find('.');
+    const size_t eq = flag.find('=');
+    double value = 0;
+    if (dot == std::string::npos || eq == std::string::npos || eq < dot ||
+        !absl::SimpleAtod(flag.substr(eq + 1), &value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--policy-param \"", flag, "\": expected POLICY.KEY=NUMBER, e.g. warmroute.x=1"));
+    }
+    out[flag.substr(0, dot)][flag.substr(dot + 1, eq - dot - 1)] = value;
+  }
+  return out;
+}
+
+// "KEY=NUMBER" workload shape overrides; a key given twice is an error.
+absl::StatusOr<workload::WorkloadParams> ParseWorkloadParams(
+    const std::vector<std::string>& flags) {
+  workload::WorkloadParams out;
+  for (const std::string& flag : flags) {
+    const size_t eq = flag.find('=');
+    double value = 0;
+    if (eq == std::string::npos || eq == 0 || !absl::SimpleAtod(flag.substr(eq + 1), &value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--workload-param \"", flag, "\": expected KEY=NUMBER, e.g. system_prompts=256"));
+    }
+    if (!out.emplace(flag.substr(0, eq), value).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--workload-param \"", flag, "\": key \"",
+                                                     flag.substr(0, eq), "\" given twice"));
+    }
+  }
+  return out;
+}
+
+// "support-bot", or "support-bot (system_prompts=300, zipf_exponent=0.8)" with overrides.
+std::string DescribeWorkload(const workload::WorkloadOptions& options) {
+  if (options.params.empty()) return options.name;
+  std::vector<std::string> items;
+  for (const auto& [key, value] : options.params) items.push_back(absl::StrCat(key, "=", value));
+  return absl::StrCat(options.name, " (", absl::StrJoin(items, ", "), ")");
+}
+
+int RunSim(const SimFlags& flags) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  sim::SimOptions options;
+  options.seed = flags.seed;
+  options.workload.name = flags.workload;
+  options.workload.model = flags.model;
+  options.workload.num_requests = flags.requests;
+  options.workload.num_tenants = flags.tenants;
+  options.workload.trace_speed = flags.trace_speed;
+  absl::StatusOr<workload::WorkloadParams> workload_params =
+      ParseWorkloadParams(flags.workload_params);
+  if (!workload_params.ok()) return Fail(2, workload_params.status());
+  options.workload.params = *std::move(workload_params);
+  if (absl::Status s = workload::ValidateWorkloadOptions(options.workload); !s.ok()) {
+    const std::optional<std::string> key = ParamOf(s);  // set for a bad --workload-param
+    return Fail(2, key ? absl::StrCat("--workload-param ", *key, ": ", s.message())
+                       : std::string(s.message()));
+  }
+  const std::string workload_label = DescribeWorkload(options.workload);
+  options.network_delay = FromSeconds(flags.network_delay_ms / 1000);
+  options.scrape_interval = FromSeconds(flags.scrape_interval_ms / 1000);
+  options.series_interval = FromSeconds(flags.series_interval_s);
+  if (!(flags.network_delay_ms >= 0)) return Fail(2, "--network-delay-ms must not be negative");
+  if (!(flags.scrape_interval_ms > 0)) return Fail(2, "--scrape-interval-ms must be positive");
+  if (!(flags.series_interval_s > 0)) return Fail(2, "--series-interval-s must be positive");
+  if (flags.requests < 1) return Fail(2, "--requests must be at least 1");
+
+  absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet =
+      flags.replica_specs.empty()
+          ? sim::UniformFleet(flags.profile, flags.replicas, flags.kv_capacity_tokens)
+          : sim::ParseReplicaSpecs(flags.replica_specs);
+  if (!fleet.ok()) return Fail(2, fleet.status());
+  options.replicas = *std::move(fleet);
+
+  std::vector<std::string> policies;
+  if (flags.policies == "all") {
+    policies = routing::PolicyNames();
+  } else {
+    policies = absl::StrSplit(flags.policies, ',', absl::SkipEmpty());
+  }
+  if (policies.empty()) return Fail(2, "--policies names no policy");
+  absl::StatusOr<std::map<std::string, routing::PolicyParams>> params =
+      ParsePolicyParams(flags.policy_params);
+  if (!params.ok()) return Fail(2, params.status());
+  for (const std::string& name : policies) {  // unknown names and parameters are flag errors
+    auto policy = routing::MakePolicy(name, (*params)[name]);
+    if (!policy.ok()) return Fail(2, policy.status());
+  }
+
+  // Arrival rate: --rate, the trace's timestamps, or --load / --sweep-loads times the calibrated
+  // fleet capacity.
+  const bool trace = flags.workload.rfind("trace:", 0) == 0;
+  std::vector<double> loads;
+  if (!flags.sweep_loads.empty()) {
+    const std::vector<std::string> items =
+        absl::StrSplit(flags.sweep_loads, ',', absl::SkipEmpty());
+    for (const std::string& item : items) {
+      double load = 0;
+      if (!absl::SimpleAtod(item, &load) || !(load > 0)) {
+        return Fail(2, "--sweep-loads must be positive fractions, e.g. 0.3,0.5,0.7,0.9,1.1");
+      }
+      loads.push_back(load);
+    }
+    if (trace || flags.rate > 0)
+      return Fail(2, "--sweep-loads needs a Poisson workload, no --rate");
+  }
+  std::string arrivals;
+  double capacity_req_s = 0;
+  double per_arrival = 1;
+  if (trace) {
+    arrivals = absl::StrFormat("trace timestamps / %g", flags.trace_speed);
+  } else if (flags.rate > 0) {
+    options.workload.rate_per_s = flags.rate;
+    arrivals = absl::StrFormat("Poisson %.3g req/s (--rate)", flags.rate);
+  } else {
+    if (!(flags.load > 0)) return Fail(2, "--load must be positive (or give --rate)");
+    options.workload.rate_per_s = 1;  // calibration ignores arrival times
+    absl::StatusOr<sim::CapacityEstimate> capacity =
+        sim::CalibrateCapacity(options, /*sample_requests=*/256, flags.calibration_requests);
+    if (!capacity.ok()) {
+      const bool bad_input = capacity.status().code() == absl::StatusCode::kInvalidArgument;
+      return Fail(bad_input ? 2 : 1, capacity.status());
+    }
+    capacity_req_s = capacity->fleet_requests_per_s;
+    per_arrival = workload::RequestsPerArrival(options.workload);
+    const double request_rate = flags.load * capacity_req_s;
+    options.workload.rate_per_s = request_rate / per_arrival;
+    arrivals = absl::StrFormat(
+        "Poisson %.3g req/s = %.0f%% of fleet capacity %.3g req/s (calibrated: one replica "
+        "given %d requests (%d distinct) of this workload at once, mean %.0f prompt + %.0f output "
+        "tokens, prefix caching off: requests / time to drain)",
+        request_rate, 100 * flags.load, capacity_req_s, capacity->saturation_requests,
+        capacity->sample_requests, capacity->mean_prompt_tokens, capacity->mean_output_tokens);
+    if (!loads.empty()) {
+      arrivals =
+          absl::StrFormat("Poisson, swept %s of fleet capacity %.3g req/s%s", flags.sweep_loads,
+                          capacity_req_s, arrivals.substr(arrivals.find(" (calibrated")));
+    }
+    if (per_arrival != 1) {
+      absl::StrAppendFormat(&arrivals, "; a session of %g requests per Poisson arrival",
+                            per_arrival);
+    }
+  }
+
+  std::printf("warmroute sim: workload %s, %s, %lld requests, seed %llu\n", workload_label.c_str(),
+              sim::DescribeFleet(options.replicas).c_str(), static_cast<long long>(flags.requests),
+              static_cast<unsigned long long>(flags.seed));
+  std::printf("arrivals: %s\n", arrivals.c_str());
+  std::printf("gateway: network delay %g ms each way, metrics scraped every %g ms\n\n",
+              flags.network_delay_ms, flags.scrape_interval_ms);
+  std::fflush(stdout);
+
+  int64_t simulated = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  const sim::RunCallback progress = [&simulated, &t0](const sim::RunResult& run) {
+    const auto t1 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "  %-20s %lld requests simulated in %.1f s\n", run.name.c_str(),
+                 static_cast<long long>(run.arrived),
+                 std::chrono::duration<double>(t1 - t0).count());
+    simulated += run.arrived;
+    t0 = t1;
+  };
+  const auto wall_since_start = [&wall_start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  };
+  sim::ReportHeader header{.workload = workload_label,
+                           .fleet = sim::DescribeFleet(options.replicas),
+                           .requests = flags.requests,
+                           .seed = flags.seed,
+                           .arrivals = arrivals,
+                           .network_delay_ms = flags.network_delay_ms,
+                           .scrape_interval_ms = flags.scrape_interval_ms};
+  const char* legend =
+      "hit = engine-reported cached / prompt tokens; ttft/e2e measured at the gateway; pf-imb and "
+      "busy-imb = max/mean over replicas of prefill tokens computed and busy time.\n";
+
+  if (!loads.empty()) {
+    std::vector<sim::SweepPoint> sweep;
+    for (double load : loads) {
+      const double request_rate = load * capacity_req_s;
+      options.workload.rate_per_s = request_rate / per_arrival;
+      std::fprintf(stderr, "load %.0f%%: %.3g req/s\n", 100 * load, request_rate);
+      absl::StatusOr<sim::Comparison> c =
+          sim::RunComparison(options, policies, *params, !flags.no_bounds, progress);
+      if (!c.ok()) return Fail(1, c.status());
+      sim::SweepPoint point;
+      point.load = load;
+      point.rate_per_s = request_rate;
+      point.policies = policies;
+      for (const sim::RunResult& run : c->runs) point.figures.push_back(sim::ComputeFigures(run));
+      if (c->pooled) point.pooled_hit_rate = sim::ComputeFigures(*c->pooled).hit_rate;
+      sweep.push_back(std::move(point));
+    }
+    header.wall_s = wall_since_start();
+    header.simulated_requests = simulated;
+    std::printf("%s", sim::FormatSweep(sweep, /*markdown=*/false).c_str());
+    std::printf("\nsimulated %lld requests (all runs) in %.1f s wall: %.0f simulated requests/s\n",
+                static_cast<long long>(simulated), header.wall_s,
+                static_cast<double>(simulated) / header.wall_s);
+    if (!flags.json.empty()) {
+      if (absl::Status s = sim::WriteSweepJson(flags.json, header, sweep); !s.ok()) {
+        return Fail(1, s);
+      }
+    }
+    if (!flags.markdown.empty()) {
+      const std::string md =
+          absl::StrCat("Arrivals: ", arrivals, ".\n\n", sim::FormatSweep(sweep, /*markdown=*/true));
+      if (absl::Status s = WriteTextFile(flags.markdown, md); !s.ok()) return Fail(1, s);
+    }
+    if (!flags.plots.empty()) {
+      if (absl::Status s = sim::WriteSweepPlot(flags.plots, sweep); !s.ok()) return Fail(1, s);
+    }
+    return 0;
+  }
+
+  absl::StatusOr<sim::Comparison> c =
+      sim::RunComparison(options, policies, *params, !flags.no_bounds, progress);
+  if (!c.ok()) return Fail(1, c.status());
+  const sim::RunResult* pooled = c->pooled ? &*c->pooled : nullptr;
+  header.wall_s = wall_since_start();
+  header.simulated_requests = simulated;
+
+  std::printf("%s", sim::FormatTable(c->runs, pooled).c_str());
+  std::printf("\nsimulated %lld requests (all runs) in %.1f s wall: %.0f simulated requests/s\n",
+              static_cast<long long>(simulated), header.wall_s,
+              static_cast<double>(simulated) / header.wall_s);
+  std::printf("%s", legend);
+  std::fflush(stdout);
+
+  if (!flags.json.empty()) {
+    if (absl::Status s = sim::WriteJson(flags.json, header, c->runs, pooled); !s.ok()) {
+      return Fail(1, s);
+    }
+  }
+  if (!flags.markdown.empty()) {
+    const std::string md = absl::StrCat(
+        "Workload `", workload_label, "`, ", header.fleet, ", ", flags.requests, " requests, seed ",
+        flags.seed, ". Arrivals: ", arrivals, ".\n\n", sim::FormatMarkdownTable(c->runs, pooled));
+    if (absl::Status s = WriteTextFile(flags.markdown, md); !s.ok()) return Fail(1, s);
+  }
+  if (!flags.plots.empty()) {
+    if (absl::Status s = sim::WritePlots(flags.plots, c->runs); !s.ok()) return Fail(1, s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddSimCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<SimFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "sim",
+      "discrete-event simulator: routing policies side by side on a simulated fleet, same stream");
+  SimFlags& f = *flags;
+  cmd->add_option("--workload", f.workload,
+                  "support-bot, shared-prefix, multi-turn, agent, unique, or trace:FILE")
+      ->capture_default_str();
+  cmd->add_option("--workload-param", f.workload_params,
+                  "workload shape override, repeatable: KEY=NUMBER, e.g. system_prompts=256 "
+                  "(keys per workload: src/core/workload/<name>.cc)");
+  cmd->add_option("--model", f.model, "model name on every request (default: the profile's)");
+  cmd->add_option("--requests", f.requests, "requests per run (a trace: at most this many)")
+      ->capture_default_str();
+  cmd->add_option("--seed", f.seed, "seed of the workload, engines and router")
+      ->capture_default_str();
+  cmd->add_option("--tenants", f.tenants, "number of tenants")->capture_default_str();
+  cmd->add_option("--rate", f.rate, "Poisson arrival rate, requests/s (overrides --load)");
+  cmd->add_option("--load", f.load, "arrival rate as a fraction of the fleet's calibrated capacity")
+      ->capture_default_str();
+  cmd->add_option("--trace-speed", f.trace_speed, "trace: timestamps are divided by this")
+      ->capture_default_str();
+  cmd->add_option("--profile", f.profile, "timing profile of every replica")->capture_default_str();
+  cmd->add_option("--replicas", f.replicas, "number of replicas")->capture_default_str();
+  cmd->add_option("--kv-capacity-tokens", f.kv_capacity_tokens,
+                  "KV capacity per replica in tokens (0: the profile's)")
+      ->capture_default_str();
+  cmd->add_option("--replica-spec", f.replica_specs,
+                  "heterogeneous fleet, repeatable: PROFILE[:count=N][:kv=TOKENS] "
+                  "(replaces --profile/--replicas/--kv-capacity-tokens)");
+  cmd->add_option("--policies", f.policies, "comma-separated policy names, or all")
+      ->capture_default_str();
+  cmd->add_option("--policy-param", f.policy_params,
+                  "policy parameter override, repeatable: POLICY.KEY=NUMBER");
+  cmd->add_option("--network-delay-ms", f.network_delay_ms, "gateway <-> replica delay, one way")
+      ->capture_default_str();
+  cmd->add_option("--scrape-interval-ms", f.scrape_interval_ms, "metrics scrape interval")
+      ->capture_default_str();
+  cmd->add_option("--series-interval-s", f.series_interval_s,
+                  "resolution of the per-replica load series (JSON, plots)")
+      ->capture_default_str();
+  cmd->add_option("--calibration-requests", f.calibration_requests,
+                  "requests given at once to one engine in the --load capacity calibration")
+      ->capture_default_str();
+  cmd->add_flag("--no-bounds", f.no_bounds,
+                "skip the pooled-cache and infinite-cache bounds (saves memory at scale)");
+  cmd->add_option("--sweep-loads", f.sweep_loads,
+                  "load sweep instead of one run: comma-separated loads, e.g. 0.3,0.5,0.7,0.9,1.1; "
+                  "prints TTFT p99 per policy and load (plot: ttft_p99_vs_load.png)");
+  cmd->add_option("--json", f.json, "write all figures, per-replica totals and series here");
+  cmd->add_option("--markdown", f.markdown, "write the table as Markdown here (for docs)");
+  cmd->add_option("--plots", f.plots, "write PNG plots (gnuplot) into this directory");
+  cmd->callback([flags, exit_code] { *exit_code = RunSim(*flags); });
+}
+
+}  // namespace warmroute::cli

@@ -1,0 +1,76 @@
+// What a router knows about its backends: health and membership, its own exact accounting of
+// the requests it sent (in flight, prefill tokens still outstanding, decodes running), the last
+// scraped engine metrics with their age, KV capacity, and an online estimate of each backend's
+// prefill rate. Never the engines' true cache state: the simulator gives policies exactly this
+// view, as the live gateway has it.
+//
+// Thread-safety: none; owned by a Router (router.h), read by policies during Route().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "core/routing/prefix_index.h"
+
+namespace warmroute::routing {
+
+// Engine metrics as last scraped (vLLM, SGLang or llama.cpp names, normalised).
+struct EngineMetricsSample {
+  int64_t num_running = 0;
+  int64_t num_waiting = 0;
+  double kv_usage = 0;  // fraction of KV blocks in use, [0, 1]
+  TimePoint scraped_at{};
+};
+
+struct BackendState {
+  std::string name;
+  std::vector<std::string> models;  // served models; empty = any
+  bool present = true;              // false once removed (ids are never reused)
+  bool healthy = true;
+  bool draining = false;
+  int64_t kv_capacity_tokens = 0;
+
+  // The router's own accounting of requests it dispatched here.
+  int64_t in_flight = 0;                   // dispatched, not finished or failed
+  int64_t outstanding_prefill_tokens = 0;  // predicted uncached prompt tokens, no first token yet
+  // When the outstanding prefill is expected to be done: a virtual finish time that each dispatch
+  // advances by its uncached tokens / prefill_tokens_per_s from max(now, itself), and each first
+  // token pulls back to at most now + outstanding / rate (now, when none is left). Lets a policy
+  // tell a prefill about to finish from one just started. Meaningful while outstanding > 0.
+  TimePoint prefill_done_at{};
+  int64_t running_decodes = 0;        // first token seen, not finished
+  int64_t decode_context_tokens = 0;  // Σ (prompt + max_tokens) of running decodes
+  int64_t dispatched_total = 0;
+  int64_t prefill_tokens_total = 0;  // Σ predicted uncached prompt tokens dispatched
+
+  std::optional<EngineMetricsSample> metrics;
+
+  // Online estimate of uncached prompt tokens computed per second, learned from observed TTFTs
+  // (see router.h); starts at RouterOptions::initial_prefill_tokens_per_s.
+  double prefill_tokens_per_s = 0;
+
+  // True if new requests may be sent here.
+  bool Eligible() const { return present && healthy && !draining; }
+  bool Serves(std::string_view model) const;
+};
+
+class FleetView {
+ public:
+  std::span<const BackendState> backends() const { return backends_; }
+  const BackendState& backend(BackendId id) const { return backends_[id]; }
+  size_t size() const { return backends_.size(); }
+
+  // Mutable access for the Router that owns this view.
+  BackendState& mutable_backend(BackendId id) { return backends_[id]; }
+  BackendId Add(BackendState state);
+
+ private:
+  std::vector<BackendState> backends_;
+};
+
+}  // namespace warmroute::routing

@@ -1,0 +1,58 @@
+#include "core/routing/policies/llmd_weighted.h"
+
+#include "core/routing/policies/policy_test_util.h"
+#include "gtest/gtest.h"
+
+namespace warmroute::routing {
+namespace {
+
+using testing::Chain;
+using testing::Request;
+using testing::TestFleet;
+
+EngineMetricsSample Metrics(int64_t waiting, double kv_usage) {
+  return {.num_running = 0, .num_waiting = waiting, .kv_usage = kv_usage, .scraped_at = {}};
+}
+
+TEST(LlmdWeightedPolicyTest, WeightedSumOfPrefixQueueAndKvScores) {
+  TestFleet fleet;
+  fleet.Add("a");
+  fleet.Add("b");
+  fleet.Add("c");
+  RoutingRequest request = Request(1, Chain(1, 10), 160);
+  fleet.index().Insert(0, request.key.block_hashes);  // prefix 1.0 on a
+  fleet.at(0).metrics = Metrics(10, 0.9);             // longest queue, fullest cache
+  fleet.at(1).metrics = Metrics(0, 0.5);
+  fleet.at(2).metrics = Metrics(5, 0.0);
+  LlmdWeightedPolicy policy({});
+  RoutingContext ctx = fleet.Context(request);
+  Decision d = policy.Route(request, ctx);
+  // a: 3*1 + 2*0 + 2*0.1 = 3.2; b: 0 + 2*1 + 2*0.5 = 3.0; c: 0 + 2*0.5 + 2*1 = 3.0.
+  EXPECT_DOUBLE_EQ(d.scores[0].score, -3.2);
+  EXPECT_DOUBLE_EQ(d.scores[1].score, -3.0);
+  EXPECT_DOUBLE_EQ(d.scores[2].score, -3.0);
+  EXPECT_EQ(d.backend, 0u);
+  EXPECT_EQ(d.reason, Reason::kCacheHit);
+
+  // A fuller queue on a tips it: prefix 3 < queue and KV headroom elsewhere.
+  fleet.at(0).metrics = Metrics(10, 1.0);
+  fleet.at(2).metrics = Metrics(0, 0.0);
+  RoutingContext ctx2 = fleet.Context(request);
+  EXPECT_EQ(policy.Route(request, ctx2).backend, 2u);
+}
+
+TEST(LlmdWeightedPolicyTest, FallsBackToInFlightWithoutMetrics) {
+  TestFleet fleet;
+  fleet.Add("a", 8);
+  fleet.Add("b", 0);
+  RoutingRequest request = Request(1, Chain(1, 10), 160);
+  fleet.index().Insert(0, std::vector<uint64_t>(request.key.block_hashes.begin(),
+                                                request.key.block_hashes.begin() + 5));
+  LlmdWeightedPolicy policy({});
+  RoutingContext ctx = fleet.Context(request);
+  // a: 3*0.5 + 0 + 2 = 3.5; b: 0 + 2 + 2 = 4.
+  EXPECT_EQ(policy.Route(request, ctx).backend, 1u);
+}
+
+}  // namespace
+}  // namespace warmroute::routing

@@ -1,0 +1,265 @@
+#include "core/routing/policies/warmroute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/routing/policies/policy_util.h"
+
+namespace warmroute::routing {
+
+uint64_t WarmroutePolicy::NameHashOf(const FleetView& fleet, BackendId backend) {
+  if (backend >= name_hashes_.size()) {
+    name_hashes_.resize(fleet.size(), 0);
+    name_hashed_.resize(fleet.size(), false);
+  }
+  if (!name_hashed_[backend]) {
+    name_hashes_[backend] = NameHash(fleet.backend(backend).name);
+    name_hashed_[backend] = true;
+  }
+  return name_hashes_[backend];
+}
+
+double WarmroutePolicy::QueuedPrefillTokens(const BackendState& backend, TimePoint now) const {
+  const double outstanding =
+      static_cast<double>(std::max<int64_t>(0, backend.outstanding_prefill_tokens));
+  if (outstanding <= 0) return 0;
+  const double rate = std::max(1.0, backend.prefill_tokens_per_s);
+  const double by_time = ToSeconds(backend.prefill_done_at - now) * rate;
+  return std::clamp(by_time, std::min(outstanding, options_.step_overhead_tokens), outstanding);
+}
+
+double WarmroutePolicy::PredictedTtft(const BackendState& backend, int64_t prompt_tokens,
+                                      int64_t cached_tokens, TimePoint now) const {
+  const double work = QueuedPrefillTokens(backend, now) +
+                      static_cast<double>(std::max<int64_t>(0, prompt_tokens - cached_tokens));
+  const double steps = std::max(1.0, std::ceil(work / options_.step_tokens));
+  const double per_step = options_.step_overhead_tokens +
+                          options_.decode_context_weight * static_cast<double>(std::max<int64_t>(
+                                                               0, backend.decode_context_tokens)) +
+                          options_.decode_seq_weight *
+                              static_cast<double>(std::max<int64_t>(0, backend.running_decodes));
+  const double rate = std::max(1.0, backend.prefill_tokens_per_s);
+  return (work + steps * per_step) / rate;
+}
+
+double WarmroutePolicy::UsefulTokens(const RoutingRequest& request, int64_t prompt) const {
+  // The key covers at most its blocks: a fraction of a longer prompt could never be matched.
+  const double keyed =
+      std::min(static_cast<double>(prompt),
+               static_cast<double>(request.key.block_hashes.size()) * request.key.tokens_per_block);
+  return std::max(options_.useful_match_blocks * request.key.tokens_per_block,
+                  options_.useful_match_fraction * keyed);
+}
+
+int64_t WarmroutePolicy::ExpectedCachedTokens(const RoutingRequest& request, int64_t prompt,
+                                              int32_t matched_blocks) const {
+  const int64_t cached = PredictedCachedTokens(request, matched_blocks);
+  const size_t key_blocks = request.key.block_hashes.size();
+  const double keyed = static_cast<double>(key_blocks) * request.key.tokens_per_block;
+  if (key_blocks == 0 || static_cast<size_t>(matched_blocks) < key_blocks ||
+      static_cast<double>(prompt) <= keyed || options_.beyond_key_fraction <= 0) {
+    return cached;
+  }
+  // The whole key matched and the prompt goes on beyond it: the backend likely holds more.
+  const double beyond = options_.beyond_key_fraction * (static_cast<double>(prompt) - keyed);
+  return std::min<int64_t>(prompt - 1, cached + static_cast<int64_t>(beyond));
+}
+
+void WarmroutePolicy::OnDispatched(const RoutingRequest& request, const Decision& decision) {
+  int32_t best_blocks = 0;
+  for (const CandidateScore& c : decision.scores)
+    best_blocks = std::max(best_blocks, c.matched_blocks);
+  if (best_blocks <= 0 || static_cast<size_t>(best_blocks) > request.key.block_hashes.size())
+    return;
+  const uint64_t prefix = request.key.block_hashes[best_blocks - 1];
+  ++in_flight_by_prefix_[prefix];
+  prefix_of_request_[request.id] = prefix;
+}
+
+void WarmroutePolicy::Forget(uint64_t request_id) {
+  auto it = prefix_of_request_.find(request_id);
+  if (it == prefix_of_request_.end()) return;
+  auto count = in_flight_by_prefix_.find(it->second);
+  if (count != in_flight_by_prefix_.end() && --count->second <= 0)
+    in_flight_by_prefix_.erase(count);
+  prefix_of_request_.erase(it);
+}
+
+Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& ctx) {
+  const int64_t prompt = PromptTokens(request);
+  const size_t n = ctx.candidates.size();
+
+  // 1. Predicted TTFT and cached tokens of every candidate.
+  std::vector<double>& ttft = ttft_;
+  std::vector<int64_t>& cached = cached_;
+  std::vector<double>& cost = cost_;
+  ttft.assign(ctx.fleet.size(), 0);
+  cached.assign(ctx.fleet.size(), 0);
+  cost.assign(ctx.fleet.size(), 0);
+  int64_t best_cached = 0;
+  int32_t best_blocks = 0;
+  for (BackendId b : ctx.candidates) {
+    cached[b] = ExpectedCachedTokens(request, prompt, ctx.matched_blocks[b]);
+    ttft[b] = PredictedTtft(ctx.fleet.backend(b), prompt, cached[b], ctx.now);
+    cost[b] = ttft[b] + options_.work_weight * static_cast<double>(prompt - cached[b]) /
+                            std::max(1.0, ctx.fleet.backend(b).prefill_tokens_per_s);
+    best_cached = std::max(best_cached, cached[b]);
+    best_blocks = std::max(best_blocks, ctx.matched_blocks[b]);
+  }
+
+  // 2. Allowed: under the in-flight bound, and within the slack of the best of those.
+  int64_t total_in_flight = 0;
+  for (BackendId b : ctx.candidates) total_in_flight += ctx.fleet.backend(b).in_flight;
+  const double bound =
+      options_.balance_factor > 0
+          ? std::ceil(options_.balance_factor * static_cast<double>(total_in_flight + 1) /
+                          static_cast<double>(n) -
+                      1e-9) +
+                options_.balance_abs
+          : std::numeric_limits<double>::infinity();
+  // A request whose best match nobody else in flight shares (its own conversation history) keeps
+  // its locality whatever the bound: moving it would recompute that history for no one's benefit.
+  const double eps = UsefulTokens(request, prompt);
+  bool exempt = false;
+  if (best_blocks > 0 && static_cast<double>(best_cached) >= eps) {
+    auto it = in_flight_by_prefix_.find(request.key.block_hashes[best_blocks - 1]);
+    exempt = it == in_flight_by_prefix_.end() || it->second == 0;
+  }
+  auto under_bound = [&](BackendId b) {
+    return exempt || static_cast<double>(ctx.fleet.backend(b).in_flight + 1) <= bound;
+  };
+  double best_allowed = std::numeric_limits<double>::infinity();
+  for (BackendId b : ctx.candidates) {
+    if (under_bound(b)) best_allowed = std::min(best_allowed, cost[b]);
+  }
+  const double slack = options_.slack_s + options_.slack_fraction * best_allowed;
+  auto allowed = [&](BackendId b) { return under_bound(b) && cost[b] <= best_allowed + slack; };
+  // 3. Warmest of those (within eps).
+  int64_t warmest_allowed = 0;
+  for (BackendId b : ctx.candidates) {
+    if (allowed(b)) warmest_allowed = std::max(warmest_allowed, cached[b]);
+  }
+  auto in_w = [&](BackendId b) {
+    return allowed(b) &&
+           static_cast<double>(cached[b]) >= static_cast<double>(warmest_allowed) - eps;
+  };
+
+  // 4. The prefix's homes: the top max_homes candidates by rendezvous score.
+  const uint64_t key = PrefixPlacementKey(request, options_.home_blocks);
+  std::vector<std::pair<uint64_t, BackendId>>& hrw = hrw_;
+  hrw.clear();
+  for (BackendId b : ctx.candidates) {
+    hrw.emplace_back(RendezvousScore(key, NameHashOf(ctx.fleet, b)), b);
+  }
+  const size_t homes = std::min(n, static_cast<size_t>(std::max(1, options_.max_homes)));
+  std::partial_sort(hrw.begin(), hrw.begin() + static_cast<std::ptrdiff_t>(homes), hrw.end(),
+                    [](const auto& x, const auto& y) { return x.first > y.first; });
+
+  // Earliest available: when each backend's queued prefill is (expected to be) done; a backend
+  // past its expected time with prefill still outstanding counts as available now.
+  auto available_at = [&](BackendId b) {
+    const BackendState& state = ctx.fleet.backend(b);
+    const TimePoint at = state.outstanding_prefill_tokens > 0
+                             ? std::max(state.prefill_done_at, ctx.now)
+                             : std::min(state.prefill_done_at, ctx.now);
+    return ToSeconds(at.time_since_epoch());
+  };
+  auto earliest_in_w = [&]() {
+    return ArgMin(
+        ctx.candidates,
+        [&](BackendId b) {
+          return in_w(b) ? available_at(b) : std::numeric_limits<double>::infinity();
+        },
+        nullptr);
+  };
+
+  BackendId chosen = ctx.candidates.front();
+  int home_rank = -1;
+  const bool warm_w = warmest_allowed > 0 && static_cast<double>(warmest_allowed) >= eps;
+  const bool useful = best_cached > 0 && static_cast<double>(best_cached) >= eps;
+  if (warm_w) {
+    // Locality decided it: spread over the allowed holders, earliest available first.
+    chosen = earliest_in_w();
+  } else if (useful) {
+    // Hot prefix: every holder is too loaded. Warm it on its next home, in HRW order.
+    for (size_t i = 0; i < homes && home_rank < 0; ++i) {
+      if (in_w(hrw[i].second)) {
+        chosen = hrw[i].second;
+        home_rank = static_cast<int>(i);
+      }
+    }
+    if (home_rank < 0) chosen = earliest_in_w();
+  } else {
+    // Cold prefix: its first home that is available about as early as the earliest one.
+    const double now_s = ToSeconds(ctx.now.time_since_epoch());
+    const double earliest_s = std::max(available_at(earliest_in_w()), now_s);
+    for (size_t i = 0; i < homes && home_rank < 0; ++i) {
+      const BackendId b = hrw[i].second;
+      if (in_w(b) && std::max(available_at(b), now_s) <= earliest_s + options_.home_slack_s) {
+        chosen = b;
+        home_rank = static_cast<int>(i);
+      }
+    }
+    if (home_rank < 0) chosen = earliest_in_w();
+  }
+
+  Reason reason;
+  if (useful && cached[chosen] == best_cached) {
+    reason = Reason::kCacheHit;
+  } else if (home_rank == 0 && !useful) {
+    reason = Reason::kColdHome;
+  } else if (home_rank >= 0) {
+    reason = Reason::kSpillHot;
+  } else {
+    reason = Reason::kLeastLoad;
+  }
+
+  auto ttft_of = [&](BackendId b) { return ttft[b]; };
+  Decision decision = DecideFor(request, ctx, chosen, reason);
+  decision.alternates = RankedAlternates(ctx.candidates, chosen, ttft_of);
+  decision.scores = ScoreAll(ctx, ttft_of);
+  return decision;
+}
+
+absl::StatusOr<std::unique_ptr<Policy>> MakeWarmroutePolicy(ParamReader& params) {
+  WarmrouteOptions o;
+  o.home_blocks = static_cast<int>(params.Get("home_blocks", o.home_blocks));
+  o.slack_s = params.Get("slack_s", o.slack_s);
+  o.slack_fraction = params.Get("slack_fraction", o.slack_fraction);
+  o.balance_factor = params.Get("balance_factor", o.balance_factor);
+  o.balance_abs = params.Get("balance_abs", o.balance_abs);
+  o.work_weight = params.Get("work_weight", o.work_weight);
+  o.beyond_key_fraction = params.Get("beyond_key_fraction", o.beyond_key_fraction);
+  o.useful_match_blocks =
+      static_cast<int>(params.Get("useful_match_blocks", o.useful_match_blocks));
+  o.useful_match_fraction = params.Get("useful_match_fraction", o.useful_match_fraction);
+  o.max_homes = static_cast<int>(params.Get("max_homes", o.max_homes));
+  o.home_slack_s = params.Get("home_slack_s", o.home_slack_s);
+  o.step_tokens = params.Get("step_tokens", o.step_tokens);
+  o.step_overhead_tokens = params.Get("step_overhead_tokens", o.step_overhead_tokens);
+  o.decode_context_weight = params.Get("decode_context_weight", o.decode_context_weight);
+  o.decode_seq_weight = params.Get("decode_seq_weight", o.decode_seq_weight);
+  params.Require(o.home_blocks >= 1, "home_blocks", "must be at least 1");
+  params.Require(o.slack_s >= 0, "slack_s", "must be non-negative");
+  params.Require(o.slack_fraction >= 0, "slack_fraction", "must be non-negative");
+  params.Require(o.balance_factor == 0 || o.balance_factor >= 1, "balance_factor",
+                 "must be 0 (no bound) or at least 1");
+  params.Require(o.balance_abs >= 0, "balance_abs", "must be non-negative");
+  params.Require(o.work_weight >= 0, "work_weight", "must be non-negative");
+  params.Require(o.beyond_key_fraction >= 0 && o.beyond_key_fraction <= 1, "beyond_key_fraction",
+                 "must be in [0, 1]");
+  params.Require(o.useful_match_blocks >= 0, "useful_match_blocks", "must be non-negative");
+  params.Require(o.useful_match_fraction >= 0 && o.useful_match_fraction <= 1,
+                 "useful_match_fraction", "must be in [0, 1]");
+  params.Require(o.max_homes >= 1, "max_homes", "must be at least 1");
+  params.Require(o.step_tokens >= 1, "step_tokens", "must be at least 1");
+  params.Require(o.step_overhead_tokens >= 0, "step_overhead_tokens", "must be non-negative");
+  params.Require(o.decode_context_weight >= 0, "decode_context_weight", "must be non-negative");
+  params.Require(o.decode_seq_weight >= 0, "decode_seq_weight", "must be non-negative");
+  absl::Status status = params.status();
+  if (!status.ok()) return status;
+  return std::make_unique<WarmroutePolicy>(o);
+}
+
+}  // namespace warmroute::routing

@@ -1,0 +1,344 @@
+#include "core/routing/policies/warmroute.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/clock.h"
+#include "core/routing/policies/policy_test_util.h"
+#include "core/routing/policies/policy_util.h"
+#include "core/routing/policy_registry.h"
+#include "core/routing/router.h"
+#include "gtest/gtest.h"
+
+namespace warmroute::routing {
+namespace {
+
+using testing::Chain;
+using testing::Request;
+using testing::TestFleet;
+
+// Backend names in the prefix's rendezvous order (first home first).
+std::vector<std::string> HomeOrder(const RoutingRequest& request, std::vector<std::string> names,
+                                   int home_blocks = 64) {
+  const uint64_t key = PrefixPlacementKey(request, home_blocks);
+  std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    return RendezvousScore(key, NameHash(a)) > RendezvousScore(key, NameHash(b));
+  });
+  return names;
+}
+
+Decision RouteOnce(Policy& policy, TestFleet& fleet, const RoutingRequest& request) {
+  RoutingContext ctx = fleet.Context(request);
+  return policy.Route(request, ctx);
+}
+
+// 4 backends, a 3,250-token prompt whose first 200 blocks (3,200 tokens) are held by the backend
+// that is NOT the prefix's first home, so locality has to win over the home preference.
+struct WarmSetup {
+  TestFleet fleet;
+  RoutingRequest request = Request(1, Chain(42, 203), 3250);
+  BackendId warm = 0;
+  WarmSetup() {
+    for (std::string name : {"r0", "r1", "r2", "r3"}) fleet.Add(name);
+    const std::vector<std::string> order = HomeOrder(request, {"r0", "r1", "r2", "r3"});
+    warm = static_cast<BackendId>(order[3][1] - '0');  // the last home
+    fleet.index().Insert(warm, std::vector<uint64_t>(request.key.block_hashes.begin(),
+                                                     request.key.block_hashes.begin() + 200));
+  }
+};
+
+TEST(WarmroutePolicyTest, WarmBackendWinsWhenLightlyLoaded) {
+  WarmSetup s;
+  s.fleet.SetOutstanding(s.warm, 2000);  // 0.2 s of queue, others idle
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, s.warm);
+  EXPECT_EQ(d.reason, Reason::kCacheHit);
+  EXPECT_EQ(d.predicted_cached_tokens, 3200);
+}
+
+TEST(WarmroutePolicyTest, WarmBackendLosesWhenItsQueueIsLong) {
+  WarmSetup s;
+  s.fleet.SetOutstanding(s.warm, 20000);  // 2 s of queue vs 0.33 s cold
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_NE(d.backend, s.warm);
+  // Not scattered: the prefix's first home.
+  EXPECT_EQ(s.fleet.at(d.backend).name, HomeOrder(s.request, {"r0", "r1", "r2", "r3"})[0]);
+  EXPECT_EQ(d.reason, Reason::kSpillHot);
+}
+
+TEST(WarmroutePolicyTest, WarmBeatsASlightlyFasterColdBackend) {
+  WarmSetup s;
+  // Warm: 3,500 queued + 50 tokens; cold: 3,250 tokens: the cold one is 0.03 s faster, within
+  // the slack, and the warm one saves the fleet 3,200 tokens of prefill.
+  s.fleet.SetOutstanding(s.warm, 3500);
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, s.warm);
+  double best = 1e9;
+  for (const CandidateScore& c : d.scores) best = std::min(best, c.score);
+  EXPECT_LT(best, d.scores[s.warm].score);  // it was not the fastest
+}
+
+TEST(WarmroutePolicyTest, ScoresArePredictedTtftOfEveryCandidate) {
+  TestFleet fleet;
+  fleet.Add("a");
+  fleet.Add("b");
+  fleet.SetOutstanding(1, 8000);
+  fleet.at(1).prefill_tokens_per_s = 20000;
+  RoutingRequest request = Request(1, Chain(1, 10), 1000);
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, fleet, request);
+  ASSERT_EQ(d.scores.size(), 2u);
+  // a: (1,000 + 1 step x 180) / 10,000; b: (9,000 + 2 steps x 180) / 20,000.
+  EXPECT_DOUBLE_EQ(d.scores[0].score, 1180.0 / 10000);
+  EXPECT_DOUBLE_EQ(d.scores[1].score, 9360.0 / 20000);
+}
+
+TEST(WarmroutePolicyTest, WholeKeyMatchCountsHalfTheUnkeyedRestAsCached) {
+  TestFleet fleet;
+  fleet.Add("a");
+  RoutingRequest request = Request(1, Chain(1, 10), 1000);  // the key covers 160 tokens
+  fleet.index().Insert(0, request.key.block_hashes);
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, fleet, request);
+  EXPECT_EQ(d.predicted_cached_tokens, 160);  // what the index can show
+  // Scored as 160 + 0.5 x 840 = 580 cached: (1,000 - 580 + 180) / 10,000.
+  EXPECT_DOUBLE_EQ(d.scores[0].score, 600.0 / 10000);
+}
+
+TEST(WarmroutePolicyTest, DecodeLoadSlowsPrefill) {
+  WarmroutePolicy policy({});
+  BackendState idle;
+  idle.prefill_tokens_per_s = 10000;
+  BackendState decoding = idle;
+  decoding.running_decodes = 100;
+  decoding.decode_context_tokens = 300000;
+  // 100 x 0.5 + 300,000 x 3e-4 = 140 token-equivalents per step.
+  EXPECT_NEAR(policy.PredictedTtft(decoding, 1000, 0, {}) - policy.PredictedTtft(idle, 1000, 0, {}),
+              140.0 / 10000, 1e-12);
+  // Cached tokens are not recomputed.
+  EXPECT_LT(policy.PredictedTtft(idle, 1000, 900, {}), policy.PredictedTtft(idle, 1000, 0, {}));
+}
+
+TEST(WarmroutePolicyTest, ColdPrefixGoesToItsFirstHome) {
+  TestFleet fleet;
+  std::vector<std::string> names;
+  for (int i = 0; i < 8; ++i) names.push_back(fleet.at(fleet.Add("r" + std::to_string(i))).name);
+  WarmroutePolicy policy({});
+  std::map<std::string, int> per_backend;
+  for (uint64_t p = 0; p < 400; ++p) {
+    RoutingRequest request = Request(p, Chain(1000 + p, 80), 1300);
+    Decision d = RouteOnce(policy, fleet, request);
+    EXPECT_EQ(d.reason, Reason::kColdHome);
+    EXPECT_EQ(fleet.at(d.backend).name, HomeOrder(request, names)[0]);
+    ++per_backend[fleet.at(d.backend).name];
+  }
+  EXPECT_EQ(per_backend.size(), 8u);  // different prefixes, different homes
+}
+
+TEST(WarmroutePolicyTest, HomeIsKeyedBeyondASharedHead) {
+  // All prompts share their first 32 blocks (like the Mooncake conversation trace's first
+  // 512-token block) and differ after: they must not all get the same home.
+  TestFleet fleet;
+  for (int i = 0; i < 8; ++i) fleet.Add("r" + std::to_string(i));
+  WarmroutePolicy policy({});
+  std::set<BackendId> homes;
+  for (uint64_t p = 0; p < 100; ++p) {
+    std::vector<uint64_t> chain = Chain(7, 32);
+    std::vector<uint64_t> tail = Chain(500 + p, 48);
+    for (uint64_t& h : tail) h ^= chain.back();
+    chain.insert(chain.end(), tail.begin(), tail.end());
+    homes.insert(RouteOnce(policy, fleet, Request(p, chain, 1300)).backend);
+  }
+  EXPECT_EQ(homes.size(), 8u);
+}
+
+TEST(WarmroutePolicyTest, ColdHomeTooLoadedGoesToSecondHomeThenLeastLoaded) {
+  TestFleet fleet;
+  std::vector<std::string> names;
+  for (int i = 0; i < 6; ++i) names.push_back(fleet.at(fleet.Add("r" + std::to_string(i))).name);
+  RoutingRequest request = Request(1, Chain(3, 80), 1300);
+  const std::vector<std::string> order = HomeOrder(request, names);
+  auto id_of = [&](const std::string& name) { return static_cast<BackendId>(name[1] - '0'); };
+  WarmroutePolicy policy({});
+
+  fleet.SetOutstanding(id_of(order[0]), 5000);
+  Decision d = RouteOnce(policy, fleet, request);
+  EXPECT_EQ(d.backend, id_of(order[1]));
+  EXPECT_EQ(d.reason, Reason::kSpillHot);
+
+  for (int i = 0; i < 3; ++i) fleet.SetOutstanding(id_of(order[i]), 5000);
+  fleet.SetOutstanding(id_of(order[3]), 100);
+  fleet.SetOutstanding(id_of(order[4]), 100);  // order[5] is the idle one
+  d = RouteOnce(policy, fleet, request);
+  EXPECT_EQ(d.backend, id_of(order[5]));
+  EXPECT_EQ(d.reason, Reason::kLeastLoad);
+}
+
+TEST(WarmroutePolicyTest, TinySharedMatchesDoNotCountAsLocality) {
+  TestFleet fleet;
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; ++i) names.push_back(fleet.at(fleet.Add("r" + std::to_string(i))).name);
+  RoutingRequest request = Request(1, Chain(3, 80), 1300);
+  const std::vector<std::string> order = HomeOrder(request, names);
+  const BackendId not_home = static_cast<BackendId>(order[2][1] - '0');
+  // Two blocks (a chat-template header) on a backend that is not the home.
+  fleet.index().Insert(not_home, std::vector<uint64_t>(request.key.block_hashes.begin(),
+                                                       request.key.block_hashes.begin() + 2));
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, fleet, request);
+  EXPECT_EQ(fleet.at(d.backend).name, order[0]);
+  EXPECT_EQ(d.reason, Reason::kColdHome);
+}
+
+// 4 backends; a 3,250-token request whose 3,200-token system prompt only backend 0 holds, with
+// 10 requests in flight there (the in-flight bound is ceil(1.25 x 11 / 4) + 4 = 8).
+struct BoundSetup {
+  TestFleet fleet;
+  RoutingRequest request = Request(1, Chain(42, 203), 3250);
+  std::vector<uint64_t> system{request.key.block_hashes.begin(),
+                               request.key.block_hashes.begin() + 200};
+  BoundSetup() {
+    for (std::string name : {"r0", "r1", "r2", "r3"}) fleet.Add(name);
+    fleet.index().Insert(0, system);
+    fleet.at(0).in_flight = 10;
+  }
+};
+
+TEST(WarmroutePolicyTest, InFlightBoundSpreadsASharedPrefix) {
+  BoundSetup s;
+  WarmroutePolicy policy({});
+  // Another request that matched the same system prompt is in flight.
+  Decision other;
+  other.scores = {{.backend = 0, .score = 0, .matched_blocks = 200}};
+  policy.OnDispatched(Request(7, Chain(42, 210), 3300), other);
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_NE(d.backend, 0u);
+  EXPECT_EQ(d.reason, Reason::kSpillHot);
+  // Once it finished, the prefix is nobody else's: the request stays with its holder.
+  policy.OnFinished(7, 0);
+  d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, 0u);
+  EXPECT_EQ(d.reason, Reason::kCacheHit);
+}
+
+TEST(WarmroutePolicyTest, NoBoundWhenDisabled) {
+  BoundSetup s;
+  WarmroutePolicy policy({.balance_factor = 0});
+  Decision other;
+  other.scores = {{.backend = 0, .score = 0, .matched_blocks = 200}};
+  policy.OnDispatched(Request(7, Chain(42, 210), 3300), other);
+  EXPECT_EQ(RouteOnce(policy, s.fleet, s.request).backend, 0u);
+}
+
+TEST(WarmroutePolicyTest, HoldersShareLoadEarliestAvailableFirst) {
+  TestFleet fleet;
+  for (std::string name : {"r0", "r1", "r2"}) fleet.Add(name);
+  RoutingRequest request = Request(1, Chain(42, 203), 3250);
+  fleet.index().Insert(0, request.key.block_hashes);
+  fleet.index().Insert(1, request.key.block_hashes);
+  WarmroutePolicy policy({});
+  // Both idle: the one idle longer (its last prefill ended earlier).
+  fleet.at(0).prefill_done_at = TimePoint{} + std::chrono::milliseconds(50);
+  fleet.at(1).prefill_done_at = TimePoint{} + std::chrono::milliseconds(10);
+  RoutingContext ctx = fleet.Context(request);
+  ctx.now = TimePoint{} + std::chrono::milliseconds(100);
+  EXPECT_EQ(policy.Route(request, ctx).backend, 1u);
+  // Backend 1 busy for another 30 ms: backend 0.
+  fleet.at(1).outstanding_prefill_tokens = 300;
+  fleet.at(1).prefill_done_at = ctx.now + std::chrono::milliseconds(30);
+  Decision d = policy.Route(request, ctx);
+  EXPECT_EQ(d.backend, 0u);
+  EXPECT_EQ(d.reason, Reason::kCacheHit);
+}
+
+TEST(WarmroutePolicyTest, ElapsedTimeDiscountsQueuedPrefill) {
+  WarmroutePolicy policy({});
+  BackendState b;
+  b.prefill_tokens_per_s = 10000;
+  b.outstanding_prefill_tokens = 5000;
+  b.prefill_done_at = TimePoint{} + std::chrono::milliseconds(500);
+  EXPECT_DOUBLE_EQ(policy.QueuedPrefillTokens(b, TimePoint{}), 5000);
+  EXPECT_DOUBLE_EQ(policy.QueuedPrefillTokens(b, TimePoint{} + std::chrono::milliseconds(300)),
+                   2000);
+  // Past the expected end with prefill still outstanding: one step's worth is left.
+  EXPECT_DOUBLE_EQ(policy.QueuedPrefillTokens(b, TimePoint{} + std::chrono::seconds(2)), 180);
+  b.outstanding_prefill_tokens = 0;
+  EXPECT_DOUBLE_EQ(policy.QueuedPrefillTokens(b, TimePoint{}), 0);
+}
+
+// Through a real Router: accounting and speculative inserts make the prefix hot.
+struct RouterSetup {
+  ManualClock clock;
+  Router router;
+  std::vector<std::string> names;
+  explicit RouterSetup(std::vector<std::string> backend_names, uint64_t seed = 1)
+      : router(MakePolicy("warmroute", {}).value(), RouterOptions{}, clock, seed),
+        names(std::move(backend_names)) {
+    for (const std::string& name : names)
+      router.AddBackend({.name = name, .kv_capacity_tokens = 460000});
+  }
+  std::string Route(const RoutingRequest& request, Reason* reason = nullptr) {
+    absl::StatusOr<Decision> d = router.Route(request);
+    EXPECT_TRUE(d.ok()) << d.status();
+    if (reason != nullptr) *reason = d->reason;
+    return router.fleet().backend(d->backend).name;
+  }
+};
+
+TEST(WarmroutePolicyTest, ColdPrefixesGetTheSameHomeAcrossIndependentRouters) {
+  RouterSetup a({"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"}, /*seed=*/1);
+  RouterSetup b({"r5", "r3", "r7", "r0", "r1", "r6", "r2", "r4"}, /*seed=*/99);
+  for (uint64_t p = 0; p < 200; ++p) {
+    RoutingRequest request = Request(p, Chain(p, 100), 1700);
+    Reason ra;
+    Reason rb;
+    EXPECT_EQ(a.Route(request, &ra), b.Route(request, &rb));
+    EXPECT_EQ(ra, Reason::kColdHome);
+    EXPECT_EQ(rb, Reason::kColdHome);
+    a.router.OnFinished(p, std::nullopt);  // keep both fleets idle
+    b.router.OnFinished(p, std::nullopt);
+  }
+}
+
+TEST(WarmroutePolicyTest, HotPrefixSpillsToItsSecondThenThirdHome) {
+  RouterSetup s({"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"});
+  // A 3,000-token system prompt plus a 50-token question; requests pile up (none finishes).
+  std::vector<uint64_t> system = Chain(77, 187);
+  std::vector<std::string> first_use;
+  std::map<std::string, int> count;
+  for (uint64_t id = 0; id < 60; ++id) {
+    std::vector<uint64_t> chain = system;
+    chain.push_back(Mix64(id));
+    chain.push_back(Mix64(id + 1000));
+    RoutingRequest request = Request(id, chain, 3050);
+    const std::string backend = s.Route(request);
+    if (count[backend]++ == 0) first_use.push_back(backend);
+  }
+  const std::vector<std::string> order = HomeOrder(Request(0, system, 3000), s.names);
+  ASSERT_GE(first_use.size(), 3u);
+  EXPECT_EQ(first_use[0], order[0]);
+  EXPECT_EQ(first_use[1], order[1]);
+  EXPECT_EQ(first_use[2], order[2]);
+}
+
+TEST(WarmroutePolicyTest, DecisionsAreDeterministic) {
+  auto run = [] {
+    RouterSetup s({"a", "b", "c", "d"});
+    std::vector<std::string> out;
+    for (uint64_t id = 0; id < 300; ++id) {
+      RoutingRequest request = Request(id, Chain(id % 7, 120 + static_cast<int>(id % 5)), 2000);
+      out.push_back(s.Route(request));
+      s.clock.Advance(std::chrono::milliseconds(30));
+      if (id >= 5) s.router.OnFinished(id - 5, 1000);
+    }
+    return out;
+  };
+  EXPECT_EQ(run(), run());
+}
+
+}  // namespace
+}  // namespace warmroute::routing

@@ -1,0 +1,110 @@
+// A routing policy: given a request's prefix key and the router's view of the fleet, pick a
+// backend. Policies are small plugins built by name (policy_registry.h), one file each under
+// policies/, each opening with a block comment that states its rule, its parameters with
+// defaults, and where the rule comes from.
+//
+// The Router (router.h) does the bookkeeping every policy shares — the prefix-index walk, the
+// candidate set, load accounting, speculative inserts and closed-loop corrections — and hands the
+// policy a RoutingContext. A policy only decides, plus optional observation hooks for policies
+// that keep their own state.
+//
+// Thread-safety: none; called by the Router's owner only. Deterministic for a given Rng seed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/rng.h"
+#include "core/routing/fleet_view.h"
+#include "core/routing/prefix_key.h"
+
+namespace warmroute::routing {
+
+// Why a backend was chosen: for logs, metrics labels and the x-warmroute-reason header.
+enum class Reason {
+  kCacheHit,   // the best-matching backend (locality won)
+  kColdHome,   // no useful match: the prefix's deterministic home
+  kSpillHot,   // the home was saturated: the next home of the same prefix
+  kLeastLoad,  // load won over locality, or no locality signal
+  kHash,       // consistent hashing
+  kRoundRobin,
+  kRandom,
+};
+std::string_view ReasonName(Reason reason);
+
+struct RoutingRequest {
+  uint64_t id = 0;
+  std::string model;
+  std::string tenant;
+  PrefixKey key;
+  int64_t prompt_tokens = 0;  // exact or estimated
+  int64_t max_tokens = 16;
+  bool stream = false;
+};
+
+struct CandidateScore {
+  BackendId backend = 0;
+  double score = 0;  // the policy's own unit (documented per policy); lower is better
+  int32_t matched_blocks = 0;
+};
+
+// Alternates a decision carries at most: the gateway retries at most twice, and one alternate
+// may have become ineligible by then.
+inline constexpr size_t kMaxAlternates = 3;
+
+struct Decision {
+  BackendId backend = 0;
+  // Ranked, for retries; excludes `backend`; at most kMaxAlternates. The Router completes a
+  // shorter list with the remaining candidates, fewest in flight first.
+  std::vector<BackendId> alternates;
+  Reason reason = Reason::kLeastLoad;
+  int64_t predicted_cached_tokens = 0;
+  std::vector<CandidateScore> scores;  // candidates considered, for explanation
+};
+
+struct RoutingContext {
+  const FleetView& fleet;
+  // Backends that serve the model and are Eligible(); never empty.
+  std::span<const BackendId> candidates;
+  // matched_blocks[b]: leading blocks of the request's key that backend b holds (prefix index),
+  // for every backend id b < fleet.size().
+  std::span<const int32_t> matched_blocks;
+  // The Router's prefix index, read-only (e.g. entries(b): the size of a backend's cached set).
+  const PrefixIndex& index;
+  TimePoint now;
+  Rng& rng;
+};
+
+// The request's prompt length in tokens: request.prompt_tokens, or the key's estimate when 0.
+int64_t PromptTokens(const RoutingRequest& request);
+
+// Prompt tokens a backend holding `matched_blocks` leading blocks of request.key is predicted to
+// serve from its cache: matched_blocks * key.tokens_per_block, at most PromptTokens - 1 (the
+// engine always computes the last prompt token to produce the first output token), at least 0.
+int64_t PredictedCachedTokens(const RoutingRequest& request, int32_t matched_blocks);
+
+class Policy {
+ public:
+  Policy() = default;
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+  virtual ~Policy() = default;
+
+  // The registry name, e.g. "round_robin".
+  virtual std::string_view name() const = 0;
+
+  // Chooses a backend among ctx.candidates. REQUIRES: !ctx.candidates.empty().
+  virtual Decision Route(const RoutingRequest& request, RoutingContext& ctx) = 0;
+
+  // Observation hooks; the Router has already updated the FleetView when they run.
+  virtual void OnDispatched(const RoutingRequest& /*request*/, const Decision& /*decision*/) {}
+  virtual void OnFinished(uint64_t /*request_id*/, BackendId /*backend*/) {}
+  virtual void OnFailed(uint64_t /*request_id*/, BackendId /*backend*/) {}
+  virtual void OnBackendRemoved(BackendId /*backend*/) {}
+};
+
+}  // namespace warmroute::routing

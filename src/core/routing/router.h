@@ -1,0 +1,159 @@
+// The sans-I/O routing core that both the live gateway and the simulator drive: it owns the
+// fleet view, the prefix index and a policy, routes requests, and learns from what the engines
+// report. Everything a policy may know comes through here, so the simulator cannot give a policy
+// more than the gateway would have.
+//
+// Life of a request:
+//   Route()        policy decides; the request counts as in flight on the backend with its
+//                  predicted uncached prompt tokens outstanding; its chain is inserted into the
+//                  index for that backend (speculative: the engine will have it once prefilled).
+//   Reroute()      the dispatch failed before any byte reached the client: move it to the next
+//                  eligible alternate (retry); the failed backend's accounting and speculative
+//                  insert are undone.
+//   OnFirstToken() prefill done: outstanding prefill → running decode; the TTFT is recorded.
+//   OnFinished()   the engine reported usage.prompt_tokens_details.cached_tokens (if known):
+//                  the TTFT becomes a prefill-rate sample (RouterOptions::min_rate_sample_tokens
+//                  gives the rule), with the actual uncached tokens when reported; closed loop —
+//                  when the report is lower than predicted, the backend's index entries beyond
+//                  what it actually had are dropped (its least recently used ones: its index slice
+//                  shrinks; router.cc), and a higher report grows the slice back; predicted vs
+//                  reported are counted. A request finished without OnFirstToken (non-streaming)
+//                  leaves prefill and decode at once.
+//   OnFailed()     the request ended with an error; accounting undone (and the speculative insert,
+//                  if no first token was seen).
+// Unknown request ids are ignored by every hook (e.g. a late event after a failure).
+//
+// Usage:
+//   Router router(MakePolicy("warmroute", {}).value(), RouterOptions{}, clock, /*seed=*/1);
+//   BackendId b = router.AddBackend({.name = "r0", .kv_capacity_tokens = 460000});
+//   absl::StatusOr<Decision> d = router.Route(request);
+//   router.OnFirstToken(request.id);
+//   router.OnFinished(request.id, /*cached_tokens=*/1024);
+//
+// Thread-safety: none; one owner (a strand in the gateway, the event loop in the simulator).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "common/rng.h"
+#include "core/routing/fleet_view.h"
+#include "core/routing/policy.h"
+#include "core/routing/prefix_index.h"
+
+namespace warmroute::routing {
+
+struct RouterOptions {
+  PrefixIndexOptions index{};
+  // Tokens one index block stands for when sizing a backend's index slice from its KV capacity.
+  double tokens_per_block = 16;
+  // KV capacity assumed for a backend whose capacity is unknown (0), to size its index slice.
+  int64_t default_kv_capacity_tokens = 1'000'000;
+  // Starting prefill-rate estimate (tokens/s) before any TTFT has been observed.
+  double initial_prefill_tokens_per_s = 10000;
+  // Weight of a new sample in the prefill-rate EWMA.
+  double prefill_rate_alpha = 0.1;
+  // Prefill-rate samples: a finished request gives one when its own uncached prompt tokens are
+  // at least this many (below it, fixed per-step and network costs dominate its TTFT) and at
+  // least the prefill tokens queued ahead of it at dispatch (its TTFT is dominated by its own
+  // prefill); the sample is (queued ahead + own uncached tokens) / TTFT.
+  int64_t min_rate_sample_tokens = 256;
+
+  // Closed loop on the engines' reported cached tokens (see router.cc for the rule). Off: the
+  // index only learns from routing (speculative inserts), as the SGLang router's tree does; the
+  // simulator may turn it off for the baselines that do not have it.
+  bool closed_loop = true;
+  // A report counts as a misprediction when it differs from the prediction by more than
+  // max(2 blocks, closed_loop_tolerance x predicted): absorbs the estimate of tokens per
+  // character block in approximate mode and the engine's whole-block granularity.
+  double closed_loop_tolerance = 0.25;
+  // How a backend's slice shrinks at most: never below this fraction of its KV capacity.
+  double min_slice_fraction = 0.25;
+  // The literal rule: on an over-prediction also drop the request's own chain beyond
+  // the reported blocks. Off by default: the engine has just recomputed (and cached) that chain,
+  // so dropping it would make the index forget what the engine now holds; the misprediction is
+  // instead evidence that the backend's least recently used entries are stale (see router.cc).
+  bool closed_loop_truncate_chain = false;
+};
+
+struct BackendSpec {
+  std::string name{};
+  std::vector<std::string> models{};  // empty = serves any model
+  int64_t kv_capacity_tokens = 0;     // 0 = unknown (index slice uses a default)
+};
+
+struct RouterStats {
+  int64_t routed = 0;
+  int64_t predicted_cached_tokens = 0;  // Σ over finished requests with a reported value
+  int64_t reported_cached_tokens = 0;
+  int64_t corrections = 0;       // closed-loop corrections (over-predictions)
+  int64_t underpredictions = 0;  // reports above the prediction beyond the tolerance
+  int64_t rerouted = 0;
+  int64_t failed = 0;
+};
+
+class Router {
+ public:
+  Router(std::unique_ptr<Policy> policy, RouterOptions options, const Clock& clock, uint64_t seed);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  BackendId AddBackend(const BackendSpec& spec);
+  // Removal keeps the id (never reused) but forgets the backend's index entries.
+  void RemoveBackend(BackendId backend);
+  void SetHealthy(BackendId backend, bool healthy);
+  void SetDraining(BackendId backend, bool draining);
+  void SetKvCapacity(BackendId backend, int64_t tokens);
+  void OnMetrics(BackendId backend, const EngineMetricsSample& sample);
+
+  // Decides and records the dispatch. NotFound if no backend serves request.model (or any
+  // model, when the fleet is empty); Unavailable if none of those is eligible.
+  // REQUIRES: request.id is not in flight.
+  absl::StatusOr<Decision> Route(const RoutingRequest& request);
+
+  // Moves an in-flight request (no first token yet) to its next alternate; returns the new
+  // backend, or nullopt when no alternate remains (the request is then failed).
+  std::optional<BackendId> Reroute(uint64_t request_id);
+
+  void OnFirstToken(uint64_t request_id);
+  // cached_tokens: usage.prompt_tokens_details.cached_tokens, when the engine reported it.
+  void OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens);
+  void OnFailed(uint64_t request_id);
+
+  const FleetView& fleet() const { return fleet_; }
+  const PrefixIndex& index() const { return *index_; }
+  const Policy& policy() const { return *policy_; }
+  const RouterStats& stats() const { return stats_; }
+
+ private:
+  struct InFlight;
+  void ApplySlice(BackendId backend);
+  void Account(InFlight& request, BackendId backend);
+  // Undoes Account; `completed`: the request finished (else failed: its speculative insert is
+  // undone too when it had no first token).
+  void Unaccount(InFlight& request, bool completed);
+  void LearnPrefillRate(const InFlight& request, std::optional<int64_t> cached_tokens);
+  void CloseLoop(const InFlight& request, int64_t cached_tokens);
+
+  std::unique_ptr<Policy> policy_;
+  RouterOptions options_;
+  const Clock& clock_;
+  Rng rng_;
+  FleetView fleet_;
+  std::unique_ptr<PrefixIndex> index_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<InFlight>> in_flight_;
+  RouterStats stats_;
+  // Per backend: its KV capacity in index blocks, and its current index slice (the capacity
+  // given to the index), which the closed loop shrinks and grows within [min, capacity].
+  std::vector<int64_t> capacity_blocks_;
+  std::vector<int64_t> slice_blocks_;
+};
+
+}  // namespace warmroute::routing

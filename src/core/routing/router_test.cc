@@ -1,0 +1,351 @@
+#include "core/routing/router.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/clock.h"
+#include "core/routing/policies/policy_test_util.h"
+#include "core/routing/policy_registry.h"
+#include "gtest/gtest.h"
+
+namespace warmroute::routing {
+namespace {
+
+using testing::Chain;
+using testing::Request;
+
+class RouterTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Router> Make(std::string_view policy, RouterOptions options = {}) {
+    return std::make_unique<Router>(MakePolicy(policy, {}).value(), options, clock_, 1);
+  }
+  ManualClock clock_;
+};
+
+TEST_F(RouterTest, RouteAccountsTheRequestAndInsertsItsChain) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "r0"});
+  router->AddBackend({.name = "r1"});
+  RoutingRequest request = Request(1, Chain(1, 50), 1000);
+  absl::StatusOr<Decision> d = router->Route(request);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->backend, 0u);
+  EXPECT_EQ(d->predicted_cached_tokens, 0);
+  const BackendState& b = router->fleet().backend(0);
+  EXPECT_EQ(b.in_flight, 1);
+  EXPECT_EQ(b.outstanding_prefill_tokens, 1000);
+  EXPECT_EQ(b.dispatched_total, 1);
+  EXPECT_EQ(b.prefill_tokens_total, 1000);
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 50);
+  EXPECT_EQ(router->stats().routed, 1);
+}
+
+TEST_F(RouterTest, SpeculativeInsertPredictsTheNextRequestsCachedTokens) {
+  auto router = Make("warmroute");
+  router->AddBackend({.name = "r0"});
+  ASSERT_TRUE(router->Route(Request(1, Chain(1, 50), 1000)).ok());
+  absl::StatusOr<Decision> d = router->Route(Request(2, Chain(1, 50), 1000));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->predicted_cached_tokens, 800);
+  EXPECT_EQ(d->reason, Reason::kCacheHit);
+  EXPECT_EQ(router->fleet().backend(0).outstanding_prefill_tokens, 1000 + 200);
+  // Capped at prompt - 1: the engine always computes the last token.
+  d = router->Route(Request(3, Chain(1, 50), 800));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->predicted_cached_tokens, 799);
+}
+
+TEST_F(RouterTest, FirstTokenAndFinishMoveTheAccounting) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "r0"});
+  RoutingRequest request = Request(1, Chain(1, 50), 1000);
+  request.max_tokens = 100;
+  ASSERT_TRUE(router->Route(request).ok());
+  router->OnFirstToken(1);
+  const BackendState& b = router->fleet().backend(0);
+  EXPECT_EQ(b.outstanding_prefill_tokens, 0);
+  EXPECT_EQ(b.running_decodes, 1);
+  EXPECT_EQ(b.decode_context_tokens, 1100);
+  EXPECT_EQ(b.in_flight, 1);
+  router->OnFirstToken(1);  // repeated: ignored
+  EXPECT_EQ(b.running_decodes, 1);
+  router->OnFinished(1, 0);
+  EXPECT_EQ(b.in_flight, 0);
+  EXPECT_EQ(b.running_decodes, 0);
+  EXPECT_EQ(b.decode_context_tokens, 0);
+  // The engine computed the chain: it stays in the index.
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 50);
+  router->OnFinished(1, 0);  // unknown now: ignored
+  EXPECT_EQ(b.in_flight, 0);
+}
+
+TEST_F(RouterTest, FinishWithoutFirstTokenReleasesPrefillAndKeepsTheChain) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "r0"});
+  RoutingRequest request = Request(1, Chain(1, 50), 1000);
+  ASSERT_TRUE(router->Route(request).ok());
+  router->OnFinished(1, std::nullopt);
+  const BackendState& b = router->fleet().backend(0);
+  EXPECT_EQ(b.in_flight, 0);
+  EXPECT_EQ(b.outstanding_prefill_tokens, 0);
+  EXPECT_EQ(b.running_decodes, 0);
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 50);
+}
+
+TEST_F(RouterTest, FailureUndoesAccountingAndTheSpeculativeInsert) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "r0"});
+  ASSERT_TRUE(router->Route(Request(1, Chain(1, 20), 1000)).ok());  // engine holds 20 blocks
+  router->OnFinished(1, std::nullopt);
+  RoutingRequest request = Request(2, Chain(1, 50), 1000);
+  ASSERT_TRUE(router->Route(request).ok());
+  router->OnFailed(2);
+  const BackendState& b = router->fleet().backend(0);
+  EXPECT_EQ(b.in_flight, 0);
+  EXPECT_EQ(b.outstanding_prefill_tokens, 0);
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 20);
+  EXPECT_EQ(router->stats().failed, 1);
+}
+
+TEST_F(RouterTest, RerouteMovesToTheNextEligibleAlternate) {
+  auto router = Make("round_robin");
+  for (std::string name : {"r0", "r1", "r2"}) router->AddBackend({.name = name});
+  RoutingRequest request = Request(1, Chain(1, 50), 1000);
+  absl::StatusOr<Decision> d = router->Route(request);
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->backend, 0u);
+  ASSERT_EQ(d->alternates, (std::vector<BackendId>{1, 2}));
+  router->SetHealthy(1, false);
+  std::optional<BackendId> next = router->Reroute(1);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, 2u);
+  EXPECT_EQ(router->fleet().backend(0).in_flight, 0);
+  EXPECT_EQ(router->fleet().backend(0).outstanding_prefill_tokens, 0);
+  EXPECT_EQ(router->fleet().backend(2).in_flight, 1);
+  EXPECT_EQ(router->fleet().backend(2).outstanding_prefill_tokens, 1000);
+  std::vector<int32_t> held = router->index().Match(request.key.block_hashes);
+  EXPECT_EQ(held[0], 0);
+  EXPECT_EQ(held[2], 50);
+  EXPECT_EQ(router->stats().rerouted, 1);
+  // No alternate left: the request is failed.
+  EXPECT_FALSE(router->Reroute(1).has_value());
+  EXPECT_EQ(router->fleet().backend(2).in_flight, 0);
+  EXPECT_EQ(router->stats().failed, 1);
+  router->OnFirstToken(1);  // late event: ignored
+  EXPECT_EQ(router->fleet().backend(2).running_decodes, 0);
+}
+
+TEST_F(RouterTest, RerouteAfterFirstTokenFailsTheRequest) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "r0"});
+  router->AddBackend({.name = "r1"});
+  ASSERT_TRUE(router->Route(Request(1, Chain(1, 5), 100)).ok());
+  router->OnFirstToken(1);
+  EXPECT_FALSE(router->Reroute(1).has_value());
+  EXPECT_EQ(router->fleet().backend(0).in_flight, 0);
+  EXPECT_EQ(router->fleet().backend(0).running_decodes, 0);
+  EXPECT_EQ(router->fleet().backend(1).in_flight, 0);
+}
+
+TEST_F(RouterTest, RouterCompletesAlternates) {
+  auto router = Make("power_of_two");  // gives one alternate
+  for (std::string name : {"a", "b", "c", "d", "e"}) router->AddBackend({.name = name});
+  for (uint64_t id = 0; id < 20; ++id) {
+    absl::StatusOr<Decision> d = router->Route(Request(id, {}, 10));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->alternates.size(), kMaxAlternates);
+    std::set<BackendId> distinct(d->alternates.begin(), d->alternates.end());
+    EXPECT_EQ(distinct.size(), d->alternates.size());
+    EXPECT_FALSE(distinct.contains(d->backend));
+  }
+}
+
+TEST_F(RouterTest, NotFoundAndUnavailable) {
+  auto router = Make("warmroute");
+  EXPECT_EQ(router->Route(Request(1, {}, 10)).status().code(), absl::StatusCode::kNotFound);
+  const BackendId a = router->AddBackend({.name = "a", .models = {"llama"}});
+  const BackendId b = router->AddBackend({.name = "b", .models = {"llama", "qwen"}});
+  RoutingRequest request = Request(2, {}, 10);
+  request.model = "mistral";
+  absl::Status status = router->Route(request).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(status.message().find("mistral"), std::string::npos);
+
+  request.model = "qwen";
+  absl::StatusOr<Decision> d = router->Route(request);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->backend, b);
+  router->OnFinished(2, std::nullopt);
+
+  router->SetHealthy(b, false);
+  request.id = 3;
+  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kUnavailable);
+  router->SetHealthy(b, true);
+  router->SetDraining(b, true);
+  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kUnavailable);
+  router->SetDraining(b, false);
+  router->RemoveBackend(b);
+  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
+  request.model = "llama";
+  d = router->Route(request);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->backend, a);
+  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(RouterTest, RemovedBackendForgetsItsIndexEntries) {
+  auto router = Make("round_robin");
+  const BackendId a = router->AddBackend({.name = "a"});
+  router->AddBackend({.name = "b"});
+  ASSERT_TRUE(router->Route(Request(1, Chain(1, 30), 1000)).ok());
+  EXPECT_EQ(router->index().entries(a), 30u);
+  router->RemoveBackend(a);
+  EXPECT_EQ(router->index().entries(a), 0u);
+  EXPECT_FALSE(router->fleet().backend(a).present);
+  for (uint64_t id = 2; id < 6; ++id) EXPECT_EQ(router->Route(Request(id, {}, 10))->backend, 1u);
+}
+
+TEST_F(RouterTest, KvCapacitySizesTheIndexSlice) {
+  auto router = Make("round_robin");
+  const BackendId a = router->AddBackend({.name = "a", .kv_capacity_tokens = 460000});
+  const BackendId b = router->AddBackend({.name = "b"});
+  EXPECT_EQ(router->index().bound(a), 460000u / 16);
+  EXPECT_EQ(router->index().bound(b), 1000000u / 16);
+  router->SetKvCapacity(b, 16000);
+  EXPECT_EQ(router->index().bound(b), 1000u);
+  EXPECT_EQ(router->fleet().backend(b).kv_capacity_tokens, 16000);
+}
+
+TEST_F(RouterTest, PrefillRateLearnsFromTtftDominatedByOwnPrefill) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "a"});
+  ASSERT_TRUE(router->Route(Request(1, Chain(1, 10), 4000)).ok());
+  clock_.Advance(std::chrono::milliseconds(200));
+  router->OnFirstToken(1);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 10000);  // learned at finish
+  router->OnFinished(1, 0);
+  // Sample 4,000 / 0.2 s = 20,000 tokens/s; EWMA with alpha 0.1.
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 11000);
+}
+
+TEST_F(RouterTest, PrefillRateUsesReportedCachedTokens) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "a"});
+  ASSERT_TRUE(router->Route(Request(1, Chain(1, 10), 4000)).ok());
+  clock_.Advance(std::chrono::milliseconds(100));
+  router->OnFirstToken(1);
+  router->OnFinished(1, 2000);  // only 2,000 computed: 20,000 tokens/s
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 11000);
+}
+
+TEST_F(RouterTest, PrefillRateIgnoresQueueDominatedAndTinySamples) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "a"});
+  ASSERT_TRUE(router->Route(Request(1, {}, 6000)).ok());
+  ASSERT_TRUE(router->Route(Request(2, {}, 3000)).ok());  // 6,000 queued ahead of 3,000
+  ASSERT_TRUE(router->Route(Request(3, {}, 100)).ok());   // too small
+  clock_.Advance(std::chrono::milliseconds(900));
+  router->OnFirstToken(2);
+  router->OnFirstToken(3);
+  router->OnFinished(2, 0);
+  router->OnFinished(3, 0);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 10000);
+}
+
+TEST_F(RouterTest, PrefillDoneAtTracksQueuedWork) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "a"});
+  const BackendState& b = router->fleet().backend(0);
+  ASSERT_TRUE(router->Route(Request(1, {}, 1000)).ok());  // 0.1 s at 10,000 tokens/s
+  EXPECT_EQ(b.prefill_done_at, TimePoint{} + std::chrono::milliseconds(100));
+  ASSERT_TRUE(router->Route(Request(2, {}, 1000)).ok());  // queued behind it
+  EXPECT_EQ(b.prefill_done_at, TimePoint{} + std::chrono::milliseconds(200));
+  clock_.Advance(std::chrono::milliseconds(50));
+  router->OnFirstToken(1);  // early: the rest takes at most 1,000 tokens from now
+  EXPECT_EQ(b.prefill_done_at, TimePoint{} + std::chrono::milliseconds(150));
+  router->OnFirstToken(2);
+  EXPECT_EQ(b.prefill_done_at, clock_.Now());
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(router->Route(Request(3, {}, 500)).ok());  // an idle backend starts from now
+  EXPECT_EQ(b.prefill_done_at, clock_.Now() + std::chrono::milliseconds(50));
+}
+
+// A backend of 16,000 tokens (1,000 blocks) whose index holds 900 entries.
+class ClosedLoopTest : public RouterTest {
+ protected:
+  std::unique_ptr<Router> MakeFilled(RouterOptions options = {}) {
+    auto router = Make("round_robin", options);
+    router->AddBackend({.name = "a", .kv_capacity_tokens = 16000});
+    for (uint64_t id = 100; id < 109; ++id) {
+      EXPECT_TRUE(router->Route(Request(id, Chain(id, 100), 2000)).ok());
+      router->OnFinished(id, std::nullopt);
+    }
+    EXPECT_EQ(router->index().entries(0), 900u);
+    return router;
+  }
+};
+
+TEST_F(ClosedLoopTest, OverPredictionDropsTheBackendsStalestEntries) {
+  auto router = MakeFilled();
+  RoutingRequest request = Request(1, Chain(100, 50), 1000);  // the oldest chain's first 50
+  absl::StatusOr<Decision> d = router->Route(request);
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->predicted_cached_tokens, 800);
+  router->OnFinished(1, 0);  // the engine had none of it
+  EXPECT_EQ(router->stats().corrections, 1);
+  EXPECT_EQ(router->stats().predicted_cached_tokens, 800);
+  EXPECT_EQ(router->stats().reported_cached_tokens, 0);
+  // 50 stale blocks: the slice shrinks to 900 - 50 entries, the least recently used go.
+  EXPECT_EQ(router->index().bound(0), 850u);
+  EXPECT_EQ(router->index().entries(0), 850u);
+  // The chain the engine just recomputed is kept (it was used last).
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 50);
+  // A report above the prediction grows the slice back.
+  RoutingRequest cold = Request(2, Chain(999, 20), 1000);
+  ASSERT_TRUE(router->Route(cold).ok());
+  router->OnFinished(2, 640);  // predicted 0, the engine had 40 blocks
+  EXPECT_EQ(router->stats().underpredictions, 1);
+  EXPECT_EQ(router->index().bound(0), 890u);
+}
+
+TEST_F(ClosedLoopTest, SmallDifferencesAreTolerated) {
+  auto router = MakeFilled();
+  ASSERT_TRUE(router->Route(Request(1, Chain(100, 50), 1000)).ok());
+  router->OnFinished(1, 700);  // 800 predicted: within 25%
+  EXPECT_EQ(router->stats().corrections, 0);
+  EXPECT_EQ(router->index().bound(0), 1000u);
+}
+
+TEST_F(ClosedLoopTest, SliceNeverShrinksBelowItsFloor) {
+  auto router = MakeFilled();
+  for (uint64_t id = 1; id < 40; ++id) {
+    // Routed once (the index learns the chain), then again: predicted 1,600, reported 0.
+    ASSERT_TRUE(router->Route(Request(2 * id, Chain(id, 100), 2000)).ok());
+    router->OnFinished(2 * id, std::nullopt);
+    ASSERT_TRUE(router->Route(Request(2 * id + 1, Chain(id, 100), 2000)).ok());
+    router->OnFinished(2 * id + 1, 0);
+  }
+  EXPECT_EQ(router->index().bound(0), 250u);  // 25% of 1,000 blocks
+}
+
+TEST_F(ClosedLoopTest, OffCountsButDoesNotCorrect) {
+  auto router = MakeFilled({.closed_loop = false});
+  ASSERT_TRUE(router->Route(Request(1, Chain(100, 50), 1000)).ok());
+  router->OnFinished(1, 0);
+  EXPECT_EQ(router->stats().corrections, 0);
+  EXPECT_EQ(router->stats().predicted_cached_tokens, 800);
+  EXPECT_EQ(router->index().bound(0), 1000u);
+}
+
+TEST_F(ClosedLoopTest, LiteralRuleTruncatesTheChain) {
+  auto router = MakeFilled({.closed_loop_truncate_chain = true});
+  RoutingRequest request = Request(1, Chain(100, 50), 1000);
+  ASSERT_TRUE(router->Route(request).ok());
+  router->OnFinished(1, 160);  // the engine had 10 blocks
+  EXPECT_EQ(router->stats().corrections, 1);
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 10);
+  EXPECT_EQ(router->index().bound(0), 1000u);
+}
+
+}  // namespace
+}  // namespace warmroute::routing

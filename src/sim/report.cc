@@ -1,0 +1,418 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <span>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/stats/samples.h"
+
+namespace warmroute::sim {
+namespace {
+
+// A minimal streaming JSON writer: the sim must not depend on net/'s.
+class Json {
+ public:
+  explicit Json(std::string* out) : out_(*out) {}
+
+  void BeginObject() {
+    Value("{");
+    first_ = true;
+  }
+  void EndObject() {
+    out_ += "}";
+    first_ = false;
+  }
+  void BeginArray() {
+    Value("[");
+    first_ = true;
+  }
+  void EndArray() {
+    out_ += "]";
+    first_ = false;
+  }
+  void Key(std::string_view key) {
+    Comma();
+    String(key);
+    out_ += ":";
+    after_key_ = true;
+  }
+  void Str(std::string_view s) {
+    Comma();
+    String(s);
+  }
+  void Num(double v) {
+    Comma();
+    out_ += std::isfinite(v) ? absl::StrFormat("%.10g", v) : "null";
+  }
+  void Int(int64_t v) {
+    Comma();
+    absl::StrAppend(&out_, v);
+  }
+  template <typename T>
+  void NumArray(std::span<const T> values) {
+    BeginArray();
+    for (T v : values) Num(static_cast<double>(v));
+    EndArray();
+  }
+
+ private:
+  void Value(std::string_view open) {
+    Comma();
+    out_ += open;
+  }
+  void Comma() {
+    if (after_key_) {
+      after_key_ = false;
+    } else if (!first_) {
+      out_ += ",";
+    }
+    first_ = false;
+  }
+  void String(std::string_view s) {
+    out_ += '"';
+    for (char c : s) {
+      if (c == '"' || c == '\\') {
+        out_ += '\\';
+        out_ += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        out_ += absl::StrFormat("\\u%04x", c);
+      } else {
+        out_ += c;
+      }
+    }
+    out_ += '"';
+  }
+
+  std::string& out_;
+  bool first_ = true;
+  bool after_key_ = false;
+};
+
+void WriteFigures(Json& j, const Figures& f) {
+  j.Key("hit_rate");
+  j.Num(f.hit_rate);
+  j.Key("ttft_p50_s");
+  j.Num(f.ttft_p50_s);
+  j.Key("ttft_p90_s");
+  j.Num(f.ttft_p90_s);
+  j.Key("ttft_p99_s");
+  j.Num(f.ttft_p99_s);
+  j.Key("e2e_p50_s");
+  j.Num(f.e2e_p50_s);
+  j.Key("requests_per_s");
+  j.Num(f.requests_per_s);
+  j.Key("output_tokens_per_s");
+  j.Num(f.output_tokens_per_s);
+  j.Key("prefill_imbalance");
+  j.Num(f.prefill_imbalance);
+  j.Key("busy_imbalance");
+  j.Num(f.busy_imbalance);
+  j.Key("preemptions");
+  j.Int(f.preemptions);
+  j.Key("finished");
+  j.Int(f.finished);
+  j.Key("failed");
+  j.Int(f.failed);
+}
+
+void WriteRun(Json& j, const RunResult& run) {
+  j.BeginObject();
+  j.Key("name");
+  j.Str(run.name);
+  WriteFigures(j, ComputeFigures(run));
+  j.Key("arrived");
+  j.Int(run.arrived);
+  j.Key("prompt_tokens");
+  j.Int(run.prompt_tokens);
+  j.Key("cached_tokens");
+  j.Int(run.cached_tokens);
+  j.Key("generated_tokens");
+  j.Int(run.generated_tokens);
+  j.Key("reasons");
+  j.BeginObject();
+  for (const auto& [reason, count] : run.reasons) {
+    j.Key(reason);
+    j.Int(count);
+  }
+  j.EndObject();
+  j.Key("router");
+  j.BeginObject();
+  j.Key("predicted_cached_tokens");
+  j.Int(run.router.predicted_cached_tokens);
+  j.Key("reported_cached_tokens");
+  j.Int(run.router.reported_cached_tokens);
+  j.Key("corrections");
+  j.Int(run.router.corrections);
+  j.EndObject();
+  j.Key("replicas");
+  j.BeginArray();
+  for (const ReplicaTotals& r : run.replicas) {
+    j.BeginObject();
+    j.Key("requests");
+    j.Int(r.requests);
+    j.Key("prompt_tokens");
+    j.Int(r.prompt_tokens);
+    j.Key("cached_tokens");
+    j.Int(r.cached_tokens);
+    j.Key("prefill_tokens");
+    j.Int(r.prefill_tokens);
+    j.Key("generated_tokens");
+    j.Int(r.generated_tokens);
+    j.Key("preemptions");
+    j.Int(r.preemptions);
+    j.Key("steps");
+    j.Int(r.steps);
+    j.Key("busy_s");
+    j.Num(r.busy_s);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("series");
+  j.BeginObject();
+  j.Key("interval_s");
+  j.Num(run.series.interval_s);
+  j.Key("queue");
+  j.BeginArray();
+  for (const auto& s : run.series.queue) j.NumArray<float>(s);
+  j.EndArray();
+  j.Key("prefill_tokens_per_s");
+  j.BeginArray();
+  for (const auto& s : run.series.prefill_tps) j.NumArray<float>(s);
+  j.EndArray();
+  j.EndObject();
+  j.EndObject();
+}
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+void WriteHeader(Json& j, const ReportHeader& header) {
+  j.Key("workload");
+  j.Str(header.workload);
+  j.Key("fleet");
+  j.Str(header.fleet);
+  j.Key("requests");
+  j.Int(header.requests);
+  j.Key("seed");
+  j.Int(static_cast<int64_t>(header.seed));
+  j.Key("arrivals");
+  j.Str(header.arrivals);
+  j.Key("network_delay_ms");
+  j.Num(header.network_delay_ms);
+  j.Key("scrape_interval_ms");
+  j.Num(header.scrape_interval_ms);
+  j.Key("wall_s");
+  j.Num(header.wall_s);
+  j.Key("simulated_requests");
+  j.Int(header.simulated_requests);
+  j.Key("simulated_requests_per_wall_s");
+  j.Num(header.wall_s > 0 ? static_cast<double>(header.simulated_requests) / header.wall_s : 0);
+}
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100 * fraction); }
+std::string Millis(double seconds) { return absl::StrFormat("%.0f", 1000 * seconds); }
+
+}  // namespace
+
+Figures ComputeFigures(const RunResult& run) {
+  Figures f;
+  f.hit_rate = run.prompt_tokens > 0
+                   ? static_cast<double>(run.cached_tokens) / static_cast<double>(run.prompt_tokens)
+                   : 0;
+  f.ttft_p50_s = run.ttft_s.Percentile(0.50);
+  f.ttft_p90_s = run.ttft_s.Percentile(0.90);
+  f.ttft_p99_s = run.ttft_s.Percentile(0.99);
+  f.e2e_p50_s = run.e2e_s.Percentile(0.50);
+  const double span = run.last_finish_s - run.first_arrival_s;
+  if (span > 0) {
+    f.requests_per_s = static_cast<double>(run.finished) / span;
+    f.output_tokens_per_s = static_cast<double>(run.generated_tokens) / span;
+  }
+  std::vector<double> prefill;
+  std::vector<double> busy;
+  for (const ReplicaTotals& r : run.replicas) {
+    prefill.push_back(static_cast<double>(r.prefill_tokens));
+    busy.push_back(r.busy_s);
+    f.preemptions += r.preemptions;
+  }
+  f.prefill_imbalance = stats::MaxOverMean(prefill);
+  f.busy_imbalance = stats::MaxOverMean(busy);
+  f.finished = run.finished;
+  f.failed = run.failed;
+  return f;
+}
+
+double InfiniteHitRate(const RunResult& pooled) {
+  return pooled.infinite_prompt_tokens > 0 ? static_cast<double>(pooled.infinite_hit_tokens) /
+                                                 static_cast<double>(pooled.infinite_prompt_tokens)
+                                           : 0;
+}
+
+std::string FormatTable(const std::vector<RunResult>& runs, const RunResult* pooled) {
+  size_t width = 20;
+  for (const RunResult& run : runs) width = std::max(width, run.name.size());
+  std::string out =
+      absl::StrFormat("%-*s %6s %8s %8s %8s %8s %7s %9s %7s %7s %7s %6s\n", static_cast<int>(width),
+                      "policy", "hit", "ttft50", "ttft90", "ttft99", "e2e50", "req/s", "outtok/s",
+                      "pf-imb", "busy-imb", "preempt", "failed");
+  out +=
+      absl::StrFormat("%-*s %6s %8s %8s %8s %8s %7s %9s %7s %7s %7s %6s\n", static_cast<int>(width),
+                      "", "", "(ms)", "(ms)", "(ms)", "(s)", "", "", "max/avg", "max/avg", "", "");
+  for (const RunResult& run : runs) {
+    const Figures f = ComputeFigures(run);
+    out += absl::StrFormat("%-*s %6s %8s %8s %8s %8.2f %7.2f %9.0f %7.2f %7.2f %7d %6d\n",
+                           static_cast<int>(width), run.name, Percent(f.hit_rate),
+                           Millis(f.ttft_p50_s), Millis(f.ttft_p90_s), Millis(f.ttft_p99_s),
+                           f.e2e_p50_s, f.requests_per_s, f.output_tokens_per_s,
+                           f.prefill_imbalance, f.busy_imbalance, f.preemptions, f.failed);
+  }
+  if (pooled != nullptr) {
+    out += absl::StrFormat("%-*s %6s   (one engine, the fleet's KV capacity and compute)\n",
+                           static_cast<int>(width), "pooled-cache bound",
+                           Percent(ComputeFigures(*pooled).hit_rate));
+    if (pooled->infinite_prompt_tokens > 0) {
+      out += absl::StrFormat("%-*s %6s   (every repeated block hits)\n", static_cast<int>(width),
+                             "infinite-cache bound", Percent(InfiniteHitRate(*pooled)));
+    }
+  }
+  return out;
+}
+
+absl::Status WriteJson(const std::string& path, const ReportHeader& header,
+                       const std::vector<RunResult>& runs, const RunResult* pooled) {
+  std::string out;
+  Json j(&out);
+  j.BeginObject();
+  WriteHeader(j, header);
+  j.Key("policies");
+  j.BeginArray();
+  for (const RunResult& run : runs) WriteRun(j, run);
+  j.EndArray();
+  j.Key("bounds");
+  j.BeginObject();
+  if (pooled != nullptr) {
+    j.Key("pooled_cache_hit_rate");
+    j.Num(ComputeFigures(*pooled).hit_rate);
+    if (pooled->infinite_prompt_tokens > 0) {
+      j.Key("infinite_cache_hit_rate");
+      j.Num(InfiniteHitRate(*pooled));
+    }
+    j.Key("pooled_run");
+    WriteRun(j, *pooled);
+  }
+  j.EndObject();
+  j.EndObject();
+  return WriteText(path, out + "\n");
+}
+
+absl::Status WriteSweepJson(const std::string& path, const ReportHeader& header,
+                            const std::vector<SweepPoint>& sweep) {
+  std::string out;
+  Json j(&out);
+  j.BeginObject();
+  WriteHeader(j, header);
+  j.Key("sweep");
+  j.BeginArray();
+  for (const SweepPoint& point : sweep) {
+    j.BeginObject();
+    j.Key("load");
+    j.Num(point.load);
+    j.Key("rate_per_s");
+    j.Num(point.rate_per_s);
+    if (point.pooled_hit_rate >= 0) {
+      j.Key("pooled_cache_hit_rate");
+      j.Num(point.pooled_hit_rate);
+    }
+    j.Key("policies");
+    j.BeginArray();
+    for (size_t i = 0; i < point.policies.size(); ++i) {
+      j.BeginObject();
+      j.Key("name");
+      j.Str(point.policies[i]);
+      WriteFigures(j, point.figures[i]);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+  return WriteText(path, out + "\n");
+}
+
+std::string FormatMarkdownTable(const std::vector<RunResult>& runs, const RunResult* pooled) {
+  std::string out =
+      "| policy | hit rate | TTFT p50 (ms) | TTFT p90 (ms) | TTFT p99 (ms) | E2E p50 (s) | req/s | "
+      "output tok/s | prefill imbalance | busy imbalance | preemptions | failed |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const RunResult& run : runs) {
+    const Figures f = ComputeFigures(run);
+    out +=
+        absl::StrFormat("| %s | %s | %s | %s | %s | %.2f | %.2f | %.0f | %.2f | %.2f | %d | %d |\n",
+                        run.name, Percent(f.hit_rate), Millis(f.ttft_p50_s), Millis(f.ttft_p90_s),
+                        Millis(f.ttft_p99_s), f.e2e_p50_s, f.requests_per_s, f.output_tokens_per_s,
+                        f.prefill_imbalance, f.busy_imbalance, f.preemptions, f.failed);
+  }
+  if (pooled != nullptr) {
+    out += absl::StrFormat("| *pooled-cache bound* | %s | | | | | | | | | | |\n",
+                           Percent(ComputeFigures(*pooled).hit_rate));
+    if (pooled->infinite_prompt_tokens > 0) {
+      out += absl::StrFormat("| *infinite-cache bound* | %s | | | | | | | | | | |\n",
+                             Percent(InfiniteHitRate(*pooled)));
+    }
+  }
+  return out;
+}
+
+std::string FormatSweep(const std::vector<SweepPoint>& sweep, bool markdown) {
+  if (sweep.empty()) return "";
+  const std::vector<std::string>& policies = sweep.front().policies;
+  size_t width = 20;
+  for (const std::string& name : policies) width = std::max(width, name.size());
+  const int w = static_cast<int>(width);
+  std::string out;
+  if (markdown) {
+    out += "| policy |";
+    for (const SweepPoint& p : sweep) absl::StrAppendFormat(&out, " %.0f%% load |", 100 * p.load);
+    out += "\n| --- |";
+    for (size_t i = 0; i < sweep.size(); ++i) out += " ---: |";
+    out += "\n";
+  } else {
+    out += absl::StrFormat("TTFT p99 in ms (hit rate) per load\n%-*s", w, "policy");
+    for (const SweepPoint& p : sweep) {
+      out += absl::StrFormat(" %15s", absl::StrFormat("%.0f%% load", 100 * p.load));
+    }
+    out += "\n";
+  }
+  for (size_t i = 0; i < policies.size(); ++i) {
+    out +=
+        markdown ? absl::StrCat("| ", policies[i], " |") : absl::StrFormat("%-*s", w, policies[i]);
+    for (const SweepPoint& p : sweep) {
+      const Figures& f = p.figures[i];
+      const std::string cell =
+          absl::StrFormat("%s (%s)", Millis(f.ttft_p99_s), Percent(f.hit_rate));
+      out += markdown ? absl::StrCat(" ", cell, " |") : absl::StrFormat(" %15s", cell);
+    }
+    out += "\n";
+  }
+  if (sweep.front().pooled_hit_rate >= 0) {
+    out += markdown ? "| *pooled-cache bound* |" : absl::StrFormat("%-*s", w, "pooled-cache bound");
+    for (const SweepPoint& p : sweep) {
+      const std::string cell = absl::StrFormat("(%s)", Percent(p.pooled_hit_rate));
+      out += markdown ? absl::StrCat(" ", cell, " |") : absl::StrFormat(" %15s", cell);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace warmroute::sim

@@ -1,0 +1,43 @@
+// What one simulated run is made of: the workload (by options and seed), the fleet, and the
+// gateway's view of it — network delay and metrics scrape interval — plus the router's own
+// options. Parsed once (by `warmroute sim` or a test) into this immutable value.
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "common/clock.h"
+#include "core/routing/prefix_key.h"
+#include "core/routing/router.h"
+#include "core/workload/workload.h"
+#include "sim/replica_spec.h"
+
+namespace warmroute::sim {
+
+struct SimOptions {
+  // The request stream. Every run of the same options and seed sees the identical stream (a
+  // fresh workload instance per run); closed-loop follow-up turns carry the engine's answer,
+  // which depends only on the request (its generation seed is derived from `seed` and the id).
+  workload::WorkloadOptions workload;
+  uint64_t seed = 1;
+
+  // REQUIRES: non-empty, every profile non-null and kv_capacity_tokens > 0.
+  std::vector<ReplicaSpec> replicas;
+
+  // One-way gateway <-> replica latency: a dispatched request reaches the engine this much later,
+  // and every response event and metrics scrape reaches the router this much later.
+  Duration network_delay = std::chrono::microseconds(500);
+  // Each replica's metrics are scraped every interval (replica i at phase interval * i / N), as
+  // the gateway's scraper would; the router gets each sample network_delay after it was taken.
+  Duration scrape_interval = std::chrono::milliseconds(200);
+  // Resolution of the per-replica load series in the results (not seen by the router).
+  Duration series_interval = std::chrono::seconds(1);
+
+  routing::RouterOptions router;
+  routing::PrefixKeyOptions prefix_key;
+};
+
+}  // namespace warmroute::sim

@@ -1,0 +1,223 @@
+// Simulator tests: golden figures (a fixed seed and workload give identical, checked-in figures),
+// determinism, the bounds, and the information boundary between engines and router.
+//
+// Golden file: testdata/golden.txt, one line per policy (every registered policy) and bound, with
+// exact token counts and 17-digit figures. Any change of behaviour — a policy, the router, the
+// engine model, a workload, the loop — shows up as a diff there. When the change is intended,
+// regenerate the file from a build directory and review the diff with the change:
+//   WARMROUTE_UPDATE_GOLDEN=1 src/sim/warmroute_sim_test --gtest_filter='SimGoldenTest.*'
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_format.h"
+#include "core/routing/policy_registry.h"
+#include "gtest/gtest.h"
+#include "sim/capacity.h"
+#include "sim/report.h"
+#include "sim/simulation.h"
+
+namespace warmroute::sim {
+namespace {
+
+// 4 "tiny" replicas with 32k tokens of KV each; support-bot's 16 system prompts of 3,000 tokens
+// (48k tokens) do not fit in one replica, so where a request goes matters.
+SimOptions SmallOptions() {
+  SimOptions options;
+  options.seed = 7;
+  options.workload.name = "support-bot";
+  options.workload.num_requests = 300;
+  options.workload.rate_per_s = 40;
+  options.replicas = UniformFleet("tiny", 4, 32768).value();
+  return options;
+}
+
+RunResult MustRun(const SimOptions& options, const std::string& policy) {
+  absl::StatusOr<std::unique_ptr<routing::Policy>> p = routing::MakePolicy(policy, {});
+  EXPECT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<RunResult> run = SimulateFleet(options, *std::move(p));
+  EXPECT_TRUE(run.ok()) << run.status();
+  return *std::move(run);
+}
+
+std::string Line(const RunResult& run) {
+  const Figures f = ComputeFigures(run);
+  int64_t prefill = 0;
+  for (const ReplicaTotals& r : run.replicas) prefill += r.prefill_tokens;
+  return absl::StrFormat(
+      "%s finished=%d failed=%d cached=%d prompt=%d prefill=%d preemptions=%d hit=%.17g "
+      "ttft_p50=%.17g ttft_p99=%.17g e2e_p50=%.17g\n",
+      run.name, f.finished, f.failed, run.cached_tokens, run.prompt_tokens, prefill, f.preemptions,
+      f.hit_rate, f.ttft_p50_s, f.ttft_p99_s, f.e2e_p50_s);
+}
+
+// Every policy and the bounds on SmallOptions(), one line each.
+std::string GoldenText() {
+  const SimOptions options = SmallOptions();
+  std::string text;
+  for (const std::string& name : routing::PolicyNames()) text += Line(MustRun(options, name));
+  absl::StatusOr<RunResult> pooled = SimulatePooled(options, /*infinite_bound=*/true);
+  EXPECT_TRUE(pooled.ok()) << pooled.status();
+  text += Line(*pooled);
+  text += absl::StrFormat("infinite-cache bound hit=%.17g\n", InfiniteHitRate(*pooled));
+  return text;
+}
+
+TEST(SimGoldenTest, FixedSeedGivesTheCheckedInFigures) {
+  const std::string actual = GoldenText();
+  const char* update = std::getenv("WARMROUTE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(WARMROUTE_SIM_GOLDEN_FILE, std::ios::trunc) << actual;
+    GTEST_SKIP() << "golden file rewritten: " << WARMROUTE_SIM_GOLDEN_FILE;
+  }
+  std::ifstream file(WARMROUTE_SIM_GOLDEN_FILE);
+  ASSERT_TRUE(file) << "missing " << WARMROUTE_SIM_GOLDEN_FILE;
+  std::stringstream expected;
+  expected << file.rdbuf();
+  EXPECT_EQ(actual, expected.str())
+      << "simulator figures changed; if intended, regenerate (see the top of sim_test.cc)";
+}
+
+TEST(SimGoldenTest, IdenticalRunsGiveIdenticalFigures) {
+  const SimOptions options = SmallOptions();
+  for (const char* policy : {"warmroute", "random", "power_of_two"}) {
+    EXPECT_EQ(Line(MustRun(options, policy)), Line(MustRun(options, policy))) << policy;
+  }
+}
+
+TEST(SimTest, EveryRequestFinishesAndIsAccounted) {
+  const SimOptions options = SmallOptions();
+  const RunResult run = MustRun(options, "round_robin");
+  EXPECT_EQ(run.arrived, 300);
+  EXPECT_EQ(run.finished, 300);
+  EXPECT_EQ(run.failed, 0);
+  EXPECT_EQ(run.ttft_s.size(), 300u);
+  EXPECT_EQ(run.generated_tokens, 300 * 100);  // support-bot: max_tokens 100, all generated
+  int64_t dispatched = 0;
+  for (const ReplicaTotals& r : run.replicas) {
+    dispatched += r.requests;
+    EXPECT_EQ(r.requests, 75);  // round robin over 4
+  }
+  EXPECT_EQ(dispatched, 300);
+  // The gateway sees a first token no sooner than two network delays after the arrival.
+  EXPECT_GE(run.ttft_s.Min(), 2 * ToSeconds(options.network_delay));
+  EXPECT_EQ(run.reasons.at("round_robin"), 300);
+}
+
+TEST(SimTest, PooledBoundIsAtLeastRoundRobinAndInfiniteBoundAtLeastPooled) {
+  const SimOptions options = SmallOptions();
+  const RunResult rr = MustRun(options, "round_robin");
+  absl::StatusOr<RunResult> pooled = SimulatePooled(options, /*infinite_bound=*/true);
+  ASSERT_TRUE(pooled.ok());
+  const double pooled_hit = ComputeFigures(*pooled).hit_rate;
+  EXPECT_GE(pooled_hit, ComputeFigures(rr).hit_rate);
+  EXPECT_GE(InfiniteHitRate(*pooled), pooled_hit);
+  EXPECT_GT(pooled_hit, 0.5);  // 16 shared 3,000-token prompts: most prompt tokens repeat
+  EXPECT_EQ(pooled->finished, 300);
+  ASSERT_EQ(pooled->replicas.size(), 1u);
+}
+
+TEST(SimTest, UniqueWorkloadHasNoHitsToSpeakOf) {
+  SimOptions options = SmallOptions();
+  options.workload.name = "unique";
+  options.workload.num_requests = 100;
+  const RunResult run = MustRun(options, "warmroute");
+  EXPECT_EQ(run.finished, 100);
+  EXPECT_LT(ComputeFigures(run).hit_rate, 0.05);
+}
+
+TEST(SimTest, ClosedLoopWorkloadRunsToCompletion) {
+  SimOptions options = SmallOptions();
+  options.workload.name = "multi-turn";
+  options.workload.num_requests = 60;
+  options.workload.rate_per_s = 2;
+  const RunResult run = MustRun(options, "warmroute");
+  EXPECT_EQ(run.arrived, 60);
+  EXPECT_EQ(run.finished, 60);
+  // Later turns resend the history, including answers: the engines' cached blocks hit.
+  EXPECT_GT(ComputeFigures(run).hit_rate, 0.3);
+}
+
+// A round-robin policy that checks, on every decision, that what the router tells it is only
+// what a live gateway could know: prefix matches only for prefixes the router itself sent to that
+// backend, and engine metrics at least one network delay old.
+struct Inspection {
+  int64_t decisions = 0;
+  int64_t matches_seen = 0;  // (decision, backend) pairs with a prefix match
+  int64_t metrics_seen = 0;  // (decision, backend) pairs with scraped metrics
+};
+
+class InspectingPolicy final : public routing::Policy {
+ public:
+  // `inspection` outlives the policy.
+  InspectingPolicy(Duration network_delay, Inspection* inspection)
+      : network_delay_(network_delay), inspection_(*inspection) {}
+  std::string_view name() const override { return "inspecting"; }
+
+  routing::Decision Route(const routing::RoutingRequest& request,
+                          routing::RoutingContext& ctx) override {
+    if (sent_.size() < ctx.fleet.size()) sent_.resize(ctx.fleet.size());
+    const auto& chain = request.key.block_hashes;
+    for (routing::BackendId b = 0; b < ctx.fleet.size(); ++b) {
+      int32_t known = 0;
+      while (known < static_cast<int32_t>(chain.size()) && sent_[b].contains(chain[known])) {
+        ++known;
+      }
+      EXPECT_LE(ctx.matched_blocks[b], known) << "backend " << b;
+      if (ctx.matched_blocks[b] > 0) ++inspection_.matches_seen;
+      const auto& metrics = ctx.fleet.backend(b).metrics;
+      if (metrics) {
+        ++inspection_.metrics_seen;
+        EXPECT_GE(ctx.now - metrics->scraped_at, network_delay_);
+      }
+    }
+    ++inspection_.decisions;
+    routing::Decision decision;
+    decision.backend = ctx.candidates[next_++ % ctx.candidates.size()];
+    decision.reason = routing::Reason::kRoundRobin;
+    sent_[decision.backend].insert(chain.begin(), chain.end());
+    return decision;
+  }
+
+ private:
+  const Duration network_delay_;
+  Inspection& inspection_;
+  std::vector<absl::flat_hash_set<uint64_t>> sent_;
+  size_t next_ = 0;
+};
+
+TEST(SimTest, RouterSeesOnlyItsOwnHistoryAndDelayedMetrics) {
+  const SimOptions options = SmallOptions();
+  Inspection inspection;
+  absl::StatusOr<RunResult> run = SimulateFleet(
+      options, std::make_unique<InspectingPolicy>(options.network_delay, &inspection));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->finished, 300);
+  EXPECT_EQ(inspection.decisions, 300);
+  // The checks above ran on real signals: repeated prefixes matched, scrapes arrived.
+  EXPECT_GT(inspection.matches_seen, 100);
+  EXPECT_GT(inspection.metrics_seen, 100);
+}
+
+TEST(SimTest, CapacityCalibrationScalesWithTheFleet) {
+  SimOptions options = SmallOptions();
+  absl::StatusOr<CapacityEstimate> four = CalibrateCapacity(options, 64);
+  ASSERT_TRUE(four.ok()) << four.status();
+  options.replicas.resize(2);
+  absl::StatusOr<CapacityEstimate> two = CalibrateCapacity(options, 64);
+  ASSERT_TRUE(two.ok());
+  EXPECT_GT(two->fleet_requests_per_s, 0);
+  EXPECT_DOUBLE_EQ(four->fleet_requests_per_s, 2 * two->fleet_requests_per_s);
+  EXPECT_GT(four->mean_prompt_tokens, 3000);
+  EXPECT_DOUBLE_EQ(four->mean_output_tokens, 100);
+  EXPECT_EQ(RequestsPerArrival("multi-turn"), 5);
+  EXPECT_EQ(RequestsPerArrival("support-bot"), 1);
+}
+
+}  // namespace
+}  // namespace warmroute::sim

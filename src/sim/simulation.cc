@@ -1,0 +1,415 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "core/engine/engine_core.h"
+#include "core/engine/token_generator.h"
+#include "core/request/tokenizer.h"
+#include "core/routing/router.h"
+#include "sim/event_queue.h"
+#include "sim/infinite_cache_bound.h"
+#include "sim/prepared_request.h"
+
+namespace warmroute::sim {
+namespace {
+
+struct Event {
+  enum class Kind : uint8_t {
+    kDeliver,         // the request reaches its replica's engine
+    kStepEnd,         // a replica's step completes
+    kFirstTokenSeen,  // the gateway sees the first token
+    kFinishSeen,      // the gateway sees the end of the response (a: cached, b: generated)
+    kFailSeen,        // the gateway sees an engine error
+    kScrape,          // the gateway's scraper reads a replica's metrics
+    kMetricsSeen,     // the scrape's result reaches the router (a, b, x, scraped_at)
+    kSeriesTick,      // the results' load series takes a sample (not seen by the router)
+  };
+  Kind kind = Kind::kDeliver;
+  uint32_t replica = 0;
+  uint64_t id = 0;
+  int64_t a = 0;
+  int64_t b = 0;
+  double x = 0;
+  TimePoint scraped_at{};
+};
+
+// A request between its arrival at the gateway and the gateway's sight of its end.
+struct Flight {
+  TimePoint arrival;
+  uint32_t replica = 0;
+  uint64_t seed = 0;
+  bool first_token_seen = false;
+  engine::EngineRequest pending;  // until delivered to the engine
+};
+
+struct Replica {
+  std::unique_ptr<engine::EngineCore> core;
+  bool stepping = false;
+  engine::StepOutput step;  // the step in progress: its events take effect at its end
+  int64_t prefill_since_tick = 0;
+};
+
+absl::Status ValidateOptions(const SimOptions& options) {
+  if (options.replicas.empty()) return InvalidParam("replicas", "the fleet has no replicas");
+  for (const ReplicaSpec& spec : options.replicas) {
+    if (spec.profile == nullptr || spec.kv_capacity_tokens <= 0) {
+      return InvalidParam("replica-spec", "every replica needs a profile and a KV capacity > 0");
+    }
+  }
+  if (options.network_delay < Duration(0)) {
+    return InvalidParam("network-delay-ms", "the network delay must not be negative");
+  }
+  if (options.scrape_interval <= Duration(0)) {
+    return InvalidParam("scrape-interval-ms", "the scrape interval must be positive");
+  }
+  if (options.series_interval <= Duration(0)) {
+    return InvalidParam("series-interval-s", "the series interval must be positive");
+  }
+  return absl::OkStatus();
+}
+
+class EventLoop {
+ public:
+  // Fleet mode (router != nullptr): one engine per options.replicas entry. Pooled mode: one engine
+  // built from `pooled_config` and `pooled_profile`.
+  EventLoop(const SimOptions& options, std::unique_ptr<workload::Workload> workload,
+            std::string name)
+      : options_(options),
+        workload_(std::move(workload)),
+        generator_(tokenizer_),
+        preparer_(tokenizer_, options.prefix_key, std::string(options.replicas[0].profile->model),
+                  options.seed) {
+    result_.name = std::move(name);
+  }
+
+  void AddRouter(std::unique_ptr<routing::Policy> policy) {
+    router_ = std::make_unique<routing::Router>(std::move(policy), options_.router, clock_,
+                                                Mix64(options_.seed ^ 0x726f75746572ull));
+    for (size_t i = 0; i < options_.replicas.size(); ++i) {
+      const ReplicaSpec& spec = options_.replicas[i];
+      const routing::BackendId id =
+          router_->AddBackend({.name = absl::StrCat("r", i),
+                               .models = {},
+                               .kv_capacity_tokens = spec.kv_capacity_tokens});
+      // Broken invariant, not input: the Router hands out dense ids 0..N-1 in order.
+      if (id != i) std::abort();
+    }
+  }
+
+  void AddReplica(const engine::EngineConfig& config, const engine::TimingProfile& profile) {
+    Replica replica;
+    const uint64_t index = replicas_.size();
+    engine::EngineConfig engine_config = config;
+    engine_config.emit_kv_events = false;  // the router gets no KV events (not subscribed)
+    replica.core = std::make_unique<engine::EngineCore>(engine_config, profile, generator_,
+                                                        Mix64(options_.seed + index));
+    replicas_.push_back(std::move(replica));
+  }
+
+  void EnableInfiniteBound(int block_size) {
+    bound_ = std::make_unique<InfiniteCacheBound>(block_size);
+  }
+
+  RunResult Run();
+
+ private:
+  TimePoint now() const { return clock_.Now(); }
+  void Pull();
+  void OnArrival(workload::WorkloadRequest request);
+  void Handle(const Event& event);
+  void StartStep(uint32_t r);
+  void OnStepEnd(uint32_t r);
+  void OnFinishSeen(const Event& event);
+  void OnFailSeen(uint64_t id);
+  void OnSeriesTick();
+
+  const SimOptions& options_;
+  std::unique_ptr<workload::Workload> workload_;
+  request::BuiltinTokenizer tokenizer_;
+  engine::TokenGenerator generator_;
+  RequestPreparer preparer_;
+  ManualClock clock_;
+  std::unique_ptr<routing::Router> router_;
+  std::unique_ptr<InfiniteCacheBound> bound_;
+  std::vector<Replica> replicas_;
+  EventQueue<Event> events_;
+  EventQueue<workload::WorkloadRequest> arrivals_;
+  absl::flat_hash_map<uint64_t, Flight> flights_;
+  RunResult result_;
+};
+
+void EventLoop::Pull() {
+  std::optional<workload::WorkloadRequest> next = workload_->Next();
+  if (!next) return;
+  // Arrivals are offsets from the start (time zero); a follow-up turn is never in the past.
+  const TimePoint at = std::max(now(), TimePoint{} + next->arrival);
+  arrivals_.Push(at, *std::move(next));
+}
+
+RunResult EventLoop::Run() {
+  const size_t n = replicas_.size();
+  result_.replicas.assign(n, ReplicaTotals{});
+  result_.series.interval_s = ToSeconds(options_.series_interval);
+  result_.series.queue.assign(n, {});
+  result_.series.prefill_tps.assign(n, {});
+  if (router_ != nullptr) {
+    for (size_t i = 0; i < n; ++i) {
+      const Duration phase =
+          options_.scrape_interval * static_cast<int64_t>(i) / static_cast<int64_t>(n);
+      events_.Push(TimePoint{} + phase,
+                   Event{.kind = Event::Kind::kScrape, .replica = static_cast<uint32_t>(i)});
+    }
+  }
+  events_.Push(TimePoint{} + options_.series_interval, Event{.kind = Event::Kind::kSeriesTick});
+
+  Pull();
+  while (true) {
+    if (arrivals_.empty() && flights_.empty()) {
+      Pull();
+      if (arrivals_.empty()) break;  // done (or a closed loop waiting on nothing)
+    }
+    if (!arrivals_.empty() && (events_.empty() || arrivals_.TopTime() <= events_.TopTime())) {
+      auto [at, request] = arrivals_.Pop();
+      clock_.Set(at);
+      OnArrival(std::move(request));
+      if (arrivals_.empty()) Pull();
+    } else {
+      auto [at, event] = events_.Pop();
+      clock_.Set(at);
+      Handle(event);
+    }
+  }
+  if (router_ != nullptr) result_.router = router_->stats();
+  if (bound_ != nullptr) {
+    result_.infinite_prompt_tokens = bound_->prompt_tokens();
+    result_.infinite_hit_tokens = bound_->hit_tokens();
+  }
+  return std::move(result_);
+}
+
+void EventLoop::OnArrival(workload::WorkloadRequest request) {
+  const uint64_t id = request.id;
+  PreparedRequest prepared = preparer_.Prepare(request);
+  if (result_.arrived == 0) result_.first_arrival_s = ToSeconds(now() - TimePoint{});
+  ++result_.arrived;
+  if (bound_ != nullptr) {
+    bound_->Observe(prepared.engine.prompt_tokens, prepared.engine.root_hash, generator_,
+                    prepared.engine.seed, prepared.engine.max_tokens);
+  }
+  uint32_t replica = 0;
+  if (router_ != nullptr) {
+    absl::StatusOr<routing::Decision> decision = router_->Route(prepared.routing);
+    if (!decision.ok()) {
+      ++result_.failed;
+      workload_->OnResponse(id, "", now() - TimePoint{});
+      Pull();
+      return;
+    }
+    replica = decision->backend;
+    ++result_.reasons[std::string(routing::ReasonName(decision->reason))];
+  }
+  ++result_.replicas[replica].requests;
+  Flight flight{.arrival = now(),
+                .replica = replica,
+                .seed = prepared.engine.seed,
+                .first_token_seen = false,
+                .pending = std::move(prepared.engine)};
+  flights_.emplace(id, std::move(flight));
+  events_.Push(now() + options_.network_delay,
+               Event{.kind = Event::Kind::kDeliver, .replica = replica, .id = id});
+}
+
+void EventLoop::Handle(const Event& event) {
+  switch (event.kind) {
+    case Event::Kind::kDeliver: {
+      Flight& flight = flights_.at(event.id);
+      Replica& replica = replicas_[event.replica];
+      if (absl::Status s = replica.core->Add(std::move(flight.pending)); !s.ok()) {
+        events_.Push(
+            now() + options_.network_delay,
+            Event{.kind = Event::Kind::kFailSeen, .replica = event.replica, .id = event.id});
+        return;
+      }
+      if (!replica.stepping) StartStep(event.replica);
+      return;
+    }
+    case Event::Kind::kStepEnd:
+      OnStepEnd(event.replica);
+      return;
+    case Event::Kind::kFirstTokenSeen: {
+      Flight& flight = flights_.at(event.id);
+      if (router_ != nullptr) router_->OnFirstToken(event.id);
+      result_.ttft_s.Add(ToSeconds(now() - flight.arrival));
+      return;
+    }
+    case Event::Kind::kFinishSeen:
+      OnFinishSeen(event);
+      return;
+    case Event::Kind::kFailSeen:
+      OnFailSeen(event.id);
+      return;
+    case Event::Kind::kScrape: {
+      const engine::EngineStats stats = replicas_[event.replica].core->Stats();
+      events_.Push(now() + options_.network_delay, Event{.kind = Event::Kind::kMetricsSeen,
+                                                         .replica = event.replica,
+                                                         .a = stats.num_running,
+                                                         .b = stats.num_waiting,
+                                                         .x = stats.kv_cache_usage,
+                                                         .scraped_at = now()});
+      events_.Push(now() + options_.scrape_interval, event);
+      return;
+    }
+    case Event::Kind::kMetricsSeen:
+      router_->OnMetrics(event.replica,
+                         routing::EngineMetricsSample{.num_running = event.a,
+                                                      .num_waiting = event.b,
+                                                      .kv_usage = event.x,
+                                                      .scraped_at = event.scraped_at});
+      return;
+    case Event::Kind::kSeriesTick:
+      OnSeriesTick();
+      events_.Push(now() + options_.series_interval, event);
+      return;
+  }
+}
+
+void EventLoop::StartStep(uint32_t r) {
+  Replica& replica = replicas_[r];
+  replica.step = replica.core->Step();
+  replica.stepping = true;
+  ReplicaTotals& totals = result_.replicas[r];
+  ++totals.steps;
+  totals.busy_s += ToSeconds(replica.step.duration);
+  totals.prefill_tokens += replica.step.shape.prefill_tokens;
+  replica.prefill_since_tick += replica.step.shape.prefill_tokens;
+  replica.step.kv_events.clear();  // the router gets no KV events (not subscribed)
+  events_.Push(now() + replica.step.duration, Event{.kind = Event::Kind::kStepEnd, .replica = r});
+}
+
+void EventLoop::OnStepEnd(uint32_t r) {
+  Replica& replica = replicas_[r];
+  const TimePoint seen = now() + options_.network_delay;
+  for (const engine::RequestEvent& e : replica.step.events) {
+    switch (e.kind) {
+      case engine::RequestEvent::Kind::kToken:
+        if (e.output_index == 0) {
+          Flight& flight = flights_.at(e.id);
+          if (!flight.first_token_seen) {
+            flight.first_token_seen = true;
+            events_.Push(seen,
+                         Event{.kind = Event::Kind::kFirstTokenSeen, .replica = r, .id = e.id});
+          }
+        }
+        break;
+      case engine::RequestEvent::Kind::kFinished:
+        events_.Push(seen, Event{.kind = Event::Kind::kFinishSeen,
+                                 .replica = r,
+                                 .id = e.id,
+                                 .a = e.cached_tokens,
+                                 .b = e.output_index,
+                                 .x = static_cast<double>(e.prompt_tokens)});
+        break;
+      case engine::RequestEvent::Kind::kPreempted:
+        ++result_.replicas[r].preemptions;
+        break;
+    }
+  }
+  replica.step.events.clear();
+  if (replica.core->HasWork()) {
+    StartStep(r);
+  } else {
+    replica.stepping = false;
+  }
+}
+
+void EventLoop::OnFinishSeen(const Event& event) {
+  auto it = flights_.find(event.id);
+  const Flight& flight = it->second;
+  const int64_t cached = event.a;
+  const int64_t generated = event.b;
+  const int64_t prompt = static_cast<int64_t>(event.x);
+  if (router_ != nullptr) router_->OnFinished(event.id, cached);
+  ++result_.finished;
+  result_.prompt_tokens += prompt;
+  result_.cached_tokens += cached;
+  result_.generated_tokens += generated;
+  ReplicaTotals& totals = result_.replicas[flight.replica];
+  totals.prompt_tokens += prompt;
+  totals.cached_tokens += cached;
+  totals.generated_tokens += generated;
+  result_.e2e_s.Add(ToSeconds(now() - flight.arrival));
+  result_.last_finish_s = ToSeconds(now() - TimePoint{});
+  const uint64_t seed = flight.seed;
+  flights_.erase(it);
+  workload_->OnResponse(event.id, AnswerText(generator_, seed, generated), now() - TimePoint{});
+  Pull();
+}
+
+void EventLoop::OnFailSeen(uint64_t id) {
+  if (router_ != nullptr) router_->OnFailed(id);
+  ++result_.failed;
+  flights_.erase(id);
+  workload_->OnResponse(id, "", now() - TimePoint{});
+  Pull();
+}
+
+void EventLoop::OnSeriesTick() {
+  const double interval_s = ToSeconds(options_.series_interval);
+  for (size_t r = 0; r < replicas_.size(); ++r) {
+    Replica& replica = replicas_[r];
+    const engine::EngineStats stats = replica.core->Stats();
+    result_.series.queue[r].push_back(static_cast<float>(stats.num_running + stats.num_waiting));
+    result_.series.prefill_tps[r].push_back(
+        static_cast<float>(static_cast<double>(replica.prefill_since_tick) / interval_s));
+    replica.prefill_since_tick = 0;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
+                                        std::unique_ptr<routing::Policy> policy) {
+  WR_RETURN_IF_ERROR(ValidateOptions(options));
+  if (policy == nullptr) return absl::InvalidArgumentError("no policy");
+  WR_ASSIGN_OR_RETURN(std::unique_ptr<workload::Workload> workload,
+                      workload::MakeWorkload(options.workload, options.seed));
+  EventLoop loop(options, std::move(workload), std::string(policy->name()));
+  for (const ReplicaSpec& spec : options.replicas) {
+    loop.AddReplica(engine::DefaultEngineConfig(*spec.profile, spec.kv_capacity_tokens),
+                    *spec.profile);
+  }
+  loop.AddRouter(std::move(policy));
+  return loop.Run();
+}
+
+absl::StatusOr<RunResult> SimulatePooled(const SimOptions& options, bool infinite_bound) {
+  WR_RETURN_IF_ERROR(ValidateOptions(options));
+  WR_ASSIGN_OR_RETURN(std::unique_ptr<workload::Workload> workload,
+                      workload::MakeWorkload(options.workload, options.seed));
+  const int64_t n = static_cast<int64_t>(options.replicas.size());
+  const double scale = static_cast<double>(n);
+  engine::TimingProfile profile = *options.replicas[0].profile;
+  profile.per_prefill_token_s /= scale;
+  profile.per_decode_seq_s /= scale;
+  profile.per_context_token_s /= scale;
+  int64_t total_kv_tokens = 0;
+  for (const ReplicaSpec& spec : options.replicas) total_kv_tokens += spec.kv_capacity_tokens;
+  engine::EngineConfig config = engine::DefaultEngineConfig(profile, total_kv_tokens);
+  config.max_num_batched_tokens *= n;
+  config.max_num_seqs *= n;
+
+  EventLoop loop(options, std::move(workload), "pooled-cache bound");
+  loop.AddReplica(config, profile);  // `profile` outlives the loop's engines: Run() returns first
+  if (infinite_bound) loop.EnableInfiniteBound(config.block_size);
+  return loop.Run();
+}
+
+}  // namespace warmroute::sim
