@@ -9,7 +9,6 @@
 #include "core/engine/engine_core.h"
 #include "core/engine/token_generator.h"
 #include "core/request/tokenizer.h"
-#include "core/workload/generators.h"
 #include "sim/prepared_request.h"
 
 namespace warmroute::sim {
@@ -98,12 +97,6 @@ absl::StatusOr<CapacityEstimate> CalibrateCapacity(const SimOptions& options,
     estimate.fleet_requests_per_s += it->second;
   }
   return estimate;
-}
-
-double RequestsPerArrival(const std::string& workload_name) {
-  if (workload_name == "multi-turn") return workload::MultiTurnConfig{}.turns_per_session;
-  if (workload_name == "agent") return workload::AgentConfig{}.steps_per_trajectory;
-  return 1;
 }
 
 }  // namespace warmroute::sim

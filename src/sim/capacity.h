@@ -14,7 +14,8 @@
 // thousands of requests). The fleet's capacity is the sum over its replicas.
 //
 // Closed-loop workloads (multi-turn, agent) take rate_per_s as the session start rate:
-// RequestsPerArrival gives the requests each session brings, to convert a request rate.
+// workload::RequestsPerArrival gives the requests each session brings, to convert a request
+// rate.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -42,9 +43,5 @@ struct CapacityEstimate {
 absl::StatusOr<CapacityEstimate> CalibrateCapacity(const SimOptions& options,
                                                    int64_t sample_requests = 256,
                                                    int64_t saturation_requests = 2048);
-
-// Requests per arrival of the workload's Poisson process: the turns per session of the
-// closed-loop built-ins (multi-turn, agent), 1 for the others.
-double RequestsPerArrival(const std::string& workload_name);
 
 }  // namespace warmroute::sim

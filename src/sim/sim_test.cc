@@ -215,8 +215,6 @@ TEST(SimTest, CapacityCalibrationScalesWithTheFleet) {
   EXPECT_DOUBLE_EQ(four->fleet_requests_per_s, 2 * two->fleet_requests_per_s);
   EXPECT_GT(four->mean_prompt_tokens, 3000);
   EXPECT_DOUBLE_EQ(four->mean_output_tokens, 100);
-  EXPECT_EQ(RequestsPerArrival("multi-turn"), 5);
-  EXPECT_EQ(RequestsPerArrival("support-bot"), 1);
 }
 
 }  // namespace
