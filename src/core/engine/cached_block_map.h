@@ -10,8 +10,9 @@
 // Layout: open addressing with linear probing over 8-byte slots {tag, block}, where the tag is
 // 32 bits of the mixed hash and its low bits are the slot's home (so deletion never needs the
 // hash); a tag match is confirmed against the block's own hash, which the caller keeps (the
-// `hash_of` function). The table has 2 * capacity slots rounded up to a power
-// of two, so the load stays at most 0.5 and a miss reads about 2.5 slots — one cache line.
+// `hash_of` function). The table has 1.6 × capacity slots, a key's home chosen by
+// multiply-shift (no power-of-two rounding), so the load stays at most 0.625 and a miss reads
+// about 4 slots (32 bytes, linear probing's ½(1 + 1/(1 − α)²)) — usually one cache line.
 // Deletion is by backward shift (no tombstones).
 //
 // Usage:
@@ -35,7 +36,8 @@ class CachedBlockMap {
   using Block = int32_t;
   static constexpr Block kNone = -1;
 
-  // REQUIRES: 0 < capacity < 2^30 (the slot count fits the 32-bit tag). At most `capacity` entries are ever held at once.
+  // REQUIRES: 0 < capacity < 2^30 (the slot count fits the 32-bit tag). At most `capacity` entries
+  // are ever held at once.
   explicit CachedBlockMap(int64_t capacity)
       : capacity_(capacity),
         slots_(static_cast<size_t>(capacity + capacity * 3 / 5 + 1), Slot{0, kNone}) {}

@@ -321,6 +321,38 @@ TEST_F(EngineCoreTest, SameSeedGivesAnIdenticalEventStream) {
   EXPECT_GT(a.size(), 200u);
 }
 
+TEST_F(EngineCoreTest, WithoutKvEventsStepsAreIdenticalAndReportNoEvents) {
+  const TimingProfile& p = *FindTimingProfile("llama-3.1-8b-h100");
+  auto run = [&](bool emit, bool* any_kv_event) {
+    EngineConfig config = DefaultEngineConfig(p, 4000);  // small: evictions and preemptions
+    config.emit_kv_events = emit;
+    EngineCore core(config, p, generator_, 5);
+    for (uint64_t id = 1; id <= 30; ++id) {
+      EXPECT_TRUE(core.Add(Req(id, Prompt(100 + 37 * static_cast<int64_t>(id), id % 3), 20)).ok());
+    }
+    std::vector<std::tuple<int64_t, int, uint64_t, int32_t, int64_t, int64_t>> trace;
+    *any_kv_event = false;
+    while (core.HasWork()) {
+      const StepOutput out = core.Step();
+      *any_kv_event |= !out.kv_events.empty();
+      for (const RequestEvent& e : out.events) {
+        trace.emplace_back(out.duration.count(), static_cast<int>(e.kind), e.id, e.token,
+                           e.output_index, e.cached_tokens);
+      }
+    }
+    const EngineStats stats = core.Stats();
+    trace.emplace_back(stats.prefix_cache_hits, 0, stats.cached_blocks, 0, stats.num_preemptions,
+                       0);
+    return trace;
+  };
+  bool with_events = false;
+  bool without_events = true;
+  const auto a = run(true, &with_events);
+  EXPECT_EQ(a, run(false, &without_events));
+  EXPECT_TRUE(with_events);
+  EXPECT_FALSE(without_events);
+}
+
 TEST_F(EngineCoreTest, AbortFreesBlocksOfRunningAndWaitingRequests) {
   EngineCore core(TinyConfig(), *FindTimingProfile("tiny"), generator_, 1);
   ASSERT_TRUE(core.Add(Req(1, Prompt(200, 1), 100)).ok());

@@ -118,7 +118,7 @@ class KvBlockManager {
   int block_size_;
   int64_t num_free_ = 0;
   std::vector<Block> blocks_;  // num_blocks_ + 1: the last is the free queue's sentinel
-  CachedBlockMap cached_;  // hash -> the block holding it; blocks_[b].hash confirms a match
+  CachedBlockMap cached_;      // hash -> the block holding it; blocks_[b].hash confirms a match
   std::vector<uint64_t> removed_scratch_;
 };
 
