@@ -8,7 +8,7 @@
 // bounds the size), and a caller that knows its next keys can prefetch their slots.
 //
 // Layout: open addressing with linear probing over 8-byte slots {tag, block}, where the tag is
-// 32 bits of the mixed hash and its low bits are the slot's home (so deletion never needs the
+// 32 bits of the mixed hash and determines the slot's home (so deletion never needs the
 // hash); a tag match is confirmed against the block's own hash, which the caller keeps (the
 // `hash_of` function). The table has 1.6 × capacity slots, a key's home chosen by
 // multiply-shift (no power-of-two rounding), so the load stays at most 0.625 and a miss reads
