@@ -54,13 +54,7 @@ Decision DynamoKvPolicy::Route(const RoutingRequest& request, RoutingContext& ct
     chosen = ArgMin(
         tied, [&](BackendId b) { return static_cast<double>(ctx.index.entries(b)); }, &ctx.rng);
   }
-  const Reason reason = best_blocks > 0 && ctx.matched_blocks[chosen] == best_blocks
-                            ? Reason::kCacheHit
-                            : Reason::kLeastLoad;
-  Decision decision = DecideFor(request, ctx, chosen, reason);
-  decision.alternates = RankedAlternates(ctx.candidates, chosen, cost_of);
-  decision.scores = ScoreAll(ctx, cost_of);
-  return decision;
+  return DecideByCost(request, ctx, chosen, best_blocks, cost_of);
 }
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeDynamoKvPolicy(ParamReader& params) {

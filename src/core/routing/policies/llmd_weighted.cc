@@ -43,13 +43,7 @@ Decision LlmdWeightedPolicy::Route(const RoutingRequest& request, RoutingContext
   }
   auto cost = [&](BackendId b) { return -total[b]; };
   const BackendId chosen = ArgMin(ctx.candidates, cost, &ctx.rng);
-  const Reason reason = best_blocks > 0 && ctx.matched_blocks[chosen] == best_blocks
-                            ? Reason::kCacheHit
-                            : Reason::kLeastLoad;
-  Decision decision = DecideFor(request, ctx, chosen, reason);
-  decision.alternates = RankedAlternates(ctx.candidates, chosen, cost);
-  decision.scores = ScoreAll(ctx, cost);
-  return decision;
+  return DecideByCost(request, ctx, chosen, best_blocks, cost);
 }
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdWeightedPolicy(ParamReader& params) {

@@ -100,4 +100,19 @@ std::vector<CandidateScore> ScoreAll(const RoutingContext& ctx, const Score& sco
 Decision DecideFor(const RoutingRequest& request, const RoutingContext& ctx, BackendId backend,
                    Reason reason);
 
+// The decision of a policy that minimises `cost`: `chosen`, reason kCacheHit when it holds the
+// best match among the candidates (best_blocks > 0) and kLeastLoad otherwise, alternates ranked
+// by `cost`, and every candidate scored with it.
+template <typename Cost>
+Decision DecideByCost(const RoutingRequest& request, const RoutingContext& ctx, BackendId chosen,
+                      int32_t best_blocks, const Cost& cost) {
+  const Reason reason = best_blocks > 0 && ctx.matched_blocks[chosen] == best_blocks
+                            ? Reason::kCacheHit
+                            : Reason::kLeastLoad;
+  Decision decision = DecideFor(request, ctx, chosen, reason);
+  decision.alternates = RankedAlternates(ctx.candidates, chosen, cost);
+  decision.scores = ScoreAll(ctx, cost);
+  return decision;
+}
+
 }  // namespace warmroute::routing
