@@ -184,6 +184,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     const tcp::endpoint endpoint = results.begin()->endpoint();
     if (acceptor_.open(endpoint.protocol(), ec) ||
         acceptor_.set_option(asio::socket_base::reuse_address(true), ec) ||
+        (options_.reuse_port &&
+         acceptor_.set_option(
+             asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec)) ||
         acceptor_.bind(endpoint, ec) ||
         acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
       return absl::UnavailableError("cannot listen on " + options_.host + ":" +

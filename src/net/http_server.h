@@ -38,6 +38,9 @@ namespace warmroute::net {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port, see HttpServer::port()
+  // SO_REUSEPORT: several servers (one per thread, each on its own io_context) bind the same
+  // port and the kernel spreads connections over them.
+  bool reuse_port = false;
   size_t body_limit_bytes = size_t{32} << 20;
   size_t header_limit_bytes = size_t{64} << 10;
   std::chrono::milliseconds idle_timeout{120'000};   // keep-alive wait for the next request

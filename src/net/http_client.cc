@@ -1,0 +1,304 @@
+#include "net/http_client.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cerrno>
+#include <span>
+#include <utility>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+
+namespace warmroute::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
+using Resolver = asio::ip::basic_resolver<tcp, Executor>;
+
+constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<Executor>{});
+constexpr size_t kReadBufferBytes = 16 * 1024;
+constexpr size_t kPieceBytes = 16 * 1024;
+constexpr std::string_view kConnectFailedPayload = "warmroute.dev/connect-failed";
+
+bool IsHopByHop(std::string_view name) {
+  return beast::iequals(name, "connection") || beast::iequals(name, "keep-alive") ||
+         beast::iequals(name, "transfer-encoding") || beast::iequals(name, "te") ||
+         beast::iequals(name, "trailer") || beast::iequals(name, "upgrade") ||
+         beast::iequals(name, "proxy-connection") || beast::iequals(name, "content-length") ||
+         beast::iequals(name, "content-type");
+}
+
+// True when an idle pooled socket is still usable: the peer has not closed it and sent nothing.
+bool StillOpen(Stream& stream) {
+  char byte;
+  const ssize_t n =
+      ::recv(stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+absl::Status ConnectError(const std::string& where, const beast::error_code& ec) {
+  absl::Status status =
+      ec == beast::error::timeout
+          ? absl::DeadlineExceededError(absl::StrCat("connect to ", where, " timed out"))
+          : absl::UnavailableError(absl::StrCat("connect to ", where, " failed: ", ec.message()));
+  status.SetPayload(std::string(kConnectFailedPayload), absl::Cord("1"));
+  return status;
+}
+
+}  // namespace
+
+struct UpstreamPool::Connection {
+  explicit Connection(Executor executor) : stream(executor) { buffer.reserve(kReadBufferBytes); }
+  Stream stream;
+  beast::flat_buffer buffer;
+};
+
+struct UpstreamPool::State {
+  std::vector<std::unique_ptr<Connection>> idle;
+  size_t max_idle = 0;
+  bool closed = false;
+  // Resolved once, again after a connect failure (the name may have moved).
+  std::optional<Resolver::results_type> endpoints;
+};
+
+UpstreamPool::UpstreamPool(Executor executor, std::string host, uint16_t port, PoolOptions options)
+    : executor_(executor),
+      host_(std::move(host)),
+      port_(port),
+      options_(options),
+      state_(std::make_shared<State>()) {
+  state_->max_idle = options_.max_idle;
+}
+
+UpstreamPool::~UpstreamPool() {
+  CloseIdle();
+  state_->closed = true;
+}
+
+size_t UpstreamPool::idle_connections() const { return state_->idle.size(); }
+
+void UpstreamPool::CloseIdle() {
+  for (auto& c : state_->idle) {
+    beast::error_code ec;
+    c->stream.socket().close(ec);
+  }
+  state_->idle.clear();
+}
+
+struct UpstreamExchange::Impl {
+  std::shared_ptr<UpstreamPool::State> state;
+  std::unique_ptr<UpstreamPool::Connection> connection;
+  std::optional<http::response_parser<http::buffer_body>> parser;
+  UpstreamTimeouts timeouts;
+  bool done = false;
+  bool failed = false;
+  std::string piece;
+
+  ~Impl() {
+    if (!connection) return;
+    const bool reusable = done && !failed && parser && parser->keep_alive() &&
+                          connection->buffer.size() == 0 && !state->closed &&
+                          state->idle.size() < state->max_idle;
+    if (reusable) {
+      connection->stream.expires_never();
+      state->idle.push_back(std::move(connection));
+    } else {
+      beast::error_code ec;
+      connection->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+      connection->stream.socket().close(ec);
+    }
+  }
+};
+
+UpstreamExchange::UpstreamExchange(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+UpstreamExchange::~UpstreamExchange() = default;
+
+bool UpstreamExchange::done() const { return impl_->done; }
+
+bool ConnectFailed(const absl::Status& status) {
+  return status.GetPayload(std::string(kConnectFailedPayload)).has_value();
+}
+
+namespace {
+
+// A live idle connection of the pool, or null. (Not in the coroutine: GCC 12 mishandles loop
+// locals with destructors across a break in coroutine frames.)
+std::unique_ptr<UpstreamPool::Connection> TakeIdle(UpstreamPool::State& state) {
+  while (!state.idle.empty()) {
+    std::unique_ptr<UpstreamPool::Connection> c = std::move(state.idle.back());
+    state.idle.pop_back();
+    if (StillOpen(c->stream)) return c;
+    beast::error_code ec;
+    c->stream.socket().close(ec);
+  }
+  return nullptr;
+}
+
+// Opens a new connection to the pool's upstream.
+Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
+    Executor executor, UpstreamPool::State& state, const std::string& host, uint16_t port,
+    std::chrono::milliseconds timeout) {
+  const std::string where = absl::StrCat(host, ":", port);
+  if (!state.endpoints) {
+    Resolver resolver(executor);
+    auto [ec, results] = co_await resolver.async_resolve(
+        host, std::to_string(port), tcp::resolver::numeric_service, kTask);
+    if (ec || results.empty()) co_return ConnectError(where, ec);
+    state.endpoints = std::move(results);
+  }
+  auto connection = std::make_unique<UpstreamPool::Connection>(executor);
+  connection->stream.expires_after(timeout);
+  auto [ec, endpoint] = co_await connection->stream.async_connect(*state.endpoints, kTask);
+  if (ec) {
+    state.endpoints.reset();
+    co_return ConnectError(where, ec);
+  }
+  beast::error_code ignored;
+  connection->stream.socket().set_option(tcp::no_delay(true), ignored);
+  co_return connection;
+}
+
+}  // namespace
+
+Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
+    UpstreamPool& pool, const UpstreamRequest& request, const UpstreamTimeouts& timeouts) {
+  const std::string where = absl::StrCat(pool.host(), ":", pool.port());
+  const std::string host_header = where;
+
+  http::request<http::span_body<const char>> message;
+  message.version(11);
+  const http::verb verb = http::string_to_verb(request.method);
+  if (verb == http::verb::unknown) {
+    message.method_string(request.method);
+  } else {
+    message.method(verb);
+  }
+  message.target(request.target);
+  message.set(http::field::host, host_header);
+  if (request.headers != nullptr) {
+    for (const auto& [name, value] : *request.headers) message.insert(name, value);
+  }
+  message.body() = std::span<const char>(request.body.data(), request.body.size());
+  message.keep_alive(true);
+  message.prepare_payload();
+
+  for (int attempt = 0;; ++attempt) {
+    auto impl = std::make_unique<Impl>();
+    impl->state = pool.state_;
+    impl->timeouts = timeouts;
+    // Take a live idle connection, else open one.
+    impl->connection = TakeIdle(*pool.state_);
+    const bool reused = impl->connection != nullptr;
+    if (!reused) {
+      auto connection =
+          co_await Connect(pool.executor_, *pool.state_, pool.host(), pool.port(), timeouts.connect);
+      if (!connection.ok()) co_return connection.status();
+      impl->connection = std::move(*connection);
+    }
+    Stream& stream = impl->connection->stream;
+    // A reused connection that fails before any response byte was closed by the upstream while
+    // idle (a race the peek cannot exclude): try once more on a new connection.
+    const bool may_retry = reused && attempt == 0;
+
+    stream.expires_after(timeouts.first_byte);
+    auto [wec, wn] = co_await http::async_write(stream, message, kTask);
+    if (wec) {
+      impl->failed = true;
+      if (may_retry) continue;
+      if (wec == beast::error::timeout) {
+        co_return absl::DeadlineExceededError(absl::StrCat("sending to ", where, " timed out"));
+      }
+      co_return absl::UnavailableError(
+          absl::StrCat("sending the request to ", where, " failed: ", wec.message()));
+    }
+    impl->parser.emplace();
+    impl->parser->body_limit(boost::none);
+    if (request.method == "HEAD") impl->parser->skip(true);
+    auto [hec, hn] =
+        co_await http::async_read_header(stream, impl->connection->buffer, *impl->parser, kTask);
+    if (hec) {
+      impl->failed = true;
+      const bool nothing_read = impl->connection->buffer.size() == 0 && hn == 0;
+      if (may_retry && nothing_read && hec != beast::error::timeout) continue;
+      if (hec == beast::error::timeout) {
+        co_return absl::DeadlineExceededError(absl::StrCat(
+            "no response from ", where, " within ", timeouts.first_byte.count(), " ms"));
+      }
+      co_return absl::UnavailableError(
+          absl::StrCat("reading the response head from ", where, " failed: ", hec.message()));
+    }
+    UpstreamResponseHead head;
+    const auto& response = impl->parser->get();
+    head.status = static_cast<int>(response.result_int());
+    head.chunked = impl->parser->chunked();
+    for (const auto& field : response) {
+      const std::string_view name(field.name_string().data(), field.name_string().size());
+      if (field.name() == http::field::content_type) {
+        head.content_type = std::string(field.value());
+      } else if (!IsHopByHop(name)) {
+        head.headers.emplace_back(std::string(name), std::string(field.value()));
+      }
+    }
+    if (impl->parser->is_done()) impl->done = true;
+    auto exchange = std::unique_ptr<UpstreamExchange>(new UpstreamExchange(std::move(impl)));
+    exchange->head_ = std::move(head);
+    co_return exchange;
+  }
+}
+
+Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
+  Impl& x = *impl_;
+  if (x.done) co_return std::string_view();
+  if (x.failed) co_return absl::UnavailableError("the upstream response already failed");
+  x.piece.resize(kPieceBytes);
+  Stream& stream = x.connection->stream;
+  for (;;) {
+    auto& body = x.parser->get().body();
+    body.data = x.piece.data();
+    body.size = x.piece.size();
+    stream.expires_after(x.timeouts.idle_stream);
+    auto [ec, n] = co_await http::async_read_some(stream, x.connection->buffer, *x.parser, kTask);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == http::error::end_of_stream && x.parser->is_done()) ec = {};
+    if (ec) {
+      x.failed = true;
+      if (ec == beast::error::timeout) {
+        co_return absl::DeadlineExceededError(absl::StrCat(
+            "the upstream sent nothing for ", x.timeouts.idle_stream.count(), " ms"));
+      }
+      co_return absl::UnavailableError(
+          absl::StrCat("reading the upstream response failed: ", ec.message()));
+    }
+    const size_t got = x.piece.size() - x.parser->get().body().size;
+    if (x.parser->is_done()) x.done = true;
+    if (got > 0) co_return std::string_view(x.piece.data(), got);
+    if (x.done) co_return std::string_view();
+  }
+}
+
+Task<absl::StatusOr<std::string>> UpstreamExchange::ReadAll(size_t limit) {
+  std::string all;
+  for (;;) {
+    absl::StatusOr<std::string_view> piece = co_await ReadSome();
+    if (!piece.ok()) co_return piece.status();
+    if (piece->empty()) co_return all;
+    if (all.size() + piece->size() > limit) {
+      impl_->failed = true;
+      co_return absl::OutOfRangeError(
+          absl::StrCat("the upstream response exceeds ", limit, " bytes"));
+    }
+    all.append(*piece);
+  }
+}
+
+}  // namespace warmroute::net

@@ -1,0 +1,134 @@
+// An HTTP/1.1 client for a proxy's upstream side (Boost.Beast): a keep-alive connection pool per
+// upstream endpoint, and one exchange at a time per pooled connection whose response body can be
+// relayed piece by piece as it arrives (SSE) or read whole.
+//
+// Life of an exchange:
+//   UpstreamPool pool(io.get_executor(), "127.0.0.1", 8001, PoolOptions{});
+//   absl::StatusOr<std::unique_ptr<UpstreamExchange>> x =
+//       co_await UpstreamExchange::Start(pool, request, timeouts);   // connect/reuse, send, head
+//   if (!x.ok()) ...;            // see "Errors" — nothing of the response was read
+//   (*x)->head().status;
+//   for (;;) {
+//     absl::StatusOr<std::string_view> piece = co_await (*x)->ReadSome();
+//     if (!piece.ok()) ...;      // the upstream failed mid-body
+//     if (piece->empty()) break; // the body is complete
+//     relay(*piece);             // valid until the next ReadSome
+//   }
+//   // Destroying the exchange returns its connection to the pool when the whole response was
+//   // read and both sides keep the connection alive; otherwise it closes the connection, which
+//   // is how an abandoned request is cancelled upstream (vLLM aborts a request whose client
+//   // disconnects).
+//
+// Errors of Start (the caller decides about retries):
+//   Unavailable       connect refused/failed, the connection reset or closed before a response
+//                     head (the request was not answered), or a malformed response head;
+//                     `ConnectFailed(status)` tells a connect failure (nothing was sent) apart.
+//   DeadlineExceeded  connect or first-byte (response head) timeout.
+// ReadSome fails with Unavailable (reset, early close, bad chunk encoding) or DeadlineExceeded
+// (no body bytes for `idle_stream`).
+//
+// A reused keep-alive connection that the upstream closed while idle is detected before use (a
+// non-blocking peek) and replaced by a fresh one; if a reused connection fails before any
+// response byte, the exchange is retried once on a new connection (the upstream cannot have
+// processed a request on a connection it had already closed).
+//
+// Thread-safety: a pool and its exchanges belong to one io_context thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "net/response_writer.h"
+
+namespace warmroute::net {
+
+struct UpstreamTimeouts {
+  std::chrono::milliseconds connect{2000};
+  std::chrono::milliseconds first_byte{300'000};  // request sent -> response head
+  std::chrono::milliseconds idle_stream{60'000};  // between two pieces of the response body
+};
+
+struct PoolOptions {
+  size_t max_idle = 256;  // idle keep-alive connections kept per pool
+};
+
+struct UpstreamRequest {
+  std::string_view method = "POST";
+  std::string_view target = "/";
+  // Headers to send besides Host, Content-Length and Connection (which the client sets).
+  const HttpHeaders* headers = nullptr;
+  std::string_view body;
+};
+
+struct UpstreamResponseHead {
+  int status = 0;
+  std::string content_type;
+  HttpHeaders headers;  // end-to-end headers only (no hop-by-hop, Content-Length, TE)
+  bool chunked = false;
+};
+
+class UpstreamExchange;
+
+class UpstreamPool {
+ public:
+  UpstreamPool(Executor executor, std::string host, uint16_t port, PoolOptions options = {});
+  ~UpstreamPool();
+  UpstreamPool(const UpstreamPool&) = delete;
+  UpstreamPool& operator=(const UpstreamPool&) = delete;
+
+  const std::string& host() const { return host_; }
+  uint16_t port() const { return port_; }
+  size_t idle_connections() const;
+  // Closes every idle connection (e.g. the backend was removed).
+  void CloseIdle();
+
+  // Internal (defined in http_client.cc).
+  struct Connection;
+  struct State;
+
+ private:
+  friend class UpstreamExchange;
+  Executor executor_;
+  std::string host_;
+  uint16_t port_;
+  PoolOptions options_;
+  std::shared_ptr<State> state_;  // shared with exchanges, which may outlive a removed pool
+};
+
+class UpstreamExchange {
+ public:
+  static Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> Start(
+      UpstreamPool& pool, const UpstreamRequest& request, const UpstreamTimeouts& timeouts);
+  ~UpstreamExchange();
+  UpstreamExchange(const UpstreamExchange&) = delete;
+  UpstreamExchange& operator=(const UpstreamExchange&) = delete;
+
+  const UpstreamResponseHead& head() const { return head_; }
+
+  // The next piece of the body as it arrives (chunk framing removed); empty once the body is
+  // complete. The view is valid until the next call.
+  Task<absl::StatusOr<std::string_view>> ReadSome();
+
+  // The rest of the body; OutOfRange beyond `limit` bytes.
+  Task<absl::StatusOr<std::string>> ReadAll(size_t limit);
+
+  // True once the whole body was read.
+  bool done() const;
+
+ private:
+  struct Impl;
+  explicit UpstreamExchange(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  UpstreamResponseHead head_;
+};
+
+// True when a Start error means the connection could not be established (nothing was sent).
+bool ConnectFailed(const absl::Status& status);
+
+}  // namespace warmroute::net

@@ -1,0 +1,245 @@
+// UpstreamPool / UpstreamExchange against a real HttpServer on loopback (one io_context).
+#include "net/http_client.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <string>
+
+#include "net/http_server.h"
+
+namespace warmroute::net {
+namespace {
+
+namespace asio = boost::asio;
+using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                         asio::wait_traits<std::chrono::steady_clock>, Executor>;
+
+Task<void> Sleep(std::chrono::milliseconds d) {
+  Timer timer(co_await asio::this_coro::executor, d);
+  co_await timer.async_wait(asio::use_awaitable_t<Executor>{});
+}
+
+class HttpClientTest : public ::testing::Test {
+ protected:
+  // Starts a server whose handler is `handler`; returns its port.
+  uint16_t Serve(HttpHandler handler) {
+    auto server = HttpServer::Create(io_, HttpServerOptions{}, std::move(handler));
+    EXPECT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    server_->Start();
+    return server_->port();
+  }
+
+  // Runs `body` to completion (then stops the server so io.run() returns).
+  void Run(std::function<Task<void>()> body) {
+    std::exception_ptr failure;
+    asio::co_spawn(
+        io_,
+        [&]() -> Task<void> {
+          co_await body();
+          if (server_) server_->Stop();
+        },
+        [&](std::exception_ptr e) {
+          failure = e;
+          if (server_) server_->Stop();
+        });
+    io_.run();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  asio::io_context io_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpClientTest, PostsTheBodyAndReadsTheWholeResponseThenReusesTheConnection) {
+  std::string last_host;
+  const uint16_t port = Serve([&](HttpRequest request, ResponseWriter& writer) -> Task<void> {
+    last_host = std::string(request.Header("host"));
+    ResponseHead head;
+    head.headers.emplace_back("x-echo-method", request.method);
+    std::string body = "echo:" + request.body;  // (GCC 12: no temporaries in co_await)
+    co_await writer.Reply(head, std::move(body));
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    HttpHeaders headers = {{"content-type", "application/json"}, {"x-tenant", "acme"}};
+    for (int i = 0; i < 3; ++i) {
+      UpstreamRequest request{.method = "POST", .target = "/v1/x", .headers = &headers,
+                              .body = std::string_view("{\"a\":1}")};
+      auto x = co_await UpstreamExchange::Start(pool, request, UpstreamTimeouts{});
+      EXPECT_TRUE(x.ok()) << x.status();
+      if (!x.ok()) co_return;
+      EXPECT_EQ((*x)->head().status, 200);
+      EXPECT_EQ((*x)->head().content_type, "application/json");
+      bool has_echo = false;
+      for (auto& [n, v] : (*x)->head().headers) has_echo |= (n == "x-echo-method" && v == "POST");
+      EXPECT_TRUE(has_echo);
+      auto body = co_await (*x)->ReadAll(1 << 20);
+      EXPECT_TRUE(body.ok());
+      EXPECT_EQ(*body, "echo:{\"a\":1}");
+      EXPECT_TRUE((*x)->done());
+      x->reset();
+      EXPECT_EQ(pool.idle_connections(), 1u) << "the connection goes back to the pool";
+    }
+    EXPECT_EQ(last_host, "127.0.0.1:" + std::to_string(port));
+  });
+}
+
+TEST_F(HttpClientTest, RelaysStreamPiecesAsTheyArriveNotAtTheEnd) {
+  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+    ResponseHead head;
+    head.content_type = "text/event-stream";
+    co_await writer.StartStream(head);
+    for (int i = 0; i < 3; ++i) {
+      const std::string event = "data: " + std::to_string(i) + "\n\n";
+      co_await writer.WriteChunk(event);
+      co_await Sleep(std::chrono::milliseconds(60));
+    }
+    co_await writer.FinishStream();
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    auto start = std::chrono::steady_clock::now();
+    auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+    EXPECT_TRUE(x.ok()) << x.status();
+    if (!x.ok()) co_return;
+    EXPECT_TRUE((*x)->head().chunked);
+    std::string all;
+    int pieces = 0;
+    for (;;) {
+      auto piece = co_await (*x)->ReadSome();
+      EXPECT_TRUE(piece.ok());
+      if (!piece.ok() || piece->empty()) break;
+      if (pieces == 0) {
+        EXPECT_EQ(*piece, "data: 0\n\n");
+        // The first event arrives long before the stream's end (~180 ms).
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(120));
+      }
+      all.append(*piece);
+      ++pieces;
+    }
+    EXPECT_EQ(all, "data: 0\n\ndata: 1\n\ndata: 2\n\n");
+    EXPECT_EQ(pieces, 3);
+  });
+}
+
+TEST_F(HttpClientTest, ConnectRefusedIsAConnectFailure) {
+  // Bind and close a server to get a port nobody listens on.
+  uint16_t dead_port;
+  {
+    asio::io_context other;
+    auto s = HttpServer::Create(other, HttpServerOptions{}, nullptr);
+    ASSERT_TRUE(s.ok());
+    dead_port = (*s)->port();
+  }
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", dead_port);
+    auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+    EXPECT_FALSE(x.ok());
+    EXPECT_EQ(x.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_TRUE(ConnectFailed(x.status()));
+  });
+}
+
+TEST_F(HttpClientTest, FirstByteTimeoutIsDeadlineExceededNotAConnectFailure) {
+  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+    co_await Sleep(std::chrono::milliseconds(400));
+    ResponseHead head;
+    std::string body = "late";
+    co_await writer.Reply(head, std::move(body));
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    UpstreamTimeouts timeouts;
+    timeouts.first_byte = std::chrono::milliseconds(100);
+    auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, timeouts);
+    EXPECT_EQ(x.status().code(), absl::StatusCode::kDeadlineExceeded);
+    EXPECT_FALSE(ConnectFailed(x.status()));
+    co_await Sleep(std::chrono::milliseconds(400));  // let the server's handler end
+  });
+}
+
+TEST_F(HttpClientTest, AbandoningAStreamClosesTheConnectionSoTheServerSeesTheCancel) {
+  bool handler_cancelled = false;
+  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+    struct Flag {
+      bool& cancelled;
+      bool finished = false;
+      ~Flag() { cancelled = !finished; }
+    } flag{handler_cancelled};
+    ResponseHead head;
+    head.content_type = "text/event-stream";
+    co_await writer.StartStream(head);
+    for (int i = 0; i < 50; ++i) {
+      co_await writer.WriteChunk("data: x\n\n");
+      co_await Sleep(std::chrono::milliseconds(20));
+    }
+    co_await writer.FinishStream();
+    flag.finished = true;
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    {
+      auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+      EXPECT_TRUE(x.ok());
+      if (!x.ok()) co_return;
+      auto piece = co_await (*x)->ReadSome();
+      EXPECT_TRUE(piece.ok() && !piece->empty());
+    }  // abandoned mid-stream
+    EXPECT_EQ(pool.idle_connections(), 0u);
+    co_await Sleep(std::chrono::milliseconds(100));
+    EXPECT_TRUE(handler_cancelled) << "the server's handler was cancelled within 100 ms";
+  });
+}
+
+TEST_F(HttpClientTest, AConnectionTheServerClosedWhileIdleIsReplaced) {
+  HttpServerOptions options;
+  options.idle_timeout = std::chrono::milliseconds(50);  // the server drops idle connections
+  auto server = HttpServer::Create(io_, options, [](HttpRequest, ResponseWriter& w) -> Task<void> {
+    ResponseHead head;
+    std::string body = "ok";
+    co_await w.Reply(head, std::move(body));
+  });
+  ASSERT_TRUE(server.ok());
+  server_ = std::move(*server);
+  server_->Start();
+  const uint16_t port = server_->port();
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    for (int i = 0; i < 2; ++i) {
+      auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+      EXPECT_TRUE(x.ok()) << x.status();
+      if (!x.ok()) co_return;
+      auto body = co_await (*x)->ReadAll(100);
+      EXPECT_EQ(body.value_or(""), "ok");
+      x->reset();
+      co_await Sleep(std::chrono::milliseconds(150));  // the server closes the idle connection
+    }
+  });
+}
+
+TEST_F(HttpClientTest, ReadAllRefusesBodiesOverTheLimit) {
+  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+    ResponseHead head;
+    std::string body(1000, 'x');
+    co_await writer.Reply(head, std::move(body));
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+    EXPECT_TRUE(x.ok());
+    if (!x.ok()) co_return;
+    auto body = co_await (*x)->ReadAll(999);
+    EXPECT_EQ(body.status().code(), absl::StatusCode::kOutOfRange);
+  });
+}
+
+}  // namespace
+}  // namespace warmroute::net
