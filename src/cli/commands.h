@@ -12,4 +12,7 @@ void AddEngineCommand(CLI::App& app, int* exit_code);
 // `warmroute sim`: routing policies side by side on a simulated fleet (src/sim).
 void AddSimCommand(CLI::App& app, int* exit_code);
 
+// `warmroute serve`: the gateway (src/router).
+void AddServeCommand(CLI::App& app, int* exit_code);
+
 }  // namespace warmroute::cli

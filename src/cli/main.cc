@@ -1,14 +1,21 @@
 // warmroute: one binary, one subcommand per tool (see DESIGN.md).
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  // Logs go to stderr: stdout carries each command's machine-readable output (listening lines,
+  // tables, JSON).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("warmroute"));
   CLI::App app{"warmroute: a prefix-aware router for LLM inference fleets"};
   app.require_subcommand(1);
   int exit_code = 0;
   warmroute::cli::AddEngineCommand(app, &exit_code);
   warmroute::cli::AddSimCommand(app, &exit_code);
+  warmroute::cli::AddServeCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -111,6 +111,13 @@ class ConnectionWriter final : public ResponseWriter {
   }
 
   bool started() const override { return started_; }
+
+  void Abort() override {
+    failed_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  }
+
   bool streaming() const { return streaming_; }
   bool finished() const { return finished_; }
   bool failed() const { return failed_; }

@@ -84,6 +84,10 @@ class ResponseWriter {
   // True once a response head was sent (or a send was attempted).
   virtual bool started() const = 0;
 
+  // Cuts the connection at once, without ending a chunked body: the client sees the response
+  // break off (a proxy's upstream died mid-stream). Later writes fail.
+  virtual void Abort() = 0;
+
   // Replies with net/openai_error.h's HTTP status and JSON body for `status`.
   // REQUIRES: !status.ok(), !started().
   Task<absl::Status> ReplyError(const absl::Status& status);

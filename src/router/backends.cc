@@ -1,0 +1,222 @@
+#include "router/backends.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace warmroute::router {
+
+using routing::BackendId;
+
+Backends::Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptions options,
+                   const Clock& clock, uint64_t seed, EjectionOptions ejection)
+    : clock_(clock), ejection_(ejection), router_(std::move(policy), options, clock, seed) {}
+
+absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const BackendConfig& config) {
+  std::lock_guard lock(mu_);
+  const std::string address = absl::StrCat(config.host, ":", config.port);
+  for (const Entry& e : entries_) {
+    if (!e.present) continue;
+    if (e.target->name == config.name) {
+      return absl::AlreadyExistsError(absl::StrCat("a backend named '", config.name, "' exists"));
+    }
+    if (e.target->address == address) {
+      return absl::AlreadyExistsError(absl::StrCat("backend '", e.target->name, "' already has ",
+                                                   config.url));
+    }
+  }
+  const BackendId id = router_.AddBackend({.name = config.name,
+                                           .models = config.models,
+                                           .kv_capacity_tokens = config.kv_capacity_tokens});
+  auto target = std::make_shared<BackendTarget>();
+  target->id = id;
+  target->name = config.name;
+  target->url = config.url;
+  target->host = config.host;
+  target->port = config.port;
+  target->kind = config.kind;
+  target->models = config.models;
+  target->address = address;
+  while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
+  entries_[id] = Entry(target, ejection_);
+  entries_[id].configured_capacity = config.kv_capacity_tokens;
+  return std::shared_ptr<const BackendTarget>(target);
+}
+
+absl::Status Backends::Remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  for (Entry& e : entries_) {
+    if (e.present && e.target && e.target->name == name) {
+      e.present = false;
+      router_.RemoveBackend(e.target->id);
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
+}
+
+absl::Status Backends::SetDraining(const std::string& name, bool draining) {
+  std::lock_guard lock(mu_);
+  for (Entry& e : entries_) {
+    if (e.present && e.target && e.target->name == name) {
+      e.draining = draining;
+      router_.SetDraining(e.target->id, draining);
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
+}
+
+void Backends::RefreshHealth(TimePoint now) {
+  if (now < next_readmission_) return;
+  next_readmission_ = TimePoint::max();
+  for (Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    router_.SetHealthy(e.target->id, e.health.Available(now));
+    if (e.health.ejected(now)) {
+      next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
+    }
+  }
+}
+
+Dispatch Backends::MakeDispatch(BackendId backend, const routing::Decision& decision) const {
+  return Dispatch{entries_[backend].target, decision.reason, decision.predicted_cached_tokens};
+}
+
+absl::StatusOr<Dispatch> Backends::Route(const routing::RoutingRequest& request) {
+  std::lock_guard lock(mu_);
+  RefreshHealth(clock_.Now());
+  absl::StatusOr<routing::Decision> decision = router_.Route(request);
+  if (!decision.ok()) return decision.status();
+  return MakeDispatch(decision->backend, *decision);
+}
+
+std::optional<Dispatch> Backends::Reroute(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  RefreshHealth(clock_.Now());
+  std::optional<BackendId> next = router_.Reroute(request_id);
+  if (!next) return std::nullopt;
+  return Dispatch{entries_[*next].target, routing::Reason::kLeastLoad, 0};
+}
+
+void Backends::OnFirstToken(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  router_.OnFirstToken(request_id);
+}
+
+void Backends::OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens) {
+  std::lock_guard lock(mu_);
+  router_.OnFinished(request_id, cached_tokens);
+}
+
+void Backends::OnFailed(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  router_.OnFailed(request_id);
+}
+
+void Backends::OnUpstreamResult(BackendId backend, bool ok) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  Entry& e = entries_[backend];
+  const TimePoint now = clock_.Now();
+  if (ok) {
+    e.health.OnSuccess();
+    return;
+  }
+  if (e.health.OnFailure(now)) {
+    router_.SetHealthy(backend, false);
+    next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
+  }
+}
+
+void Backends::OnProbe(BackendId backend, bool ok) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  Entry& e = entries_[backend];
+  e.health.OnProbe(ok);
+  router_.SetHealthy(backend, e.health.Available(clock_.Now()));
+}
+
+void Backends::OnMetrics(BackendId backend, const ScrapedEngineMetrics& metrics) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  router_.OnMetrics(backend, metrics.sample);
+  // The engine's own KV capacity sizes the backend's index slice, unless the config set one.
+  if (entries_[backend].configured_capacity == 0 && metrics.kv_capacity_tokens &&
+      *metrics.kv_capacity_tokens > 0 &&
+      router_.fleet().backend(backend).kv_capacity_tokens != *metrics.kv_capacity_tokens) {
+    router_.SetKvCapacity(backend, *metrics.kv_capacity_tokens);
+  }
+}
+
+void Backends::OnModelsDiscovered(BackendId backend, std::vector<std::string> models) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  entries_[backend].discovered_models = std::move(models);
+}
+
+std::vector<std::shared_ptr<const BackendTarget>> Backends::Targets() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<const BackendTarget>> out;
+  for (const Entry& e : entries_) {
+    if (e.present && e.target) out.push_back(e.target);
+  }
+  return out;
+}
+
+std::vector<BackendSnapshot> Backends::Snapshot() const {
+  std::lock_guard lock(mu_);
+  const TimePoint now = clock_.Now();
+  std::vector<BackendSnapshot> out;
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    const routing::BackendState& s = router_.fleet().backend(e.target->id);
+    BackendSnapshot snap;
+    snap.target = e.target;
+    snap.state = e.draining ? "draining" : std::string(e.health.StateName(now));
+    snap.eligible = e.health.Available(now) && !e.draining;
+    snap.in_flight = s.in_flight;
+    snap.outstanding_prefill_tokens = s.outstanding_prefill_tokens;
+    snap.running_decodes = s.running_decodes;
+    snap.dispatched_total = s.dispatched_total;
+    snap.kv_capacity_tokens = s.kv_capacity_tokens;
+    snap.prefill_tokens_per_s = s.prefill_tokens_per_s;
+    snap.index_entries = static_cast<int64_t>(router_.index().entries(e.target->id));
+    snap.metrics = s.metrics;
+    if (s.metrics) snap.metrics_age_s = ToSeconds(now - s.metrics->scraped_at);
+    snap.ejections = e.health.ejections();
+    snap.discovered_models = e.discovered_models;
+    out.push_back(std::move(snap));
+  }
+  return out;
+}
+
+std::vector<std::string> Backends::Models() const {
+  std::lock_guard lock(mu_);
+  std::set<std::string> models;
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    models.insert(e.target->models.begin(), e.target->models.end());
+    models.insert(e.discovered_models.begin(), e.discovered_models.end());
+  }
+  return {models.begin(), models.end()};
+}
+
+routing::RouterStats Backends::stats() const {
+  std::lock_guard lock(mu_);
+  return router_.stats();
+}
+
+int64_t Backends::index_entries() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int64_t>(router_.index().entries());
+}
+
+int64_t Backends::index_bytes() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int64_t>(router_.index().MemoryBytes());
+}
+
+}  // namespace warmroute::router

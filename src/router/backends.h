@@ -1,0 +1,138 @@
+// The gateway's shared routing state: the sans-I/O routing::Router (policy, prefix index, fleet
+// view) plus what only the live gateway has — each backend's address and engine kind, its health
+// (backend_health.h: probes and passive outlier ejection) and membership changes from the config
+// and the admin API. Every worker thread routes through one Backends, under one mutex: a routing
+// decision is microseconds, far below what a lock-free design would be worth here.
+//
+// Backends are known by name; the Router's ids are never reused, so a removed backend's late
+// events are ignored by the Router. Health is folded into the Router's view lazily: before each
+// decision, backends whose ejection has expired are re-admitted (no timer thread needed).
+//
+// Usage:
+//   Backends backends(std::move(policy), router_options, clock, seed, ejection_options);
+//   backends.Add(backend_config);
+//   absl::StatusOr<Dispatch> d = backends.Route(routing_request);
+//   ... dispatch to d->target->host:port ...
+//   backends.OnUpstreamResult(d->target->id, /*ok=*/true);
+//   backends.OnFirstToken(request_id); backends.OnFinished(request_id, cached_tokens);
+//
+// Thread-safety: every method is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "core/routing/policy.h"
+#include "core/routing/router.h"
+#include "router/backend_health.h"
+#include "router/config.h"
+#include "router/engine_metrics.h"
+
+namespace warmroute::router {
+
+// A backend's address and identity; immutable once created (shared with in-flight requests).
+struct BackendTarget {
+  routing::BackendId id = 0;
+  std::string name;
+  std::string url;
+  std::string host;
+  uint16_t port = 0;
+  EngineKind kind = EngineKind::kVllm;
+  std::vector<std::string> models;  // configured; empty = any
+  std::string address;              // "host:port", the key of connection pools
+};
+
+struct Dispatch {
+  std::shared_ptr<const BackendTarget> target;
+  routing::Reason reason = routing::Reason::kLeastLoad;
+  int64_t predicted_cached_tokens = 0;
+};
+
+// A backend as the admin API and /metrics show it.
+struct BackendSnapshot {
+  std::shared_ptr<const BackendTarget> target;
+  std::string state;  // "up", "ejected", "probe_failed", "draining"
+  bool eligible = false;
+  int64_t in_flight = 0;
+  int64_t outstanding_prefill_tokens = 0;
+  int64_t running_decodes = 0;
+  int64_t dispatched_total = 0;
+  int64_t kv_capacity_tokens = 0;  // configured, else scraped; 0 unknown
+  double prefill_tokens_per_s = 0;
+  int64_t index_entries = 0;
+  std::optional<routing::EngineMetricsSample> metrics;
+  double metrics_age_s = -1;  // -1: never scraped
+  int64_t ejections = 0;
+  std::vector<std::string> discovered_models;  // from the backend's /v1/models
+};
+
+class Backends {
+ public:
+  Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptions options,
+           const Clock& clock, uint64_t seed, EjectionOptions ejection);
+  Backends(const Backends&) = delete;
+  Backends& operator=(const Backends&) = delete;
+
+  // AlreadyExists when the name or the address is taken.
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> Add(const BackendConfig& config);
+  // NotFound for an unknown name. In-flight requests finish; nothing new is sent.
+  absl::Status Remove(const std::string& name);
+  absl::Status SetDraining(const std::string& name, bool draining);
+
+  // Decides where a request goes (routing::Router::Route errors: NotFound when no backend serves
+  // the model, Unavailable when none of those is eligible).
+  absl::StatusOr<Dispatch> Route(const routing::RoutingRequest& request);
+  // The next alternate of a request whose dispatch failed before any byte reached the client;
+  // nullopt when none remains (the request is then failed in the Router).
+  std::optional<Dispatch> Reroute(uint64_t request_id);
+  void OnFirstToken(uint64_t request_id);
+  void OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens);
+  void OnFailed(uint64_t request_id);
+
+  // Passive health: the outcome of one dispatch to `backend` (ok: a non-5xx response head).
+  void OnUpstreamResult(routing::BackendId backend, bool ok);
+  // Active health and scraping (router/poller.h).
+  void OnProbe(routing::BackendId backend, bool ok);
+  void OnMetrics(routing::BackendId backend, const ScrapedEngineMetrics& metrics);
+  void OnModelsDiscovered(routing::BackendId backend, std::vector<std::string> models);
+
+  // Present backends, in the order they were added.
+  std::vector<std::shared_ptr<const BackendTarget>> Targets() const;
+  std::vector<BackendSnapshot> Snapshot() const;
+  // The union of configured and discovered models, sorted.
+  std::vector<std::string> Models() const;
+  routing::RouterStats stats() const;
+  int64_t index_entries() const;
+  int64_t index_bytes() const;
+
+ private:
+  struct Entry {
+    Entry(std::shared_ptr<const BackendTarget> t, EjectionOptions ejection)
+        : target(std::move(t)), health(ejection) {}
+    std::shared_ptr<const BackendTarget> target;
+    BackendHealth health;
+    bool present = true;
+    bool draining = false;
+    int64_t configured_capacity = 0;
+    std::vector<std::string> discovered_models;
+  };
+  // Re-evaluates health for the Router's view; call with mu_ held.
+  void RefreshHealth(TimePoint now);
+  Dispatch MakeDispatch(routing::BackendId backend, const routing::Decision& decision) const;
+
+  mutable std::mutex mu_;
+  const Clock& clock_;
+  EjectionOptions ejection_;
+  routing::Router router_;
+  std::vector<Entry> entries_;  // by BackendId
+  // The earliest time an ejected backend comes back (max() when none is ejected).
+  TimePoint next_readmission_ = TimePoint::max();
+};
+
+}  // namespace warmroute::router

@@ -1,0 +1,546 @@
+#include "router/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "net/json_writer.h"
+#include "router/backend_url.h"
+#include "router/config_document.h"
+
+// The schema walker: each section is read from a ConfigNode map by a MapReader, which records the
+// keys asked for so that any other key is reported as unknown. Every value goes through one of
+// the typed readers below, which leave the default in place when the key is absent (or null).
+
+namespace warmroute::router {
+namespace {
+
+using Type = ConfigNode::Type;
+
+constexpr int64_t kMaxMillis = 86'400'000;  // one day: no timeout or interval is longer
+constexpr size_t kMaxConfigFileBytes = size_t{16} << 20;
+
+// "got" part of a message: strings quoted, other scalars as written, containers by type.
+std::string Describe(const ConfigNode& node) {
+  if (node.type == Type::kString) return absl::StrCat("'", node.text, "'");
+  if (node.is_scalar()) return node.text;
+  return std::string(TypeName(node.type));
+}
+
+// InvalidArgument "<path>: <message> (line N)", with `path` attached as the offending param.
+absl::Status KeyError(std::string_view path, const ConfigNode* node, std::string_view message) {
+  std::string text = absl::StrCat(std::string(path), ": ", std::string(message));
+  if (node != nullptr && node->line > 0) absl::StrAppend(&text, " (line ", node->line, ")");
+  return InvalidParam(path, text);
+}
+
+absl::Status WrongType(std::string_view path, const ConfigNode& node, std::string_view expected) {
+  return KeyError(path, &node,
+                  absl::StrCat("expected ", std::string(expected), ", got ", Describe(node)));
+}
+
+// Reads the entries of one map. REQUIRES: CheckMap(node) succeeded.
+class MapReader {
+ public:
+  // `path`: the map's own key path ("" for the document root).
+  MapReader(const ConfigNode& node, std::string path) : node_(node), path_(std::move(path)) {}
+
+  // Verifies that `node` is a map without duplicate keys.
+  static absl::Status CheckMap(const ConfigNode& node, std::string_view path) {
+    if (node.type != Type::kMap) return WrongType(path.empty() ? "config" : path, node, "a map");
+    std::set<std::string_view> seen;
+    for (const auto& [key, value] : node.entries) {
+      if (!seen.insert(key).second) {
+        return KeyError(Join(path, key), &value, "duplicate key");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The value of `key`, or nullptr when absent or null. Marks `key` as known.
+  const ConfigNode* Get(std::string_view key) {
+    known_.emplace_back(key);
+    for (const auto& [k, value] : node_.entries) {
+      if (k == key) return value.type == Type::kNull ? nullptr : &value;
+    }
+    return nullptr;
+  }
+
+  std::string PathOf(std::string_view key) const { return Join(path_, key); }
+
+  // InvalidArgument for the first key no Get asked for, listing the known ones.
+  absl::Status CheckNoUnknownKeys() const {
+    for (const auto& [key, value] : node_.entries) {
+      bool known = false;
+      for (const std::string& k : known_) known = known || k == key;
+      if (known) continue;
+      std::string list;
+      for (const std::string& k : known_) absl::StrAppend(&list, list.empty() ? "" : ", ", k);
+      return KeyError(PathOf(key), &value, absl::StrCat("unknown key (known: ", list, ")"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::string Join(std::string_view path, std::string_view key) {
+    return path.empty() ? std::string(key) : absl::StrCat(std::string(path), ".", std::string(key));
+  }
+
+  const ConfigNode& node_;
+  std::string path_;
+  std::vector<std::string> known_;
+};
+
+// The message for `value` outside [min, max].
+std::string RangeMessage(int64_t value, int64_t min, int64_t max) {
+  if (value < min) {
+    return min == 1 ? absl::StrCat("must be > 0, got ", value)
+                    : absl::StrCat("must be >= ", min, ", got ", value);
+  }
+  return absl::StrCat("must be <= ", max, ", got ", value);
+}
+
+// An integer in [min, max] (an integral float such as 8080.0 counts as an integer).
+absl::Status ReadInt(const ConfigNode* node, std::string_view path, int64_t min, int64_t max,
+                     int64_t* out) {
+  if (node == nullptr) return absl::OkStatus();
+  int64_t value = 0;
+  if (node->type == Type::kInt) {
+    value = node->int_value;
+  } else if (node->type == Type::kDouble &&
+             std::nearbyint(node->double_value) == node->double_value &&
+             std::abs(node->double_value) < 9.0e15) {
+    value = static_cast<int64_t>(node->double_value);
+  } else {
+    return WrongType(path, *node, "an integer");
+  }
+  if (value < min || value > max) return KeyError(path, node, RangeMessage(value, min, max));
+  *out = value;
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status ReadSmallInt(const ConfigNode* node, std::string_view path, int64_t min, int64_t max,
+                          T* out) {
+  int64_t value = static_cast<int64_t>(*out);
+  WR_RETURN_IF_ERROR(ReadInt(node, path, min, max, &value));
+  *out = static_cast<T>(value);
+  return absl::OkStatus();
+}
+
+// Milliseconds in [min_ms, one day].
+absl::Status ReadMillis(const ConfigNode* node, std::string_view path, int64_t min_ms,
+                        Millis* out) {
+  int64_t ms = out->count();
+  WR_RETURN_IF_ERROR(ReadInt(node, path, min_ms, kMaxMillis, &ms));
+  *out = Millis(ms);
+  return absl::OkStatus();
+}
+
+absl::Status ReadBool(const ConfigNode* node, std::string_view path, bool* out) {
+  if (node == nullptr) return absl::OkStatus();
+  if (node->type != Type::kBool) return WrongType(path, *node, "true or false");
+  *out = node->bool_value;
+  return absl::OkStatus();
+}
+
+// A string; an unquoted YAML scalar counts as its text (`name: 123` is "123").
+absl::Status ReadString(const ConfigNode* node, std::string_view path, std::string* out) {
+  if (node == nullptr) return absl::OkStatus();
+  if (node->type != Type::kString && !(node->plain && node->is_scalar())) {
+    return WrongType(path, *node, "a string");
+  }
+  *out = node->text;
+  return absl::OkStatus();
+}
+
+absl::Status ReadNonEmptyString(const ConfigNode* node, std::string_view path, std::string* out) {
+  std::string value = *out;
+  WR_RETURN_IF_ERROR(ReadString(node, path, &value));
+  if (value.empty()) return KeyError(path, node, "must not be empty");
+  *out = std::move(value);
+  return absl::OkStatus();
+}
+
+// A finite number.
+absl::Status ReadDouble(const ConfigNode* node, std::string_view path, double* out) {
+  if (node == nullptr) return absl::OkStatus();
+  double value = 0;
+  if (node->type == Type::kInt) {
+    value = static_cast<double>(node->int_value);
+  } else if (node->type == Type::kDouble) {
+    value = node->double_value;
+  } else {
+    return WrongType(path, *node, "a number");
+  }
+  if (!std::isfinite(value)) return KeyError(path, node, "must be a finite number");
+  *out = value;
+  return absl::OkStatus();
+}
+
+// A printable ASCII word (no spaces or control characters): backend names and the admin token
+// go into HTTP headers and logs.
+absl::Status CheckToken(const ConfigNode* node, std::string_view path, std::string_view value) {
+  for (char c : value) {
+    if (c <= ' ' || c > '~') {
+      return KeyError(path, node, "must be printable ASCII without spaces");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseListen(MapReader& map, ListenConfig* out) {
+  WR_RETURN_IF_ERROR(ReadNonEmptyString(map.Get("host"), map.PathOf("host"), &out->host));
+  WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("port"), map.PathOf("port"), 0, 65535, &out->port));
+  WR_RETURN_IF_ERROR(
+      ReadSmallInt(map.Get("threads"), map.PathOf("threads"), 0, 1024, &out->threads));
+  WR_RETURN_IF_ERROR(
+      ReadInt(map.Get("body_limit_mb"), map.PathOf("body_limit_mb"), 1, 4096, &out->body_limit_mb));
+  WR_RETURN_IF_ERROR(ReadInt(map.Get("header_limit_kb"), map.PathOf("header_limit_kb"), 1, 65536,
+                             &out->header_limit_kb));
+  WR_RETURN_IF_ERROR(ReadMillis(map.Get("header_timeout_ms"), map.PathOf("header_timeout_ms"), 1,
+                                &out->header_timeout));
+  return ReadMillis(map.Get("idle_timeout_ms"), map.PathOf("idle_timeout_ms"), 1,
+                    &out->idle_timeout);
+}
+
+absl::Status ParsePolicy(MapReader& map, PolicyConfig* out) {
+  const ConfigNode* name = map.Get("name");
+  WR_RETURN_IF_ERROR(ReadNonEmptyString(name, map.PathOf("name"), &out->name));
+  const ConfigNode* params = map.Get("params");
+  if (params != nullptr) {
+    WR_RETURN_IF_ERROR(MapReader::CheckMap(*params, map.PathOf("params")));
+    for (const auto& [key, value] : params->entries) {
+      double number = 0;
+      WR_RETURN_IF_ERROR(ReadDouble(&value, absl::StrCat(map.PathOf("params"), ".", key), &number));
+      out->params[key] = number;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<routing::Policy>> policy =
+      routing::MakePolicy(out->name, out->params);
+  if (policy.status().code() == absl::StatusCode::kNotFound) {
+    return KeyError(map.PathOf("name"), name, std::string(policy.status().message()));
+  }
+  if (!policy.ok()) {
+    return KeyError(map.PathOf("params"), params, std::string(policy.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePrefixKey(MapReader& map, routing::PrefixKeyOptions* out) {
+  WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("block_chars"), map.PathOf("block_chars"), 1, 1 << 20,
+                                  &out->block_chars));
+  // The default max_chars may be below a large block_chars given alone: then it is an error too,
+  // reported on the key the user wrote.
+  const ConfigNode* max_chars = map.Get("max_chars");
+  WR_RETURN_IF_ERROR(
+      ReadInt(max_chars, map.PathOf("max_chars"), 1, int64_t{1} << 30, &out->max_chars));
+  if (out->max_chars < out->block_chars) {
+    return KeyError(max_chars != nullptr ? map.PathOf("max_chars") : map.PathOf("block_chars"),
+                    max_chars,
+                    absl::StrCat("max_chars (", out->max_chars, ") must be >= block_chars (",
+                                 out->block_chars, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// One backend entry; `map`'s path is "backends[i]" (or "" for the admin API's JSON body).
+absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
+  const ConfigNode* url = map.Get("url");
+  if (url == nullptr) return KeyError(map.PathOf("url"), nullptr, "required");
+  std::string url_text;
+  WR_RETURN_IF_ERROR(ReadString(url, map.PathOf("url"), &url_text));
+  absl::StatusOr<HttpHostPort> address = ParseBackendUrl(url_text);
+  if (!address.ok()) {
+    return KeyError(map.PathOf("url"), url, std::string(address.status().message()));
+  }
+  out->url = CanonicalBackendUrl(*address);
+  out->host = address->host;
+  out->port = address->port;
+
+  out->name = HostPortString(*address);
+  const ConfigNode* name = map.Get("name");
+  WR_RETURN_IF_ERROR(ReadNonEmptyString(name, map.PathOf("name"), &out->name));
+  WR_RETURN_IF_ERROR(CheckToken(name, map.PathOf("name"), out->name));
+
+  const ConfigNode* kind = map.Get("kind");
+  if (kind != nullptr) {
+    std::string kind_text;
+    WR_RETURN_IF_ERROR(ReadString(kind, map.PathOf("kind"), &kind_text));
+    absl::StatusOr<EngineKind> parsed = ParseEngineKind(kind_text);
+    if (!parsed.ok()) {
+      return KeyError(map.PathOf("kind"), kind, std::string(parsed.status().message()));
+    }
+    out->kind = *parsed;
+  }
+
+  const ConfigNode* models = map.Get("models");
+  if (models != nullptr) {
+    if (models->type != Type::kList) return WrongType(map.PathOf("models"), *models, "a list");
+    for (size_t i = 0; i < models->items.size(); ++i) {
+      std::string model;
+      WR_RETURN_IF_ERROR(ReadNonEmptyString(
+          &models->items[i], absl::StrCat(map.PathOf("models"), "[", i, "]"), &model));
+      out->models.push_back(std::move(model));
+    }
+  }
+  WR_RETURN_IF_ERROR(ReadInt(map.Get("kv_capacity_tokens"), map.PathOf("kv_capacity_tokens"), 0,
+                             int64_t{1} << 40, &out->kv_capacity_tokens));
+  return map.CheckNoUnknownKeys();
+}
+
+absl::Status ParseBackends(const ConfigNode& list, std::vector<BackendConfig>* out) {
+  if (list.type != Type::kList) return WrongType("backends", list, "a list");
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    const ConfigNode& item = list.items[i];
+    const std::string path = absl::StrCat("backends[", i, "]");
+    WR_RETURN_IF_ERROR(MapReader::CheckMap(item, path));
+    MapReader map(item, path);
+    BackendConfig backend;
+    WR_RETURN_IF_ERROR(ParseBackend(map, &backend));
+    for (size_t j = 0; j < out->size(); ++j) {
+      const BackendConfig& other = (*out)[j];
+      if (other.name == backend.name) {
+        return KeyError(
+            map.PathOf("name"), &item,
+            absl::StrCat("duplicate backend name '", backend.name, "' (also backends[", j, "])"));
+      }
+      if (other.port == backend.port &&
+          absl::AsciiStrToLower(other.host) == absl::AsciiStrToLower(backend.host)) {
+        return KeyError(
+            map.PathOf("url"), &item,
+            absl::StrCat("duplicate backend url '", backend.url, "' (also backends[", j, "])"));
+      }
+    }
+    out->push_back(std::move(backend));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseTimeouts(MapReader& map, TimeoutsConfig* out) {
+  WR_RETURN_IF_ERROR(ReadMillis(map.Get("connect_ms"), map.PathOf("connect_ms"), 1, &out->connect));
+  WR_RETURN_IF_ERROR(
+      ReadMillis(map.Get("first_byte_ms"), map.PathOf("first_byte_ms"), 1, &out->first_byte));
+  return ReadMillis(map.Get("idle_stream_ms"), map.PathOf("idle_stream_ms"), 1, &out->idle_stream);
+}
+
+absl::Status ParseHealth(MapReader& map, HealthConfig* out) {
+  WR_RETURN_IF_ERROR(ReadMillis(map.Get("probe_interval_ms"), map.PathOf("probe_interval_ms"), 1,
+                                &out->probe_interval));
+  WR_RETURN_IF_ERROR(ReadMillis(map.Get("probe_timeout_ms"), map.PathOf("probe_timeout_ms"), 1,
+                                &out->probe_timeout));
+  WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("eject_after_failures"),
+                                  map.PathOf("eject_after_failures"), 1, 1000,
+                                  &out->eject_after_failures));
+  WR_RETURN_IF_ERROR(ReadMillis(map.Get("backoff_initial_ms"), map.PathOf("backoff_initial_ms"), 1,
+                                &out->backoff_initial));
+  const ConfigNode* backoff_max = map.Get("backoff_max_ms");
+  WR_RETURN_IF_ERROR(ReadMillis(backoff_max, map.PathOf("backoff_max_ms"), 1, &out->backoff_max));
+  if (out->backoff_max < out->backoff_initial) {
+    return KeyError(map.PathOf("backoff_max_ms"), backoff_max,
+                    absl::StrCat("must be >= backoff_initial_ms (", out->backoff_initial.count(),
+                                 "), got ", out->backoff_max.count()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseScrape(MapReader& map, ScrapeConfig* out) {
+  WR_RETURN_IF_ERROR(
+      ReadMillis(map.Get("interval_ms"), map.PathOf("interval_ms"), 0, &out->interval));
+  return ReadMillis(map.Get("timeout_ms"), map.PathOf("timeout_ms"), 1, &out->timeout);
+}
+
+absl::Status ParseAdmission(MapReader& map, AdmissionConfig* out) {
+  WR_RETURN_IF_ERROR(ReadInt(map.Get("max_in_flight"), map.PathOf("max_in_flight"), 0, 1'000'000,
+                             &out->max_in_flight));
+  WR_RETURN_IF_ERROR(
+      ReadInt(map.Get("max_queue"), map.PathOf("max_queue"), 0, 10'000'000, &out->max_queue));
+  return ReadMillis(map.Get("queue_timeout_ms"), map.PathOf("queue_timeout_ms"), 1,
+                    &out->queue_timeout);
+}
+
+absl::Status ParseAdmin(MapReader& map, AdminConfig* out) {
+  const ConfigNode* token = map.Get("token");
+  WR_RETURN_IF_ERROR(ReadString(token, map.PathOf("token"), &out->token));
+  return CheckToken(token, map.PathOf("token"), out->token);
+}
+
+absl::Status ParseObservability(MapReader& map, ObservabilityConfig* out) {
+  WR_RETURN_IF_ERROR(
+      ReadNonEmptyString(map.Get("access_log"), map.PathOf("access_log"), &out->access_log));
+  return ReadBool(map.Get("response_headers"), map.PathOf("response_headers"),
+                  &out->response_headers);
+}
+
+// Reads section `key` of `root` with `parse` when present.
+template <typename T>
+absl::Status ParseSection(MapReader& root, std::string_view key,
+                          absl::Status (*parse)(MapReader&, T*), T* out) {
+  const ConfigNode* node = root.Get(key);
+  if (node == nullptr) return absl::OkStatus();
+  WR_RETURN_IF_ERROR(MapReader::CheckMap(*node, key));
+  MapReader map(*node, std::string(key));
+  WR_RETURN_IF_ERROR(parse(map, out));
+  return map.CheckNoUnknownKeys();
+}
+
+absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
+  GatewayConfig config;
+  if (doc.type == Type::kNull) return config;
+  WR_RETURN_IF_ERROR(MapReader::CheckMap(doc, ""));
+  MapReader root(doc, "");
+  WR_RETURN_IF_ERROR(ParseSection(root, "listen", &ParseListen, &config.listen));
+  WR_RETURN_IF_ERROR(ParseSection(root, "policy", &ParsePolicy, &config.policy));
+  WR_RETURN_IF_ERROR(ParseSection(root, "prefix_key", &ParsePrefixKey, &config.prefix_key));
+  if (const ConfigNode* backends = root.Get("backends"); backends != nullptr) {
+    WR_RETURN_IF_ERROR(ParseBackends(*backends, &config.backends));
+  }
+  WR_RETURN_IF_ERROR(ParseSection(root, "timeouts", &ParseTimeouts, &config.timeouts));
+  WR_RETURN_IF_ERROR(ReadSmallInt(root.Get("retries"), "retries", 0, 2, &config.retries));
+  WR_RETURN_IF_ERROR(ParseSection(root, "health", &ParseHealth, &config.health));
+  WR_RETURN_IF_ERROR(ParseSection(root, "scrape", &ParseScrape, &config.scrape));
+  WR_RETURN_IF_ERROR(ParseSection(root, "admission", &ParseAdmission, &config.admission));
+  WR_RETURN_IF_ERROR(ParseSection(root, "admin", &ParseAdmin, &config.admin));
+  WR_RETURN_IF_ERROR(
+      ParseSection(root, "observability", &ParseObservability, &config.observability));
+  WR_RETURN_IF_ERROR(root.CheckNoUnknownKeys());
+  return config;
+}
+
+// Adds `prefix` to the message of a non-OK `status`, keeping its code and param.
+absl::Status Prefixed(const absl::Status& status, std::string_view prefix) {
+  absl::Status out(status.code(), absl::StrCat(std::string(prefix), status.message()));
+  if (std::optional<std::string> param = ParamOf(status)) out = WithParam(out, *param);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<GatewayConfig> ParseGatewayConfig(std::string_view yaml) {
+  WR_ASSIGN_OR_RETURN(const ConfigNode doc, ParseYamlDocument(yaml));
+  return ParseDocument(doc);
+}
+
+absl::StatusOr<GatewayConfig> LoadGatewayConfig(const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  const auto read_error = [&path](int error) {
+    return absl::ErrnoToStatus(error, absl::StrCat("cannot read config file '", path, "'"));
+  };
+  if (file == nullptr) return read_error(errno);
+  std::string text;
+  char buffer[64 * 1024];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) {
+    text.append(buffer, n);
+    if (text.size() > kMaxConfigFileBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("config file '", path, "' is larger than ",
+                                                     kMaxConfigFileBytes >> 20, " MiB"));
+    }
+  }
+  if (std::ferror(file.get())) return read_error(errno);
+  absl::StatusOr<GatewayConfig> config = ParseGatewayConfig(text);
+  if (!config.ok()) return Prefixed(config.status(), absl::StrCat(path, ": "));
+  return config;
+}
+
+absl::StatusOr<BackendConfig> ParseBackendJson(std::string_view json) {
+  WR_ASSIGN_OR_RETURN(const ConfigNode doc, ParseJsonDocument(json));
+  if (doc.type != Type::kMap) return WrongType("backend", doc, "a JSON object");
+  WR_RETURN_IF_ERROR(MapReader::CheckMap(doc, ""));
+  MapReader map(doc, "");
+  BackendConfig backend;
+  WR_RETURN_IF_ERROR(ParseBackend(map, &backend));
+  return backend;
+}
+
+std::string EffectiveConfigJson(const GatewayConfig& config) {
+  std::string out;
+  net::JsonWriter w(&out);
+  w.BeginObject();
+
+  const ListenConfig& listen = config.listen;
+  w.Key("listen").BeginObject();
+  w.Key("host").String(listen.host);
+  w.Key("port").Int(listen.port);
+  w.Key("threads").Int(listen.threads);
+  w.Key("body_limit_mb").Int(listen.body_limit_mb);
+  w.Key("header_limit_kb").Int(listen.header_limit_kb);
+  w.Key("header_timeout_ms").Int(listen.header_timeout.count());
+  w.Key("idle_timeout_ms").Int(listen.idle_timeout.count());
+  w.EndObject();
+
+  w.Key("policy").BeginObject();
+  w.Key("name").String(config.policy.name);
+  w.Key("params").BeginObject();
+  for (const auto& [key, value] : config.policy.params) w.Key(key).Double(value);
+  w.EndObject();
+  w.EndObject();
+
+  w.Key("prefix_key").BeginObject();
+  w.Key("block_chars").Int(config.prefix_key.block_chars);
+  w.Key("max_chars").Int(config.prefix_key.max_chars);
+  w.EndObject();
+
+  w.Key("backends").BeginArray();
+  for (const BackendConfig& b : config.backends) {
+    w.BeginObject();
+    w.Key("name").String(b.name);
+    w.Key("url").String(b.url);
+    w.Key("kind").String(EngineKindName(b.kind));
+    w.Key("models").BeginArray();
+    for (const std::string& model : b.models) w.String(model);
+    w.EndArray();
+    w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("timeouts").BeginObject();
+  w.Key("connect_ms").Int(config.timeouts.connect.count());
+  w.Key("first_byte_ms").Int(config.timeouts.first_byte.count());
+  w.Key("idle_stream_ms").Int(config.timeouts.idle_stream.count());
+  w.EndObject();
+
+  w.Key("retries").Int(config.retries);
+
+  const HealthConfig& health = config.health;
+  w.Key("health").BeginObject();
+  w.Key("probe_interval_ms").Int(health.probe_interval.count());
+  w.Key("probe_timeout_ms").Int(health.probe_timeout.count());
+  w.Key("eject_after_failures").Int(health.eject_after_failures);
+  w.Key("backoff_initial_ms").Int(health.backoff_initial.count());
+  w.Key("backoff_max_ms").Int(health.backoff_max.count());
+  w.EndObject();
+
+  w.Key("scrape").BeginObject();
+  w.Key("interval_ms").Int(config.scrape.interval.count());
+  w.Key("timeout_ms").Int(config.scrape.timeout.count());
+  w.EndObject();
+
+  w.Key("admission").BeginObject();
+  w.Key("max_in_flight").Int(config.admission.max_in_flight);
+  w.Key("max_queue").Int(config.admission.max_queue);
+  w.Key("queue_timeout_ms").Int(config.admission.queue_timeout.count());
+  w.EndObject();
+
+  w.Key("admin").BeginObject();
+  w.Key("token").String(config.admin.token.empty() ? "" : "<redacted>");
+  w.EndObject();
+
+  w.Key("observability").BeginObject();
+  w.Key("access_log").String(config.observability.access_log);
+  w.Key("response_headers").Bool(config.observability.response_headers);
+  w.EndObject();
+
+  w.EndObject();
+  return out;
+}
+
+}  // namespace warmroute::router

@@ -1,0 +1,32 @@
+// What the gateway changes in a request on its way upstream, and nothing more: the original body
+// bytes are forwarded unchanged unless the gateway has to edit them.
+//
+// - Headers: hop-by-hop headers (Connection, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade,
+//   Proxy-*), Host, Content-Length and Expect are the upstream connection's own business and are
+//   not copied; everything else (Authorization, Content-Type, OpenAI-* ...) is.
+// - Body: a streaming request that did not ask for usage gets "stream_options":
+//   {"include_usage": true} added, so the engine reports cached tokens in its last chunk (the
+//   closed loop needs them); the relay then drops that chunk (usage_tap.h). A body that mentions
+//   stream_options at all is left alone (the client chose).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/request/inference_request.h"
+#include "net/response_writer.h"
+
+namespace warmroute::router {
+
+// The client's headers to send upstream.
+net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers);
+
+// The body with include_usage added, when the gateway must add it (see above); nullopt when the
+// body is forwarded as is.
+std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& parsed,
+                                            std::string_view body);
+
+}  // namespace warmroute::router

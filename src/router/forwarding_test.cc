@@ -1,0 +1,49 @@
+#include "router/forwarding.h"
+
+#include <gtest/gtest.h>
+
+namespace warmroute::router {
+namespace {
+
+using request::Endpoint;
+using request::ParseInferenceRequest;
+
+TEST(ForwardHeadersTest, DropsHopByHopHostAndLengthKeepsTheRest) {
+  net::HttpHeaders in = {{"Host", "gw:8080"},          {"Connection", "keep-alive"},
+                         {"Content-Length", "12"},      {"Authorization", "Bearer k"},
+                         {"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"},
+                         {"Proxy-Authorization", "x"},  {"OpenAI-Organization", "org"},
+                         {"Expect", "100-continue"},    {"TE", "trailers"}};
+  net::HttpHeaders out = ForwardHeaders(in);
+  net::HttpHeaders expected = {{"Authorization", "Bearer k"},
+                               {"Content-Type", "application/json"},
+                               {"OpenAI-Organization", "org"}};
+  EXPECT_EQ(out, expected);
+}
+
+TEST(WithIncludeUsageTest, AddsIncludeUsageToAStreamThatDidNotAskAndTheResultParses) {
+  const std::string body = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+  auto parsed = ParseInferenceRequest(Endpoint::kChatCompletions, body);
+  ASSERT_TRUE(parsed.ok());
+  std::optional<std::string> edited = WithIncludeUsage(*parsed, body);
+  ASSERT_TRUE(edited.has_value());
+  auto reparsed = ParseInferenceRequest(Endpoint::kChatCompletions, *edited);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_TRUE(reparsed->include_usage);
+  EXPECT_EQ(reparsed->messages.size(), 1u);
+}
+
+TEST(WithIncludeUsageTest, LeavesOtherBodiesUnchanged) {
+  for (std::string body : {
+           std::string(R"({"model":"m","prompt":"x"})"),                         // not streaming
+           std::string(R"({"prompt":"x","stream":true,"stream_options":{"include_usage":true}})"),
+           std::string(R"({"prompt":"x","stream":true,"stream_options":{"include_usage":false}})"),
+       }) {
+    auto parsed = ParseInferenceRequest(Endpoint::kCompletions, body);
+    ASSERT_TRUE(parsed.ok()) << body;
+    EXPECT_FALSE(WithIncludeUsage(*parsed, body).has_value()) << body;
+  }
+}
+
+}  // namespace
+}  // namespace warmroute::router

@@ -1,0 +1,367 @@
+#include "router/gateway.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/routing/policy_registry.h"
+#include "net/http_server.h"
+#include "net/json_writer.h"
+#include "net/openai_error.h"
+#include "router/access_log.h"
+#include "router/admin_api.h"
+#include "router/admission.h"
+#include "router/backends.h"
+#include "router/gateway_metrics.h"
+#include "router/poller.h"
+#include "router/proxy.h"
+
+namespace warmroute::router {
+namespace {
+
+namespace asio = boost::asio;
+
+std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c) {
+  auto s = std::make_shared<ProxySettings>();
+  s->timeouts = net::UpstreamTimeouts{
+      .connect = c.timeouts.connect, .first_byte = c.timeouts.first_byte,
+      .idle_stream = c.timeouts.idle_stream};
+  s->retries = c.retries;
+  s->key = c.prefix_key;
+  s->response_headers = c.observability.response_headers;
+  return s;
+}
+
+PollerOptions PollerOptionsOf(const GatewayConfig& c) {
+  return PollerOptions{.probe_interval = c.health.probe_interval,
+                       .probe_timeout = c.health.probe_timeout,
+                       .scrape_interval = c.scrape.interval,
+                       .scrape_timeout = c.scrape.timeout};
+}
+
+bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
+  return a.url == b.url && a.kind == b.kind && a.models == b.models;
+}
+
+// Replies `status` with its OpenAI error body but HTTP status `http_status` (405).
+net::Task<void> ReplyErrorWithStatus(net::ResponseWriter& writer, const absl::Status& status,
+                                     int http_status) {
+  net::HttpError error = net::ToHttpError(status);
+  net::ResponseHead head;
+  head.status = http_status;
+  co_await writer.Reply(std::move(head), std::move(error.body));
+}
+
+}  // namespace
+
+class Gateway::Impl {
+ public:
+  Impl(GatewayConfig config, std::string path) : path_(std::move(path)), config_(std::move(config)) {}
+
+  absl::Status Init() {
+    absl::StatusOr<std::unique_ptr<routing::Policy>> policy =
+        routing::MakePolicy(config_.policy.name, config_.policy.params);
+    if (!policy.ok()) return policy.status();
+    backends_ = std::make_unique<Backends>(
+        std::move(*policy), routing::RouterOptions{}, clock_, /*seed=*/1,
+        EjectionOptions{.eject_after_failures = config_.health.eject_after_failures,
+                        .backoff_initial = config_.health.backoff_initial,
+                        .backoff_max = config_.health.backoff_max});
+    for (const BackendConfig& b : config_.backends) {
+      auto added = backends_->Add(b);
+      if (!added.ok()) return added.status();
+    }
+    absl::StatusOr<std::unique_ptr<AccessLog>> log = AccessLog::Open(config_.observability.access_log);
+    if (!log.ok()) return log.status();
+    access_log_ = std::move(*log);
+    admission_ = std::make_unique<AdmissionGate>(
+        AdmissionOptions{.max_in_flight = config_.admission.max_in_flight,
+                         .max_queue = config_.admission.max_queue,
+                         .queue_timeout = config_.admission.queue_timeout});
+    admin_ = std::make_unique<AdminApi>(
+        *backends_, [this] { return EffectiveConfigJson(Config()); },
+        [this] { return Config().admin.token; });
+    poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
+                                       PollerOptionsOf(config_));
+
+    int threads = config_.listen.threads;
+    if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::shared_ptr<const ProxySettings> settings = SettingsOf(config_);
+    const ProxyShared shared{.backends = backends_.get(),
+                             .metrics = &metrics_,
+                             .access_log = access_log_.get(),
+                             .admission = admission_.get(),
+                             .clock = &clock_,
+                             .next_request_id = &next_request_id_};
+    net::HttpServerOptions options;
+    options.host = config_.listen.host;
+    options.port = config_.listen.port;
+    options.reuse_port = true;
+    options.body_limit_bytes = static_cast<size_t>(config_.listen.body_limit_mb) << 20;
+    options.header_limit_bytes = static_cast<size_t>(config_.listen.header_limit_kb) << 10;
+    options.header_timeout = config_.listen.header_timeout;
+    options.idle_timeout = config_.listen.idle_timeout;
+    for (int i = 0; i < threads; ++i) {
+      auto worker = std::make_unique<Worker>();
+      worker->proxy = std::make_unique<Proxy>(shared, settings, worker->io.get_executor());
+      Worker* w = worker.get();
+      auto server = net::HttpServer::Create(
+          worker->io, options, [this, w](net::HttpRequest request, net::ResponseWriter& writer) {
+            return Serve(*w, std::move(request), writer);
+          });
+      if (!server.ok()) return server.status();
+      worker->server = std::move(*server);
+      options.port = worker->server->port();  // the others share the (maybe ephemeral) port
+      workers_.push_back(std::move(worker));
+    }
+    return absl::OkStatus();
+  }
+
+  uint16_t port() const { return workers_.front()->server->port(); }
+
+  void Run(bool handle_signals) {
+    auto work = asio::make_work_guard(control_io_);
+    asio::signal_set signals(control_io_);
+    if (handle_signals) {
+      signals.add(SIGINT);
+      signals.add(SIGTERM);
+      signals.add(SIGHUP);
+      WaitForSignal(signals);
+    }
+    {
+      std::lock_guard lock(run_mu_);
+      stop_control_ = [this, &work, &signals] {
+        poller_->Stop();
+        boost::system::error_code ec;
+        signals.cancel(ec);
+        work.reset();
+      };
+    }
+    poller_->Start();
+    std::vector<std::thread> threads;
+    for (auto& w : workers_) {
+      w->server->Start();
+      threads.emplace_back([w = w.get()] { w->io.run(); });
+    }
+    if (stop_requested_) Stop();
+    control_io_.run();
+    for (std::thread& t : threads) t.join();
+    {
+      std::lock_guard lock(run_mu_);
+      stop_control_ = nullptr;
+    }
+    spdlog::info("gateway stopped");
+  }
+
+  void Stop() {
+    stop_requested_ = true;
+    for (auto& w : workers_) {
+      asio::post(w->io, [w = w.get()] { w->server->Stop(); });
+    }
+    asio::post(control_io_, [this] {
+      std::lock_guard lock(run_mu_);
+      if (stop_control_) stop_control_();
+    });
+  }
+
+  absl::Status Reload() {
+    if (path_.empty()) return absl::FailedPreconditionError("no config file to reload");
+    absl::StatusOr<GatewayConfig> loaded = LoadGatewayConfig(path_);
+    if (!loaded.ok()) {
+      spdlog::error("reload: {}; the running config stays", std::string(loaded.status().message()));
+      return loaded.status();
+    }
+    GatewayConfig next = std::move(*loaded);
+    std::lock_guard reload_lock(reload_mu_);
+    const GatewayConfig previous = Config();
+    // Backends: reconcile by name.
+    std::vector<std::shared_ptr<const BackendTarget>> running = backends_->Targets();
+    for (const auto& target : running) {
+      auto wanted = std::find_if(next.backends.begin(), next.backends.end(),
+                                 [&](const BackendConfig& b) { return b.name == target->name; });
+      if (wanted == next.backends.end() || !SameBackend(*wanted, *target)) {
+        (void)backends_->Remove(target->name);
+        spdlog::info("reload: removed backend {} ({})", target->name, target->url);
+      }
+    }
+    running = backends_->Targets();
+    for (const BackendConfig& b : next.backends) {
+      const bool present = std::any_of(running.begin(), running.end(),
+                                       [&](const auto& t) { return t->name == b.name; });
+      if (present) continue;
+      auto added = backends_->Add(b);
+      if (added.ok()) {
+        spdlog::info("reload: added backend {} ({})", b.name, b.url);
+      } else {
+        spdlog::error("reload: backend {}: {}", b.name, std::string(added.status().message()));
+      }
+    }
+    const auto needs_restart = [&](bool changed, std::string_view what) {
+      if (changed) spdlog::warn("reload: {} changed; it takes effect after a restart", what);
+    };
+    const ListenConfig& a = previous.listen;
+    const ListenConfig& b = next.listen;
+    needs_restart(a.host != b.host || a.port != b.port || a.threads != b.threads ||
+                      a.body_limit_mb != b.body_limit_mb || a.header_limit_kb != b.header_limit_kb ||
+                      a.header_timeout != b.header_timeout || a.idle_timeout != b.idle_timeout,
+                  "listen");
+    needs_restart(previous.policy.name != next.policy.name ||
+                      previous.policy.params != next.policy.params,
+                  "policy");
+    needs_restart(previous.admission.max_in_flight != next.admission.max_in_flight ||
+                      previous.admission.max_queue != next.admission.max_queue ||
+                      previous.admission.queue_timeout != next.admission.queue_timeout,
+                  "admission");
+    needs_restart(previous.observability.access_log != next.observability.access_log,
+                  "observability.access_log");
+    // Per-request settings and the control loop's options.
+    const std::shared_ptr<const ProxySettings> settings = SettingsOf(next);
+    for (auto& w : workers_) {
+      asio::post(w->io, [w = w.get(), settings] { w->proxy->SetSettings(settings); });
+    }
+    const PollerOptions poller_options = PollerOptionsOf(next);
+    asio::post(control_io_, [this, poller_options] { poller_->SetOptions(poller_options); });
+    {
+      std::lock_guard lock(config_mu_);
+      config_ = std::move(next);
+    }
+    spdlog::info("reload: config {} applied", path_);
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Worker {
+    asio::io_context io{1};
+    std::unique_ptr<net::HttpServer> server;
+    std::unique_ptr<Proxy> proxy;
+  };
+
+  GatewayConfig Config() const {
+    std::lock_guard lock(config_mu_);
+    return config_;
+  }
+
+  void WaitForSignal(asio::signal_set& signals) {
+    signals.async_wait([this, &signals](const boost::system::error_code& ec, int signal) {
+      if (ec) return;
+      if (signal == SIGHUP) {
+        spdlog::info("SIGHUP: reloading {}", path_);
+        (void)Reload();
+        WaitForSignal(signals);
+        return;
+      }
+      spdlog::info("signal {}: stopping", signal);
+      Stop();
+    });
+  }
+
+  net::Task<void> Serve(Worker& worker, net::HttpRequest request, net::ResponseWriter& writer) {
+    const std::string& path = request.path;
+    const bool post = request.method == "POST";
+    const bool get = request.method == "GET" || request.method == "HEAD";
+    if (path == "/v1/chat/completions" && post) {
+      co_await worker.proxy->Handle(request::Endpoint::kChatCompletions, std::move(request),
+                                    writer);
+    } else if (path == "/v1/completions" && post) {
+      co_await worker.proxy->Handle(request::Endpoint::kCompletions, std::move(request), writer);
+    } else if (path == "/v1/models" && get) {
+      std::string body = ModelsJson();
+      net::ResponseHead head;
+      co_await writer.Reply(std::move(head), std::move(body));
+    } else if (path == "/health" && get) {
+      co_await Health(writer);
+    } else if (path == "/metrics" && get) {
+      net::ResponseHead head;
+      head.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      std::string body = metrics_.Serialize(*backends_, admission_->queued());
+      co_await writer.Reply(std::move(head), std::move(body));
+    } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
+      co_await admin_->Handle(std::move(request), writer);
+    } else if (path == "/v1/chat/completions" || path == "/v1/completions" ||
+               path == "/v1/models" || path == "/health" || path == "/metrics") {
+      const absl::Status status = absl::InvalidArgumentError(
+          absl::StrCat("method ", request.method, " is not allowed on ", path));
+      co_await ReplyErrorWithStatus(writer, status, 405);
+    } else {
+      const absl::Status status = absl::NotFoundError(absl::StrCat("no route ", path));
+      co_await writer.ReplyError(status);
+    }
+  }
+
+  net::Task<void> Health(net::ResponseWriter& writer) {
+    int eligible = 0;
+    int total = 0;
+    for (const BackendSnapshot& b : backends_->Snapshot()) {
+      ++total;
+      eligible += b.eligible ? 1 : 0;
+    }
+    net::ResponseHead head;
+    head.status = eligible > 0 ? 200 : 503;
+    std::string body = absl::StrCat("{\"status\":\"", eligible > 0 ? "ok" : "no healthy backend",
+                                    "\",\"backends\":", total, ",\"eligible\":", eligible, "}");
+    co_await writer.Reply(std::move(head), std::move(body));
+  }
+
+  std::string ModelsJson() const {
+    std::string out;
+    net::JsonWriter w(&out);
+    w.BeginObject().Key("object").String("list").Key("data").BeginArray();
+    for (const std::string& model : backends_->Models()) {
+      w.BeginObject();
+      w.Key("id").String(model);
+      w.Key("object").String("model");
+      w.Key("created").Int(0);
+      w.Key("owned_by").String("warmroute");
+      w.EndObject();
+    }
+    w.EndArray().EndObject();
+    return out;
+  }
+
+  const std::string path_;
+  mutable std::mutex config_mu_;
+  GatewayConfig config_;
+  std::mutex reload_mu_;
+  SystemClock clock_;
+  std::unique_ptr<Backends> backends_;
+  GatewayMetrics metrics_;
+  std::unique_ptr<AccessLog> access_log_;
+  std::unique_ptr<AdmissionGate> admission_;
+  std::atomic<uint64_t> next_request_id_{1};
+  std::unique_ptr<AdminApi> admin_;
+  asio::io_context control_io_{1};
+  std::unique_ptr<Poller> poller_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex run_mu_;
+  std::function<void()> stop_control_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& config,
+                                                         std::string config_path) {
+  auto impl = std::make_unique<Impl>(config, std::move(config_path));
+  absl::Status status = impl->Init();
+  if (!status.ok()) return status;
+  return std::unique_ptr<Gateway>(new Gateway(std::move(impl)));
+}
+
+Gateway::Gateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Gateway::~Gateway() = default;
+uint16_t Gateway::port() const { return impl_->port(); }
+void Gateway::Run(bool handle_signals) { impl_->Run(handle_signals); }
+void Gateway::Stop() { impl_->Stop(); }
+absl::Status Gateway::Reload() { return impl_->Reload(); }
+
+}  // namespace warmroute::router

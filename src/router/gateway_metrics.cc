@@ -1,0 +1,224 @@
+#include "router/gateway_metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace warmroute::router {
+namespace {
+
+// TTFT buckets as vLLM's histogram_time_to_first_token, so gateway and engine TTFTs compare.
+const prometheus::Histogram::BucketBoundaries kTtftBuckets = {
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+    1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+// E2E buckets as vLLM's request_latency_buckets, with sub-second steps added for short answers.
+const prometheus::Histogram::BucketBoundaries kE2eBuckets = {
+    0.01, 0.025, 0.05, 0.1,  0.3,  0.5,  0.8,   1.0,   1.5,   2.0,   2.5,    5.0,   10.0,
+    15.0, 20.0,  30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+
+struct BackendSeries {
+  prometheus::Histogram* ttft;
+  prometheus::Histogram* e2e;
+  prometheus::Counter* prompt_tokens;
+  prometheus::Counter* predicted;
+  prometheus::Counter* reported;
+};
+
+struct BackendGauges {
+  prometheus::Gauge* in_flight;
+  prometheus::Gauge* outstanding;
+  prometheus::Gauge* decodes;
+  prometheus::Gauge* healthy;
+  prometheus::Gauge* rate;
+};
+
+}  // namespace
+
+struct GatewayMetrics::State {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& requests =
+      prometheus::BuildCounter()
+          .Name("warmroute_requests_total")
+          .Help("Requests answered, by backend, HTTP status and routing reason")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& rejections =
+      prometheus::BuildCounter()
+          .Name("warmroute_request_rejections_total")
+          .Help("Requests refused before dispatch, by reason")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& retries =
+      prometheus::BuildCounter()
+          .Name("warmroute_retries_total")
+          .Help("Dispatches that failed before any byte reached the client and were retried "
+                "elsewhere, by the backend that failed")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& ttft =
+      prometheus::BuildHistogram()
+          .Name("warmroute_time_to_first_token_seconds")
+          .Help("Time from the request's arrival at the gateway to its first streamed byte")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& e2e =
+      prometheus::BuildHistogram()
+          .Name("warmroute_e2e_request_latency_seconds")
+          .Help("Time from the request's arrival at the gateway to the end of its response")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& prompt_tokens =
+      prometheus::BuildCounter()
+          .Name("warmroute_prompt_tokens_total")
+          .Help("Prompt tokens of requests whose usage the engine reported")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& predicted =
+      prometheus::BuildCounter()
+          .Name("warmroute_predicted_cached_tokens_total")
+          .Help("Cached prompt tokens the router predicted, for requests whose usage the engine "
+                "reported")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& reported =
+      prometheus::BuildCounter()
+          .Name("warmroute_reported_cached_tokens_total")
+          .Help("Cached prompt tokens the engine reported (usage.prompt_tokens_details)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& in_flight =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_in_flight")
+          .Help("Requests dispatched to the backend and not finished")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& outstanding =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_outstanding_prefill_tokens")
+          .Help("Predicted uncached prompt tokens sent to the backend with no first token yet")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& decodes =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_running_decodes")
+          .Help("Requests on the backend past their first token")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& healthy =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_healthy")
+          .Help("1 when the backend may take new requests (probe up, not ejected, not draining)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& rate =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_prefill_tokens_per_second")
+          .Help("The router's online estimate of the backend's prefill rate")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& index =
+      prometheus::BuildGauge()
+          .Name("warmroute_prefix_index_entries")
+          .Help("(block, backend) entries in the prefix index")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& index_bytes =
+      prometheus::BuildGauge()
+          .Name("warmroute_prefix_index_bytes")
+          .Help("Memory held by the prefix index")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& queue =
+      prometheus::BuildGauge()
+          .Name("warmroute_admission_queue_length")
+          .Help("Requests waiting for admission")
+          .Register(*registry);
+
+  std::mutex mu;  // guards the maps below
+  absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
+  absl::flat_hash_map<std::string, BackendSeries> backend_series;
+  std::map<std::string, BackendGauges> gauges;
+
+  BackendSeries& Series(std::string_view backend) {
+    auto it = backend_series.find(std::string(backend));
+    if (it != backend_series.end()) return it->second;
+    const std::map<std::string, std::string> labels = {{"backend", std::string(backend)}};
+    BackendSeries s{&ttft.Add(labels, kTtftBuckets), &e2e.Add(labels, kE2eBuckets),
+                    &prompt_tokens.Add(labels), &predicted.Add(labels), &reported.Add(labels)};
+    return backend_series.emplace(std::string(backend), s).first->second;
+  }
+};
+
+GatewayMetrics::GatewayMetrics() : state_(std::make_unique<State>()) {}
+GatewayMetrics::~GatewayMetrics() = default;
+
+void GatewayMetrics::OnRequest(const RequestRecord& r) {
+  std::lock_guard lock(state_->mu);
+  const std::string key =
+      absl::StrCat(std::string(r.backend), "\n", r.status, "\n", std::string(r.reason));
+  auto it = state_->request_counters.find(key);
+  if (it == state_->request_counters.end()) {
+    prometheus::Counter* c = &state_->requests.Add({{"backend", std::string(r.backend)},
+                                                    {"code", std::to_string(r.status)},
+                                                    {"reason", std::string(r.reason)}});
+    it = state_->request_counters.emplace(key, c).first;
+  }
+  it->second->Increment();
+  if (r.backend.empty()) return;
+  BackendSeries& s = state_->Series(r.backend);
+  if (r.ttft_s) s.ttft->Observe(*r.ttft_s);
+  s.e2e->Observe(r.e2e_s);
+  if (r.prompt_tokens && r.reported_cached_tokens) {
+    s.prompt_tokens->Increment(static_cast<double>(*r.prompt_tokens));
+    s.predicted->Increment(static_cast<double>(r.predicted_cached_tokens));
+    s.reported->Increment(static_cast<double>(*r.reported_cached_tokens));
+  }
+}
+
+void GatewayMetrics::OnRetry(std::string_view backend) {
+  state_->retries.Add({{"backend", std::string(backend)}}).Increment();
+}
+
+void GatewayMetrics::OnRejected(std::string_view reason) {
+  state_->rejections.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length) {
+  const std::vector<BackendSnapshot> snapshot = backends.Snapshot();
+  {
+    std::lock_guard lock(state_->mu);
+    std::set<std::string> present;
+    for (const BackendSnapshot& b : snapshot) {
+      const std::string& name = b.target->name;
+      present.insert(name);
+      auto it = state_->gauges.find(name);
+      if (it == state_->gauges.end()) {
+        const std::map<std::string, std::string> labels = {{"backend", name}};
+        it = state_->gauges
+                 .emplace(name, BackendGauges{&state_->in_flight.Add(labels),
+                                              &state_->outstanding.Add(labels),
+                                              &state_->decodes.Add(labels),
+                                              &state_->healthy.Add(labels),
+                                              &state_->rate.Add(labels)})
+                 .first;
+      }
+      it->second.in_flight->Set(static_cast<double>(b.in_flight));
+      it->second.outstanding->Set(static_cast<double>(b.outstanding_prefill_tokens));
+      it->second.decodes->Set(static_cast<double>(b.running_decodes));
+      it->second.healthy->Set(b.eligible ? 1 : 0);
+      it->second.rate->Set(b.prefill_tokens_per_s);
+    }
+    for (auto it = state_->gauges.begin(); it != state_->gauges.end();) {
+      if (present.count(it->first)) {
+        ++it;
+        continue;
+      }
+      state_->in_flight.Remove(it->second.in_flight);
+      state_->outstanding.Remove(it->second.outstanding);
+      state_->decodes.Remove(it->second.decodes);
+      state_->healthy.Remove(it->second.healthy);
+      state_->rate.Remove(it->second.rate);
+      it = state_->gauges.erase(it);
+    }
+  }
+  state_->index.Add({}).Set(static_cast<double>(backends.index_entries()));
+  state_->index_bytes.Add({}).Set(static_cast<double>(backends.index_bytes()));
+  state_->queue.Add({}).Set(static_cast<double>(admission_queue_length));
+  return prometheus::TextSerializer().Serialize(state_->registry->Collect());
+}
+
+}  // namespace warmroute::router

@@ -1,0 +1,67 @@
+// The gateway's /metrics (Prometheus text, passes `promtool check metrics`):
+//
+//   warmroute_requests_total{backend,code,reason}      counter, one per answered request
+//   warmroute_request_rejections_total{reason}          counter: refused before dispatch
+//                                                       (bad_request, unknown_model,
+//                                                       no_backend, queue_full, queue_timeout)
+//   warmroute_retries_total{backend}                    counter: dispatches moved away from it
+//   warmroute_time_to_first_token_seconds{backend}      histogram, measured at the gateway
+//   warmroute_e2e_request_latency_seconds{backend}      histogram
+//   warmroute_prompt_tokens_total{backend}              counter  } over requests whose usage the
+//   warmroute_predicted_cached_tokens_total{backend}    counter  } engine reported: hit rate per
+//   warmroute_reported_cached_tokens_total{backend}     counter  } backend = reported / prompt
+//   warmroute_backend_in_flight{backend}                gauge
+//   warmroute_backend_outstanding_prefill_tokens{backend} gauge
+//   warmroute_backend_running_decodes{backend}          gauge
+//   warmroute_backend_healthy{backend}                  gauge, 1 when eligible for new requests
+//   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
+//   warmroute_prefix_index_entries / _bytes             gauges
+//   warmroute_admission_queue_length                    gauge
+// Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
+//
+// Thread-safety: every method is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "router/backends.h"
+
+namespace warmroute::router {
+
+struct RequestRecord {
+  std::string_view backend;  // empty when never dispatched
+  int status = 200;
+  std::string_view reason;   // the routing decision's reason
+  std::optional<double> ttft_s;
+  double e2e_s = 0;
+  int retries = 0;
+  // From the engine's usage, when it reported one.
+  std::optional<int64_t> prompt_tokens;
+  int64_t predicted_cached_tokens = 0;
+  std::optional<int64_t> reported_cached_tokens;
+};
+
+class GatewayMetrics {
+ public:
+  GatewayMetrics();
+  ~GatewayMetrics();
+  GatewayMetrics(const GatewayMetrics&) = delete;
+  GatewayMetrics& operator=(const GatewayMetrics&) = delete;
+
+  void OnRequest(const RequestRecord& record);
+  void OnRetry(std::string_view backend);
+  void OnRejected(std::string_view reason);
+
+  // Refreshes the gauges from `backends` and returns the exposition text.
+  std::string Serialize(const Backends& backends, int64_t admission_queue_length);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace warmroute::router

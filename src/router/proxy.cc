@@ -1,0 +1,371 @@
+#include "router/proxy.h"
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "net/openai_error.h"
+#include "router/forwarding.h"
+#include "router/usage_tap.h"
+
+namespace warmroute::router {
+namespace {
+
+constexpr size_t kErrorBodyLimit = size_t{1} << 20;  // a 5xx body kept to relay if all fail
+
+// What one request did, for the access log and metrics; filled as it goes.
+struct Call {
+  uint64_t id = 0;
+  TimePoint start{};
+  std::string model;
+  bool stream = false;
+  std::shared_ptr<const BackendTarget> target;
+  routing::Reason reason = routing::Reason::kLeastLoad;
+  bool dispatched = false;
+  int64_t predicted_cached_tokens = 0;
+  int retries = 0;
+  int status = 0;
+  std::optional<TimePoint> first_byte;
+  std::optional<Usage> usage;
+  std::string error;
+  std::string rejection;  // metric label when refused before dispatch
+};
+
+// Keeps the Router's accounting right however the request ends: a request that neither
+// finished nor was failed explicitly (e.g. the client left and the handler was cancelled) is
+// failed when this goes out of scope.
+class RouterGuard {
+ public:
+  RouterGuard(Backends& backends, uint64_t id) : backends_(backends), id_(id) {}
+  ~RouterGuard() {
+    if (active_) backends_.OnFailed(id_);
+  }
+  void Dispatched() { active_ = true; }
+  void Finished(std::optional<int64_t> cached_tokens) {
+    if (active_) backends_.OnFinished(id_, cached_tokens);
+    active_ = false;
+  }
+  void Failed() {
+    if (active_) backends_.OnFailed(id_);
+    active_ = false;
+  }
+  // The Router already failed it (no alternate was left).
+  void Forget() { active_ = false; }
+
+ private:
+  Backends& backends_;
+  uint64_t id_;
+  bool active_ = false;
+};
+
+// Records the request in metrics and the access log when it ends, however it ends (a cancelled
+// handler — the client went away — is logged with nginx's 499).
+class Recorder {
+ public:
+  Recorder(const ProxyShared& shared, const Call& call, const net::HttpRequest& request)
+      : shared_(shared), call_(call), request_(request) {}
+  ~Recorder() {
+    const TimePoint now = shared_.clock->Now();
+    const int status = call_.status != 0 ? call_.status : 499;
+    const std::string_view backend = call_.target ? std::string_view(call_.target->name) : "";
+    const std::string_view reason =
+        call_.dispatched ? routing::ReasonName(call_.reason) : std::string_view();
+    std::optional<double> ttft_s;
+    if (call_.first_byte) ttft_s = ToSeconds(*call_.first_byte - call_.start);
+    const double e2e_s = ToSeconds(now - call_.start);
+    std::optional<int64_t> prompt_tokens;
+    std::optional<int64_t> cached_tokens;
+    if (call_.usage) {
+      prompt_tokens = call_.usage->prompt_tokens;
+      cached_tokens = call_.usage->cached_tokens;
+    }
+    if (!call_.rejection.empty()) shared_.metrics->OnRejected(call_.rejection);
+    shared_.metrics->OnRequest({.backend = backend,
+                                .status = status,
+                                .reason = reason,
+                                .ttft_s = ttft_s,
+                                .e2e_s = e2e_s,
+                                .retries = call_.retries,
+                                .prompt_tokens = prompt_tokens,
+                                .predicted_cached_tokens = call_.predicted_cached_tokens,
+                                .reported_cached_tokens = cached_tokens});
+    if (!shared_.access_log->enabled()) return;
+    std::optional<double> ttft_ms;
+    if (ttft_s) ttft_ms = *ttft_s * 1e3;
+    shared_.access_log->Write({.id = call_.id,
+                               .method = request_.method,
+                               .path = request_.path,
+                               .model = call_.model,
+                               .stream = call_.stream,
+                               .status = status,
+                               .backend = backend,
+                               .reason = reason,
+                               .prompt_tokens = prompt_tokens,
+                               .predicted_cached_tokens = call_.predicted_cached_tokens,
+                               .cached_tokens = cached_tokens,
+                               .ttft_ms = ttft_ms,
+                               .e2e_ms = e2e_s * 1e3,
+                               .retries = call_.retries,
+                               .error = call_.error});
+  }
+
+ private:
+  const ProxyShared& shared_;
+  const Call& call_;
+  const net::HttpRequest& request_;
+};
+
+bool IsEventStream(std::string_view content_type) {
+  return content_type.substr(0, 17) == "text/event-stream";
+}
+
+// The SSE event that ends a stream whose upstream failed: an OpenAI-style error object.
+std::string StreamErrorEvent(const absl::Status& status) {
+  const net::HttpError error = net::ToHttpError(status);
+  return absl::StrCat("data: ", error.body, "\n\n");
+}
+
+}  // namespace
+
+Proxy::Proxy(ProxyShared shared, std::shared_ptr<const ProxySettings> settings,
+             net::Executor executor)
+    : shared_(shared), settings_(std::move(settings)), executor_(executor) {}
+
+net::UpstreamPool& Proxy::Pool(const BackendTarget& target) {
+  auto it = pools_.find(target.address);
+  if (it == pools_.end()) {
+    it = pools_
+             .emplace(target.address,
+                      std::make_unique<net::UpstreamPool>(executor_, target.host, target.port))
+             .first;
+  }
+  return *it->second;
+}
+
+net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest request,
+                              net::ResponseWriter& writer) {
+  const std::shared_ptr<const ProxySettings> settings = settings_;
+  Backends& backends = *shared_.backends;
+  Call call;
+  call.id = shared_.next_request_id->fetch_add(1, std::memory_order_relaxed);
+  call.start = shared_.clock->Now();
+  Recorder recorder(shared_, call, request);
+  RouterGuard guard(backends, call.id);
+
+  // Everything up to a response head: an error here is answered with its status.
+  absl::Status refused = absl::OkStatus();
+  std::optional<AdmissionGate::Ticket> ticket;
+  std::optional<std::string> edited_body;
+  net::HttpHeaders headers;
+  std::unique_ptr<net::UpstreamExchange> exchange;
+  do {
+    absl::StatusOr<request::InferenceRequest> parsed =
+        request::ParseInferenceRequest(endpoint, request.body);
+    if (!parsed.ok()) {
+      refused = parsed.status();
+      call.rejection = "bad_request";
+      break;
+    }
+    call.model = parsed->model;
+    call.stream = parsed->stream;
+    const std::string tenant(request.Header(kTenantHeader));
+    routing::RoutingRequest routing_request;
+    routing_request.id = call.id;
+    routing_request.model = parsed->model;
+    routing_request.tenant = tenant;
+    routing_request.key = routing::MakePrefixKey(*parsed, tenant, settings->key);
+    routing_request.prompt_tokens = routing_request.key.prompt_tokens;
+    routing_request.max_tokens = parsed->max_tokens.value_or(16);
+    routing_request.stream = parsed->stream;
+
+    absl::StatusOr<AdmissionGate::Ticket> admitted = co_await shared_.admission->Admit();
+    if (!admitted.ok()) {
+      refused = admitted.status();
+      call.rejection = "queue_full";
+      break;
+    }
+    ticket.emplace(std::move(*admitted));
+
+    absl::StatusOr<Dispatch> dispatch = backends.Route(routing_request);
+    if (!dispatch.ok()) {
+      if (dispatch.status().code() == absl::StatusCode::kNotFound) {
+        refused = WithParam(absl::NotFoundError(absl::StrCat("The model `", parsed->model,
+                                                             "` does not exist.")),
+                            "model");
+        call.rejection = "unknown_model";
+      } else {
+        refused = absl::UnavailableError(absl::StrCat(
+            "no healthy backend can serve model `", parsed->model, "`: ",
+            std::string(dispatch.status().message())));
+        call.rejection = "no_backend";
+      }
+      break;
+    }
+    guard.Dispatched();
+    call.dispatched = true;
+    call.target = dispatch->target;
+    call.reason = dispatch->reason;
+    call.predicted_cached_tokens = dispatch->predicted_cached_tokens;
+    edited_body = WithIncludeUsage(*parsed, request.body);
+    headers = ForwardHeaders(request.headers);
+  } while (false);
+
+  if (!refused.ok()) {
+    call.status = net::HttpStatusOf(refused.code());
+    call.error = std::string(refused.message());
+    co_await writer.ReplyError(refused);
+    co_return;
+  }
+
+  // Dispatch, retrying on the decision's alternates while nothing reached the client.
+  const std::string_view body = edited_body ? std::string_view(*edited_body) : request.body;
+  absl::Status last_error = absl::OkStatus();
+  std::optional<net::UpstreamResponseHead> failed_head;  // the last 5xx, relayed if all fail
+  std::string failed_body;
+  for (;;) {
+    net::UpstreamPool& pool = Pool(*call.target);
+    net::UpstreamRequest upstream{
+        .method = "POST", .target = request.target, .headers = &headers, .body = body};
+    absl::StatusOr<std::unique_ptr<net::UpstreamExchange>> started =
+        co_await net::UpstreamExchange::Start(pool, upstream, settings->timeouts);
+    if (started.ok() && (*started)->head().status < 500) {
+      backends.OnUpstreamResult(call.target->id, true);
+      exchange = std::move(*started);
+      break;
+    }
+    backends.OnUpstreamResult(call.target->id, false);
+    if (!started.ok()) {
+      last_error = started.status();
+      failed_head.reset();
+      if (last_error.code() == absl::StatusCode::kDeadlineExceeded &&
+          !net::ConnectFailed(last_error)) {
+        break;  // the engine may be working on it: not retried
+      }
+    } else {
+      failed_head = (*started)->head();
+      absl::StatusOr<std::string> error_body = co_await (*started)->ReadAll(kErrorBodyLimit);
+      failed_body = error_body.ok() ? std::move(*error_body) : std::string();
+      last_error = absl::UnavailableError(
+          absl::StrCat("backend ", call.target->name, " answered ", failed_head->status));
+    }
+    spdlog::debug("request {}: backend {} failed: {}", call.id, call.target->name,
+                  std::string(last_error.message()));
+    if (call.retries >= settings->retries) break;
+    std::optional<Dispatch> next = backends.Reroute(call.id);
+    if (!next) {
+      guard.Forget();  // the Router failed it: no alternate left
+      break;
+    }
+    shared_.metrics->OnRetry(call.target->name);
+    ++call.retries;
+    call.target = next->target;
+    call.reason = next->reason;
+    call.predicted_cached_tokens = next->predicted_cached_tokens;
+  }
+
+  if (!exchange) {
+    guard.Failed();
+    call.error = std::string(last_error.message());
+    if (failed_head) {
+      net::ResponseHead head;
+      head.status = failed_head->status;
+      head.content_type = failed_head->content_type;
+      head.headers = failed_head->headers;
+      call.status = head.status;
+      co_await writer.Reply(std::move(head), std::move(failed_body));
+      co_return;
+    }
+    absl::Status status =
+        last_error.code() == absl::StatusCode::kDeadlineExceeded
+            ? last_error
+            : absl::UnavailableError(absl::StrCat("no backend could take the request: ",
+                                                  std::string(last_error.message())));
+    call.status = net::HttpStatusOf(status.code());
+    co_await writer.ReplyError(status);
+    co_return;
+  }
+
+  const net::UpstreamResponseHead& upstream_head = exchange->head();
+  net::ResponseHead head;
+  head.status = upstream_head.status;
+  head.content_type = upstream_head.content_type;
+  head.headers = upstream_head.headers;
+  if (settings->response_headers) {
+    head.headers.emplace_back("x-warmroute-backend", call.target->name);
+    head.headers.emplace_back("x-warmroute-reason", std::string(routing::ReasonName(call.reason)));
+  }
+  call.status = head.status;
+
+  if (!(head.status == 200 && IsEventStream(head.content_type))) {
+    absl::StatusOr<std::string> whole = co_await exchange->ReadAll(settings->max_response_bytes);
+    if (!whole.ok()) {
+      guard.Failed();
+      call.error = std::string(whole.status().message());
+      absl::Status status = whole.status().code() == absl::StatusCode::kDeadlineExceeded
+                                ? whole.status()
+                                : absl::UnavailableError(absl::StrCat(
+                                      "the backend's response broke off: ",
+                                      std::string(whole.status().message())));
+      call.status = net::HttpStatusOf(status.code());
+      co_await writer.ReplyError(status);
+      co_return;
+    }
+    call.first_byte = shared_.clock->Now();
+    if (head.status == 200) call.usage = ReadUsage(*whole);
+    if (head.status < 400) {
+      std::optional<int64_t> cached;
+      if (call.usage) cached = call.usage->cached_tokens;
+      guard.Finished(cached);
+    } else {
+      guard.Failed();
+    }
+    std::string out = std::move(*whole);
+    co_await writer.Reply(std::move(head), std::move(out));
+    co_return;
+  }
+
+  // Server-Sent Events: relayed piece by piece.
+  SseUsageTap tap(/*drop_usage_event=*/edited_body.has_value());
+  absl::Status opened = co_await writer.StartStream(std::move(head));
+  if (!opened.ok()) co_return;  // the client left; the guard fails the request
+  for (;;) {
+    absl::StatusOr<std::string_view> piece = co_await exchange->ReadSome();
+    if (!piece.ok()) {
+      // The upstream died mid-stream: tell the client in-band, then cut the connection.
+      guard.Failed();
+      call.error = std::string(piece.status().message());
+      const absl::Status status = absl::UnavailableError(
+          absl::StrCat("backend ", call.target->name,
+                       " failed mid-stream: ", std::string(piece.status().message())));
+      const std::string event = StreamErrorEvent(status);
+      co_await writer.WriteChunk(event);
+      writer.Abort();
+      co_return;
+    }
+    if (piece->empty()) break;
+    if (!call.first_byte) {
+      call.first_byte = shared_.clock->Now();
+      backends.OnFirstToken(call.id);
+    }
+    const std::string_view out = tap.Feed(*piece);
+    if (out.empty()) continue;
+    absl::Status written = co_await writer.WriteChunk(out);
+    if (!written.ok()) co_return;  // the client left: the exchange closes upstream
+  }
+  const std::string_view rest = tap.Finish();
+  if (!rest.empty()) {
+    absl::Status written = co_await writer.WriteChunk(rest);
+    if (!written.ok()) co_return;
+  }
+  call.usage = tap.usage();
+  std::optional<int64_t> cached;
+  if (call.usage) cached = call.usage->cached_tokens;
+  guard.Finished(cached);
+  co_await writer.FinishStream();
+}
+
+}  // namespace warmroute::router

@@ -1,0 +1,93 @@
+// The proxy pipeline for the routed endpoints (POST /v1/chat/completions, /v1/completions):
+//
+//   parse the body once (core/request; 400 naming the bad field) → prefix key (approximate mode,
+//   keyed by model and tenant / cache_salt) → admission (429 when the queue is full) → routing
+//   decision (Backends; 404 for an unknown model, 503 when no backend is eligible) → forward the
+//   original bytes (forwarding.h) on a pooled keep-alive connection → relay the response.
+//
+// Retries: a dispatch that fails before any byte reached the client — connect refused or failed,
+// the connection reset or closed before a response head, or a 5xx head — is retried on the
+// decision's next alternate, at most `retries` times; each failure counts against the backend's
+// health (outlier ejection). A first-byte timeout is not retried (the engine may be working on
+// it): 504. When every attempt failed the client gets the last 5xx as the engine sent it, or 503.
+//
+// Relay: SSE is passed through piece by piece as it arrives (usage_tap.h reads the usage chunk
+// and drops it when the gateway added include_usage); other bodies are read whole (bounded) and
+// sent with their status, content type and end-to-end headers. The first streamed piece is the
+// first token for the Router and the gateway's TTFT; the usage's cached_tokens closes the loop.
+// An upstream that fails mid-stream ends the client's stream with an SSE error event and the
+// connection is cut (never a hang: idle_stream bounds every wait). A client that disconnects
+// cancels the handler: the upstream exchange is destroyed mid-body, which closes its connection,
+// and vLLM aborts the request and frees its KV blocks.
+//
+// Optional response headers: x-warmroute-backend, x-warmroute-reason.
+//
+// Thread-safety: one Proxy per worker thread (it owns that thread's connection pools); the
+// shared parts (Backends, metrics, log, admission) are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/clock.h"
+#include "core/request/inference_request.h"
+#include "core/routing/prefix_key.h"
+#include "net/http_client.h"
+#include "net/response_writer.h"
+#include "router/access_log.h"
+#include "router/admission.h"
+#include "router/backends.h"
+#include "router/gateway_metrics.h"
+
+namespace warmroute::router {
+
+struct ProxySettings {
+  net::UpstreamTimeouts timeouts;
+  int retries = 2;
+  routing::PrefixKeyOptions key;
+  bool response_headers = true;
+  size_t max_response_bytes = size_t{256} << 20;  // a non-streaming response body
+};
+
+// The parts every worker's Proxy shares.
+struct ProxyShared {
+  Backends* backends = nullptr;
+  GatewayMetrics* metrics = nullptr;
+  AccessLog* access_log = nullptr;
+  AdmissionGate* admission = nullptr;
+  const Clock* clock = nullptr;
+  std::atomic<uint64_t>* next_request_id = nullptr;
+};
+
+// The header a client may set to name its tenant (keys its prefix chain: tenants never share a
+// predicted hit). Issue-level tenancy (API keys) replaces it later.
+inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
+
+class Proxy {
+ public:
+  Proxy(ProxyShared shared, std::shared_ptr<const ProxySettings> settings,
+        net::Executor executor);
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
+
+  net::Task<void> Handle(request::Endpoint endpoint, net::HttpRequest request,
+                         net::ResponseWriter& writer);
+
+  // Takes effect for requests that start afterwards (config reload). Worker thread only.
+  void SetSettings(std::shared_ptr<const ProxySettings> settings) {
+    settings_ = std::move(settings);
+  }
+
+ private:
+  net::UpstreamPool& Pool(const BackendTarget& target);
+
+  ProxyShared shared_;
+  std::shared_ptr<const ProxySettings> settings_;
+  net::Executor executor_;
+  absl::flat_hash_map<std::string, std::unique_ptr<net::UpstreamPool>> pools_;
+};
+
+}  // namespace warmroute::router

@@ -1,0 +1,142 @@
+#include "router/usage_tap.h"
+
+#include <cstring>
+
+#include "simdjson.h"
+
+namespace warmroute::router {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// True when `text` has a "usage" key whose value is an object (not null): the cheap test run on
+// every event before any JSON parsing.
+bool HasUsageObject(std::string_view text) {
+  constexpr std::string_view kKey = "\"usage\"";
+  for (size_t at = text.find(kKey); at != std::string_view::npos;
+       at = text.find(kKey, at + kKey.size())) {
+    size_t i = at + kKey.size();
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    if (i >= text.size() || text[i] != ':') continue;
+    ++i;
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    if (i < text.size() && text[i] == '{') return true;
+  }
+  return false;
+}
+
+// The end (one past the blank line) of the first complete event in text[from:], or npos.
+size_t EventEnd(std::string_view text, size_t from) {
+  for (size_t i = from; i < text.size(); ++i) {
+    if (text[i] != '\n') continue;
+    if (i + 1 < text.size() && text[i + 1] == '\n') return i + 2;
+    if (i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') return i + 3;
+  }
+  return std::string_view::npos;
+}
+
+// The payload of an event's first "data:" line.
+std::string_view DataOf(std::string_view event) {
+  size_t at = 0;
+  while (at < event.size()) {
+    size_t end = event.find('\n', at);
+    if (end == std::string_view::npos) end = event.size();
+    std::string_view line = event.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.substr(0, 5) == "data:") {
+      line.remove_prefix(5);
+      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      return line;
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
+// True when the chunk's "choices" is an empty array: the usage-only chunk.
+bool HasNoChoices(simdjson::dom::element root) {
+  simdjson::dom::array choices;
+  if (root["choices"].get_array().get(choices) != simdjson::SUCCESS) return true;
+  return choices.size() == 0;
+}
+
+}  // namespace
+
+std::optional<Usage> ReadUsage(std::string_view json) {
+  if (!HasUsageObject(json)) return std::nullopt;
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS) return std::nullopt;
+  simdjson::dom::object usage;
+  if (root["usage"].get_object().get(usage) != simdjson::SUCCESS) return std::nullopt;
+  Usage result;
+  int64_t value = 0;
+  if (usage["prompt_tokens"].get_int64().get(value) == simdjson::SUCCESS) {
+    result.prompt_tokens = value;
+  }
+  if (usage["completion_tokens"].get_int64().get(value) == simdjson::SUCCESS) {
+    result.completion_tokens = value;
+  }
+  if (usage["prompt_tokens_details"]["cached_tokens"].get_int64().get(value) ==
+      simdjson::SUCCESS) {
+    result.cached_tokens = value;
+  }
+  return result;
+}
+
+std::string_view SseUsageTap::Feed(std::string_view piece) {
+  out_.clear();
+  if (pending_.empty()) {
+    // Pass complete events straight from `piece`, unless one must be dropped.
+    size_t done = 0;
+    for (size_t end = EventEnd(piece, 0); end != std::string_view::npos;
+         end = EventEnd(piece, done)) {
+      const std::string_view event = piece.substr(done, end - done);
+      if (drop_usage_event_ && HasUsageObject(event)) break;  // slow path from here
+      if (!usage_ && HasUsageObject(event)) usage_ = ReadUsage(DataOf(event));
+      ++events_;
+      done = end;
+    }
+    if (done == piece.size()) return piece;
+    if (EventEnd(piece, done) == std::string_view::npos) {
+      pending_.assign(piece.substr(done));
+      return piece.substr(0, done);
+    }
+    out_.assign(piece.substr(0, done));
+    piece.remove_prefix(done);
+  }
+  pending_.append(piece);
+  size_t done = 0;
+  for (size_t end = EventEnd(pending_, 0); end != std::string_view::npos;
+       end = EventEnd(pending_, done)) {
+    Event(std::string_view(pending_).substr(done, end - done));
+    done = end;
+  }
+  pending_.erase(0, done);
+  return out_;
+}
+
+std::string_view SseUsageTap::Finish() {
+  out_.swap(pending_);
+  pending_.clear();
+  return out_;
+}
+
+void SseUsageTap::Event(std::string_view event) {
+  if (HasUsageObject(event)) {
+    const std::string_view data = DataOf(event);
+    if (!usage_) usage_ = ReadUsage(data);
+    if (drop_usage_event_) {
+      thread_local simdjson::dom::parser parser;
+      simdjson::dom::element root;
+      if (parser.parse(data.data(), data.size()).get(root) == simdjson::SUCCESS &&
+          HasNoChoices(root)) {
+        return;  // the usage-only chunk the gateway asked for: the client did not
+      }
+    }
+  }
+  ++events_;
+  out_.append(event);
+}
+
+}  // namespace warmroute::router

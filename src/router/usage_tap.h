@@ -1,0 +1,66 @@
+// Reads the engine's `usage` out of a response on its way to the client, for the closed loop:
+// `prompt_tokens` and `prompt_tokens_details.cached_tokens` (vLLM reports the latter with
+// --enable-prompt-tokens-details; our emulator always does).
+//
+// Non-streaming: ReadUsage(body) on the whole JSON body.
+// Streaming (SSE): an SseUsageTap sees the body piece by piece as it arrives and returns what to
+// pass on. It forwards every complete event at once (the engines send whole events per write,
+// so nothing is held back in practice) and keeps only an incomplete trailing event until its end
+// arrives. The usage event is the chunk whose `usage` is an object (OpenAI and vLLM send it last,
+// with "choices": [], when stream_options.include_usage is set). When the gateway itself added
+// include_usage upstream (the client did not ask for usage), `drop_usage_event` removes that
+// event so the client sees exactly the stream it asked for.
+//
+// Usage:
+//   SseUsageTap tap(/*drop_usage_event=*/true);
+//   std::string_view out = tap.Feed(piece);     // valid until the next Feed/Finish
+//   writer.WriteChunk(out);
+//   ...
+//   std::string_view rest = tap.Finish();       // an unterminated last event, passed on as is
+//   tap.usage();                                // set once the usage event went by
+//
+// Thread-safety: none; one response.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace warmroute::router {
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  std::optional<int64_t> cached_tokens;  // prompt_tokens_details.cached_tokens, when reported
+};
+
+// The `usage` object of a JSON response body (or of one SSE event's data), if it has one.
+std::optional<Usage> ReadUsage(std::string_view json);
+
+class SseUsageTap {
+ public:
+  explicit SseUsageTap(bool drop_usage_event) : drop_usage_event_(drop_usage_event) {}
+
+  // Takes the next piece of the body; returns the bytes to pass on now.
+  std::string_view Feed(std::string_view piece);
+  // The end of the body: whatever incomplete event is still held, to pass on.
+  std::string_view Finish();
+
+  const std::optional<Usage>& usage() const { return usage_; }
+  // Events passed on so far that carried data (for "did the client see anything").
+  int64_t events() const { return events_; }
+
+ private:
+  // Handles one complete event (including its blank-line terminator); appends it to out_ unless
+  // it is the usage event to drop.
+  void Event(std::string_view event);
+
+  const bool drop_usage_event_;
+  std::string pending_;  // an incomplete event
+  std::string out_;
+  std::optional<Usage> usage_;
+  int64_t events_ = 0;
+};
+
+}  // namespace warmroute::router

@@ -1,0 +1,99 @@
+#include "router/usage_tap.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace warmroute::router {
+namespace {
+
+constexpr std::string_view kChunk1 =
+    "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}],"
+    "\"usage\":null}\n\n";
+constexpr std::string_view kChunk2 =
+    "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there\"},"
+    "\"finish_reason\":\"length\"}]}\n\n";
+constexpr std::string_view kUsage =
+    "data: {\"id\":\"c\",\"choices\":[],\"usage\": {\"prompt_tokens\":3000,"
+    "\"completion_tokens\":2,\"total_tokens\":3002,"
+    "\"prompt_tokens_details\":{\"cached_tokens\":2992}}}\n\n";
+constexpr std::string_view kDone = "data: [DONE]\n\n";
+
+std::string Whole() {
+  return std::string(kChunk1) + std::string(kChunk2) + std::string(kUsage) + std::string(kDone);
+}
+
+// Feeds `body` cut into pieces of `size` bytes; returns what was passed on.
+std::string Relay(SseUsageTap& tap, std::string_view body, size_t size) {
+  std::string out;
+  for (size_t at = 0; at < body.size(); at += size) out += tap.Feed(body.substr(at, size));
+  out += tap.Finish();
+  return out;
+}
+
+TEST(ReadUsageTest, ReadsPromptCompletionAndCachedTokens) {
+  auto usage = ReadUsage(
+      R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,)"
+      R"("prompt_tokens_details":{"cached_tokens":8}}})");
+  ASSERT_TRUE(usage.has_value());
+  EXPECT_EQ(usage->prompt_tokens, 12);
+  EXPECT_EQ(usage->completion_tokens, 5);
+  EXPECT_EQ(usage->cached_tokens, 8);
+}
+
+TEST(ReadUsageTest, NullOrMissingUsageOrDetailsAreAbsent) {
+  EXPECT_FALSE(ReadUsage(R"({"usage":null})").has_value());
+  EXPECT_FALSE(ReadUsage(R"({"choices":[]})").has_value());
+  EXPECT_FALSE(ReadUsage("not json {\"usage\":{").has_value());
+  auto usage = ReadUsage(R"({"usage":{"prompt_tokens":4,"prompt_tokens_details":null}})");
+  ASSERT_TRUE(usage.has_value());
+  EXPECT_FALSE(usage->cached_tokens.has_value());
+}
+
+TEST(SseUsageTapTest, PassesEverythingThroughAndReadsUsageWhenTheClientAskedForIt) {
+  for (size_t size : {1u, 7u, 64u, 4096u}) {
+    SseUsageTap tap(/*drop_usage_event=*/false);
+    EXPECT_EQ(Relay(tap, Whole(), size), Whole()) << "piece size " << size;
+    ASSERT_TRUE(tap.usage().has_value());
+    EXPECT_EQ(tap.usage()->cached_tokens, 2992);
+    EXPECT_EQ(tap.usage()->prompt_tokens, 3000);
+    EXPECT_EQ(tap.events(), 4);
+  }
+}
+
+TEST(SseUsageTapTest, DropsOnlyTheUsageChunkTheGatewayAdded) {
+  const std::string expected = std::string(kChunk1) + std::string(kChunk2) + std::string(kDone);
+  for (size_t size : {1u, 5u, 100u, 4096u}) {
+    SseUsageTap tap(/*drop_usage_event=*/true);
+    EXPECT_EQ(Relay(tap, Whole(), size), expected) << "piece size " << size;
+    ASSERT_TRUE(tap.usage().has_value());
+    EXPECT_EQ(tap.usage()->cached_tokens, 2992);
+  }
+}
+
+TEST(SseUsageTapTest, KeepsAChunkThatHasBothChoicesAndUsage) {
+  // continuous_usage_stats: every chunk carries usage and choices; none is dropped.
+  const std::string body =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":1}}\n\n";
+  SseUsageTap tap(/*drop_usage_event=*/true);
+  EXPECT_EQ(Relay(tap, body, 4096), body);
+}
+
+TEST(SseUsageTapTest, ForwardsCompleteEventsAtOnceAndHoldsOnlyAnIncompleteTail) {
+  SseUsageTap tap(/*drop_usage_event=*/false);
+  const std::string piece = std::string(kChunk1) + "data: {\"partial";
+  EXPECT_EQ(tap.Feed(piece), kChunk1);
+  EXPECT_EQ(tap.Feed("\":1}\n\n"), "data: {\"partial\":1}\n\n");
+  EXPECT_EQ(tap.Feed("data: unterminated"), "");
+  EXPECT_EQ(tap.Finish(), "data: unterminated");
+}
+
+TEST(SseUsageTapTest, HandlesCrLfEventTerminators) {
+  const std::string body = "data: {\"choices\":[]}\r\n\r\ndata: [DONE]\r\n\r\n";
+  SseUsageTap tap(/*drop_usage_event=*/true);
+  EXPECT_EQ(Relay(tap, body, 3), body);
+  EXPECT_EQ(tap.events(), 2);
+}
+
+}  // namespace
+}  // namespace warmroute::router
