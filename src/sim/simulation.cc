@@ -283,7 +283,7 @@ void EventLoop::Handle(const Event& event) {
 
 void EventLoop::StartStep(uint32_t r) {
   Replica& replica = replicas_[r];
-  replica.step = replica.core->Step();
+  replica.core->Step(&replica.step);  // reuses the step's event vectors
   replica.stepping = true;
   ReplicaTotals& totals = result_.replicas[r];
   ++totals.steps;

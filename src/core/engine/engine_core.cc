@@ -85,7 +85,7 @@ class EngineCore::Impl {
   absl::Status Add(EngineRequest request);
   bool Abort(uint64_t id);
   bool HasWork() const { return !running_.empty() || !waiting_.empty(); }
-  StepOutput Step();
+  void Step(StepOutput& out);
   bool ResetPrefixCache(std::vector<KvEvent>* kv_events) { return pool_.Reset(kv_events); }
   EngineStats Stats() const;
   const EngineConfig& config() const { return config_; }
@@ -324,9 +324,12 @@ bool EngineCore::Impl::Apply(const Scheduled& s, StepOutput& out) {
   return true;
 }
 
-StepOutput EngineCore::Impl::Step() {
-  StepOutput out;
-  if (!HasWork()) return out;
+void EngineCore::Impl::Step(StepOutput& out) {
+  out.duration = Duration(0);
+  out.shape = StepShape{};
+  out.events.clear();
+  out.kv_events.clear();
+  if (!HasWork()) return;
   scheduled_.clear();
   int64_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
@@ -358,7 +361,6 @@ StepOutput EngineCore::Impl::Step() {
       }
     }
   }
-  return out;
 }
 
 EngineStats EngineCore::Impl::Stats() const {
@@ -377,7 +379,12 @@ EngineCore::~EngineCore() = default;
 absl::Status EngineCore::Add(EngineRequest request) { return impl_->Add(std::move(request)); }
 bool EngineCore::Abort(uint64_t id) { return impl_->Abort(id); }
 bool EngineCore::HasWork() const { return impl_->HasWork(); }
-StepOutput EngineCore::Step() { return impl_->Step(); }
+StepOutput EngineCore::Step() {
+  StepOutput out;
+  impl_->Step(out);
+  return out;
+}
+void EngineCore::Step(StepOutput* out) { impl_->Step(*out); }
 bool EngineCore::ResetPrefixCache(std::vector<KvEvent>* kv_events) {
   return impl_->ResetPrefixCache(kv_events);
 }

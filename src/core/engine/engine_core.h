@@ -117,6 +117,9 @@ class EngineCore {
   // cached prefixes are skipped; when blocks run out the newest running request is preempted.
   // REQUIRES: HasWork().
   StepOutput Step();
+  // The same step into *out, which is overwritten: its vectors are cleared and their capacity
+  // reused, so a driver stepping many engines does not allocate per step.
+  void Step(StepOutput* out);
 
   // Evicts every cached block no running request holds, emitting kAllBlocksCleared (vLLM's
   // /reset_prefix_cache). Returns false, changing nothing, while requests hold blocks.

@@ -21,10 +21,14 @@
 //   bit (backend % 64) set for every holder (0: the slot is empty). While the fleet has at most
 //   64 backends the mask is exact, and Match reads one slot and does a few bit operations per
 //   block: the set of backends still matching is a 64-bit word and-ed with each block's mask.
-//   Beyond 64 backends the mask narrows the candidates, each confirmed in the entry table.
+//   Beyond 64 backends the mask narrows the candidates, each confirmed in the entry table, and
+//   a bit stands for every holder of that bit (backend % 64): the shared-bit table counts the
+//   holders of a (hash, bit) pair that has two or more (16-byte slots, empty at most 64
+//   backends), so a removal knows in one probe whether the bit stays.
 // - Both tables are open addressing with linear probing and backward-shift deletion (no
 //   tombstones), the load factor between 0.64 and 0.8 (they grow by 1.25x). So an entry costs at
-//   most 20 + 8 / 0.64 + 16 / 0.64 = 57.5 bytes, less when backends share blocks. Probes are
+//   most 20 + 8 / 0.64 + 16 / 0.64 = 57.5 bytes, less when backends share blocks (beyond 64
+//   backends, at most 16 / 0.64 / 2 = 12.5 more for the shared-bit table). Probes are
 //   prefetched kPrefetchDistance blocks ahead, and large tables ask for transparent huge pages:
 //   every probe is a random access, and with 4 KiB pages it would also be a TLB miss.
 // - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
@@ -40,6 +44,7 @@ constexpr int kChunkBits = 14;  // 16,384 entries (320 KiB) per slab chunk
 constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
 constexpr size_t kMinSlots = 1024;
 constexpr size_t kPrefetchDistance = 32;  // blocks ahead in Match and Insert
+constexpr size_t kMinSharedSlots = 64;    // the shared-bit table starts small (usually empty)
 
 struct Entry {
   uint32_t hash_low;  // the block hash, split so that the entry packs into 20 bytes
@@ -73,6 +78,20 @@ struct BlockSlot {
   uint32_t key() const { return Mix32(hash); }
 };
 
+// A (hash, bit) pair held by `holders` >= 2 backends of that bit (beyond 64 backends only).
+struct SharedSlot {
+  uint64_t hash;
+  uint32_t bit;      // backend % 64
+  uint32_t holders;  // 0: empty
+
+  static constexpr SharedSlot Empty() { return {.hash = 0, .bit = 0, .holders = 0}; }
+  bool empty() const { return holders == 0; }
+  uint32_t key() const { return SharedKey(hash, bit); }
+  static uint32_t SharedKey(uint64_t hash, uint32_t bit) {
+    return Mix32(hash ^ (uint64_t{bit} + 1) * 0x9fb21c651e98df25ull);
+  }
+};
+
 struct EntrySlot {
   uint32_t tag;    // EntryTag(hash, backend)
   uint32_t entry;  // kNil: empty
@@ -104,6 +123,7 @@ class ProbeTable {
   }
 
   size_t allocated_bytes() const { return allocated_bytes_; }
+  size_t used() const { return used_; }
   Slot& operator[](size_t i) { return slots_[i]; }
   const Slot& operator[](size_t i) const { return slots_[i]; }
 
@@ -188,7 +208,10 @@ struct BackendState {
 
 struct PrefixIndex::Impl {
   explicit Impl(size_t max)
-      : max_entries(std::min(max, kMaxEntries)), blocks(kMinSlots), entry_slots(kMinSlots) {}
+      : max_entries(std::min(max, kMaxEntries)),
+        blocks(kMinSlots),
+        entry_slots(kMinSlots),
+        shared_bits(kMinSharedSlots) {}
 
   const size_t max_entries;
   std::vector<std::unique_ptr<Entry[]>> chunks;
@@ -197,6 +220,7 @@ struct PrefixIndex::Impl {
   size_t size = 0;  // live entries
   ProbeTable<BlockSlot> blocks;
   ProbeTable<EntrySlot> entry_slots;
+  ProbeTable<SharedSlot> shared_bits;
   std::vector<BackendState> backends;
   int64_t total_capacity = 0;
 
@@ -264,6 +288,31 @@ struct PrefixIndex::Impl {
     }
   }
 
+  size_t FindShared(uint64_t hash, uint32_t bit) const {
+    return shared_bits.Find(SharedSlot::SharedKey(hash, bit), [&](const SharedSlot& slot) {
+      return slot.hash == hash && slot.bit == bit;
+    });
+  }
+
+  // Another backend of `id`'s bit starts holding `hash`, whose bit is already set.
+  void AcquireSharedBit(uint64_t hash, BackendId id) {
+    const uint32_t bit = id & 63;
+    if (const size_t s = FindShared(hash, bit); s != kNoSlot) {
+      ++shared_bits[s].holders;
+    } else {
+      shared_bits.Add({.hash = hash, .bit = bit, .holders = 2});
+    }
+  }
+
+  // A backend of `id`'s bit stops holding `hash`; true when another one of that bit still does.
+  bool ReleaseSharedBit(uint64_t hash, BackendId id) {
+    if (shared_bits.used() == 0) return false;
+    const size_t s = FindShared(hash, id & 63);
+    if (s == kNoSlot) return false;
+    if (--shared_bits[s].holders == 1) shared_bits.Erase(s);
+    return true;
+  }
+
   void AddEntry(BackendId id, uint64_t hash) {
     const uint32_t e = NewEntry();
     Entry& entry = At(e);
@@ -272,6 +321,8 @@ struct PrefixIndex::Impl {
     entry.backend = id;
     entry_slots.Add({.tag = EntryTag(hash, id), .entry = e});
     if (const size_t s = FindBlock(hash); s != kNoSlot) {
+      // (hash, id) was absent: a set bit means another backend of the same bit holds it.
+      if ((blocks[s].mask & MaskBit(id)) != 0) AcquireSharedBit(hash, id);
       blocks[s].mask |= MaskBit(id);
     } else {
       blocks.Add({.hash = hash, .mask = MaskBit(id)});
@@ -294,13 +345,9 @@ struct PrefixIndex::Impl {
       std::fprintf(stderr, "PrefixIndex: entry %u has no block slot\n", e);
       std::abort();
     }
-    // Below 64 backends every holder has its own bit; beyond, the bit stays while another
-    // backend of the same bit still holds the block.
-    bool bit_shared = false;
-    for (BackendId other = id & 63; other < backends.size() && !bit_shared; other += 64) {
-      bit_shared = other != id && Holds(hash, other);
-    }
-    if (!bit_shared) blocks[b].mask &= ~MaskBit(id);
+    // Up to 64 backends every holder has its own bit; beyond, the bit stays while another
+    // backend of the same bit still holds the block (the shared-bit table counts them).
+    if (!ReleaseSharedBit(hash, id)) blocks[b].mask &= ~MaskBit(id);
     if (blocks[b].mask == 0) blocks.Erase(b);
     BackendState& backend = backends[id];
     UnlinkLru(backend, e);
@@ -342,6 +389,8 @@ struct PrefixIndex::Impl {
     if (id >= backends.size()) return;
     BackendState& backend = backends[id];
     if (backend.bound <= 0) return;
+    const size_t ahead = std::min(chain.size(), kPrefetchDistance);
+    for (size_t j = 1; j <= ahead; ++j) Prefetch(chain[chain.size() - j], id);
     for (size_t k = chain.size(); k-- > 0;) {
       if (k >= kPrefetchDistance) Prefetch(chain[k - kPrefetchDistance], id);
       const uint64_t hash = chain[k];
@@ -418,7 +467,8 @@ struct PrefixIndex::Impl {
   size_t MemoryBytes() const {
     return sizeof(Impl) + chunks.size() * kChunkSize * sizeof(Entry) +
            chunks.capacity() * sizeof(chunks[0]) + blocks.allocated_bytes() +
-           entry_slots.allocated_bytes() + backends.capacity() * sizeof(BackendState);
+           entry_slots.allocated_bytes() + shared_bits.allocated_bytes() +
+           backends.capacity() * sizeof(BackendState);
   }
 };
 
