@@ -14,6 +14,8 @@ packages=(
   prometheus                  # promtool, to validate /metrics in tests
   python3-msgpack python3-zmq # independent decoder and subscriber of KV events in tests (/usr/bin/python3)
   gnuplot-nox
+  redis-server                # cluster-wide rate limits (tests start their own on loopback)
+  wrk haproxy nginx-light     # bench/proxy_overhead.py: the proxies we measure against
 )
 
 missing=()

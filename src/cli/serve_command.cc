@@ -5,7 +5,7 @@
 //   warmroute serve listening on 127.0.0.1:8080 (policy warmroute, 4 backends, 2 threads)
 // An invalid config or flag exits 2 with a message naming the key; a port that cannot be bound
 // exits 1. Flags override the file: --port, --host, --threads, --policy, --backend URL (repeatable,
-// replaces the file's backends), --log-level.
+// replaces the file's backends), --access-log, --log-level.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -31,6 +31,7 @@ struct ServeFlags {
   std::optional<int> threads;
   std::optional<std::string> policy;
   std::vector<std::string> backends;
+  std::optional<std::string> access_log;
   std::string log_level = "info";
 };
 
@@ -61,6 +62,7 @@ int RunServe(const ServeFlags& flags) {
     }
     config.listen.threads = *flags.threads;
   }
+  if (flags.access_log) config.observability.access_log = *flags.access_log;
   if (flags.policy) config.policy = router::PolicyConfig{.name = *flags.policy, .params = {}};
   if (!flags.backends.empty()) {
     config.backends.clear();
@@ -106,6 +108,8 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--policy", flags->policy, "routing policy (overrides policy.name)");
   cmd->add_option("--backend", flags->backends,
                   "backend URL http://host:port, repeatable (replaces the config's backends)");
+  cmd->add_option("--access-log", flags->access_log,
+                  "stderr, off or a file (overrides observability.access_log)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });

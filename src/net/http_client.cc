@@ -38,14 +38,6 @@ bool IsHopByHop(std::string_view name) {
          beast::iequals(name, "content-type");
 }
 
-// True when an idle pooled socket is still usable: the peer has not closed it and sent nothing.
-bool StillOpen(Stream& stream) {
-  char byte;
-  const ssize_t n =
-      ::recv(stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-}
-
 absl::Status ConnectError(const std::string& where, const beast::error_code& ec) {
   absl::Status status =
       ec == beast::error::timeout
@@ -131,17 +123,14 @@ bool ConnectFailed(const absl::Status& status) {
 
 namespace {
 
-// A live idle connection of the pool, or null. (Not in the coroutine: GCC 12 mishandles loop
-// locals with destructors across a break in coroutine frames.)
+// The most recently used idle connection of the pool, or null. It is not probed (a peek would
+// cost a syscall per request): a connection the upstream closed while idle fails before any
+// response byte, and Start retries once on a new connection.
 std::unique_ptr<UpstreamPool::Connection> TakeIdle(UpstreamPool::State& state) {
-  while (!state.idle.empty()) {
-    std::unique_ptr<UpstreamPool::Connection> c = std::move(state.idle.back());
-    state.idle.pop_back();
-    if (StillOpen(c->stream)) return c;
-    beast::error_code ec;
-    c->stream.socket().close(ec);
-  }
-  return nullptr;
+  if (state.idle.empty()) return nullptr;
+  std::unique_ptr<UpstreamPool::Connection> c = std::move(state.idle.back());
+  state.idle.pop_back();
+  return c;
 }
 
 // Opens a new connection to the pool's upstream.
@@ -196,7 +185,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     auto impl = std::make_unique<Impl>();
     impl->state = pool.state_;
     impl->timeouts = timeouts;
-    // Take a live idle connection, else open one.
+    // Take an idle connection, else open one.
     impl->connection = TakeIdle(*pool.state_);
     const bool reused = impl->connection != nullptr;
     if (!reused) {

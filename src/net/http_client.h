@@ -27,10 +27,9 @@
 // ReadSome fails with Unavailable (reset, early close, bad chunk encoding) or DeadlineExceeded
 // (no body bytes for `idle_stream`).
 //
-// A reused keep-alive connection that the upstream closed while idle is detected before use (a
-// non-blocking peek) and replaced by a fresh one; if a reused connection fails before any
-// response byte, the exchange is retried once on a new connection (the upstream cannot have
-// processed a request on a connection it had already closed).
+// A reused keep-alive connection that fails before any response byte (the upstream closed it
+// while idle: EOF or reset) is replaced by a new connection and the exchange retried once; the
+// upstream cannot have processed a request on a connection it had already closed.
 //
 // Thread-safety: a pool and its exchanges belong to one io_context thread.
 #pragma once

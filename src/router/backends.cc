@@ -154,6 +154,11 @@ void Backends::OnMetrics(BackendId backend, const ScrapedEngineMetrics& metrics)
 void Backends::OnModelsDiscovered(BackendId backend, std::vector<std::string> models) {
   std::lock_guard lock(mu_);
   if (backend >= entries_.size() || !entries_[backend].present) return;
+  // A backend configured without models serves what it says it serves: requests for other
+  // models are not sent to it (the gateway answers 404 when no backend has the model).
+  if (entries_[backend].target->models.empty() && !models.empty()) {
+    router_.SetModels(backend, models);
+  }
   entries_[backend].discovered_models = std::move(models);
 }
 

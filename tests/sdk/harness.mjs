@@ -28,3 +28,29 @@ export async function startEngine(args = []) {
     }),
   };
 }
+
+// Starts `warmroute serve` in front of `backends` (URLs); resolves to { url, stop() } once it
+// listens. `args` are extra flags (e.g. ['--policy', 'round_robin']).
+export async function startGateway(backends, args = []) {
+  const flags = ['serve', '--port', '0', '--threads', '2', '--log-level', 'warn', '--access-log', 'off',
+    ...args];
+  for (const b of backends) flags.push('--backend', b);
+  const child = spawn(bin, flags, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let url;
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('gateway did not start in 20 s')), 20000);
+    child.on('exit', (code) => reject(new Error(`gateway exited early with ${code}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = /^warmroute serve listening on (\S+) /.exec(line);
+      if (m) { url = `http://${m[1]}`; clearTimeout(timer); resolve(); }
+    });
+  });
+  return {
+    url,
+    stop: () => new Promise((resolve) => {
+      child.removeAllListeners('exit');
+      child.on('exit', resolve);
+      child.kill('SIGTERM');
+    }),
+  };
+}

@@ -114,6 +114,10 @@ void Router::SetDraining(BackendId backend, bool draining) {
   if (backend < fleet_.size()) fleet_.mutable_backend(backend).draining = draining;
 }
 
+void Router::SetModels(BackendId backend, std::vector<std::string> models) {
+  if (backend < fleet_.size()) fleet_.mutable_backend(backend).models = std::move(models);
+}
+
 void Router::SetKvCapacity(BackendId backend, int64_t tokens) {
   if (backend >= fleet_.size()) return;
   fleet_.mutable_backend(backend).kv_capacity_tokens = std::max<int64_t>(0, tokens);

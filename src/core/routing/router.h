@@ -111,6 +111,8 @@ class Router {
   void SetHealthy(BackendId backend, bool healthy);
   void SetDraining(BackendId backend, bool draining);
   void SetKvCapacity(BackendId backend, int64_t tokens);
+  // The models a backend serves (empty: any), e.g. once discovered from its /v1/models.
+  void SetModels(BackendId backend, std::vector<std::string> models);
   void OnMetrics(BackendId backend, const EngineMetricsSample& sample);
 
   // Decides and records the dispatch. NotFound if no backend serves request.model (or any

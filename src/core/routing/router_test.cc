@@ -347,5 +347,19 @@ TEST_F(ClosedLoopTest, LiteralRuleTruncatesTheChain) {
   EXPECT_EQ(router->index().bound(0), 1000u);
 }
 
+TEST_F(RouterTest, SetModelsNarrowsABackendThatServedAnyModel) {
+  auto router = Make("round_robin");
+  const BackendId a = router->AddBackend({.name = "a"});  // any model, until told
+  RoutingRequest request = Request(1, Chain(1, 4), 100);
+  request.model = "qwen";
+  ASSERT_TRUE(router->Route(request).ok());
+  router->OnFinished(1, std::nullopt);
+  router->SetModels(a, {"llama"});
+  request.id = 2;
+  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
+  request.model = "llama";
+  EXPECT_TRUE(router->Route(request).ok());
+}
+
 }  // namespace
 }  // namespace warmroute::routing
