@@ -5,7 +5,9 @@
 namespace warmroute::routing {
 
 bool BackendState::Serves(std::string_view model) const {
-  return models.empty() || std::find(models.begin(), models.end(), model) != models.end();
+  // An empty model asks for the server's default model, which every backend has.
+  return model.empty() || models.empty() ||
+         std::find(models.begin(), models.end(), model) != models.end();
 }
 
 BackendId FleetView::Add(BackendState state) {

@@ -56,6 +56,8 @@ struct BackendState {
 
   // True if new requests may be sent here.
   bool Eligible() const { return present && healthy && !draining; }
+  // True when the backend serves `model`; an empty model (the server's default) is served by
+  // every backend.
   bool Serves(std::string_view model) const;
 };
 

@@ -359,6 +359,9 @@ TEST_F(RouterTest, SetModelsNarrowsABackendThatServedAnyModel) {
   EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
   request.model = "llama";
   EXPECT_TRUE(router->Route(request).ok());
+  request.id = 3;
+  request.model = "";  // the server's default model: any backend
+  EXPECT_TRUE(router->Route(request).ok());
 }
 
 }  // namespace
