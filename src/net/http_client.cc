@@ -53,6 +53,9 @@ struct UpstreamPool::Connection {
   explicit Connection(Executor executor) : stream(executor) { buffer.reserve(kReadBufferBytes); }
   Stream stream;
   beast::flat_buffer buffer;
+  // Where ReadSome puts body pieces; kept with the connection so that an exchange on a pooled
+  // connection allocates nothing for it.
+  std::unique_ptr<char[]> piece{new char[kPieceBytes]};
 };
 
 struct UpstreamPool::State {
@@ -94,7 +97,6 @@ struct UpstreamExchange::Impl {
   UpstreamTimeouts timeouts;
   bool done = false;
   bool failed = false;
-  std::string piece;
 
   ~Impl() {
     if (!connection) return;
@@ -249,12 +251,32 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
   Impl& x = *impl_;
   if (x.done) co_return std::string_view();
   if (x.failed) co_return absl::UnavailableError("the upstream response already failed");
-  x.piece.resize(kPieceBytes);
   Stream& stream = x.connection->stream;
+  char* const piece = x.connection->piece.get();
+  // What is already buffered is parsed without I/O (and without arming the idle timer): a
+  // non-streaming body usually arrives with its head.
+  if (x.connection->buffer.size() > 0) {
+    auto& body = x.parser->get().body();
+    body.data = piece;
+    body.size = kPieceBytes;
+    beast::error_code ec;
+    const size_t used = x.parser->put(x.connection->buffer.data(), ec);
+    x.connection->buffer.consume(used);
+    if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
+    if (ec) {
+      x.failed = true;
+      co_return absl::UnavailableError(
+          absl::StrCat("malformed upstream response body: ", ec.message()));
+    }
+    const size_t got = kPieceBytes - x.parser->get().body().size;
+    if (x.parser->is_done()) x.done = true;
+    if (got > 0) co_return std::string_view(piece, got);
+    if (x.done) co_return std::string_view();
+  }
   for (;;) {
     auto& body = x.parser->get().body();
-    body.data = x.piece.data();
-    body.size = x.piece.size();
+    body.data = piece;
+    body.size = kPieceBytes;
     stream.expires_after(x.timeouts.idle_stream);
     auto [ec, n] = co_await http::async_read_some(stream, x.connection->buffer, *x.parser, kTask);
     if (ec == http::error::need_buffer) ec = {};
@@ -268,9 +290,9 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
       co_return absl::UnavailableError(
           absl::StrCat("reading the upstream response failed: ", ec.message()));
     }
-    const size_t got = x.piece.size() - x.parser->get().body().size;
+    const size_t got = kPieceBytes - x.parser->get().body().size;
     if (x.parser->is_done()) x.done = true;
-    if (got > 0) co_return std::string_view(x.piece.data(), got);
+    if (got > 0) co_return std::string_view(piece, got);
     if (x.done) co_return std::string_view();
   }
 }

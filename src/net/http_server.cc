@@ -12,7 +12,9 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <exception>
 #include <unordered_set>
 #include <utility>
@@ -56,6 +58,11 @@ void LogIfFailed(const char* what, std::exception_ptr e) {
   }
 }
 
+// Response heads are written by hand (status line, Content-Type, the handler's headers, then
+// Content-Length or Transfer-Encoding and Connection) and every write is first tried as one
+// non-blocking writev: on a healthy connection the kernel takes it at once, so no timer is armed
+// and no reactor round trip happens. Only what the kernel did not take is written
+// asynchronously, under write_timeout.
 class ConnectionWriter final : public ResponseWriter {
  public:
   ConnectionWriter(Stream& stream, bool keep_alive, std::chrono::milliseconds write_timeout)
@@ -63,51 +70,36 @@ class ConnectionWriter final : public ResponseWriter {
 
   Task<absl::Status> Reply(ResponseHead head, std::string body) override {
     started_ = true;
-    http::response<http::string_body> response;
-    response.version(11);
-    response.result(head.status);
-    if (!head.content_type.empty()) response.set(http::field::content_type, head.content_type);
-    for (auto& [name, value] : head.headers) response.insert(name, value);
-    response.keep_alive(keep_alive_);
-    response.body() = std::move(body);
-    response.prepare_payload();
-    stream_.expires_after(write_timeout_);
-    auto [ec, n] = co_await http::async_write(stream_, response, kTask);
-    co_return Done(ec);
+    std::string text = Head(head, /*chunked=*/false, body.size());
+    std::array<asio::const_buffer, 2> buffers = {asio::buffer(text), asio::buffer(body)};
+    co_return co_await Write(buffers);
   }
 
   Task<absl::Status> StartStream(ResponseHead head) override {
     started_ = true;
     streaming_ = true;
-    http::response<http::empty_body> response;
-    response.version(11);
-    response.result(head.status);
-    if (!head.content_type.empty()) response.set(http::field::content_type, head.content_type);
-    for (auto& [name, value] : head.headers) response.insert(name, value);
-    response.keep_alive(keep_alive_);
-    response.chunked(true);
-    http::response_serializer<http::empty_body> serializer(response);
-    stream_.expires_after(write_timeout_);
-    auto [ec, n] = co_await http::async_write_header(stream_, serializer, kTask);
-    co_return Done(ec);
+    std::string text = Head(head, /*chunked=*/true, 0);
+    std::array<asio::const_buffer, 1> buffers = {asio::buffer(text)};
+    co_return co_await Write(buffers);
   }
 
   Task<absl::Status> WriteChunk(std::string_view data) override {
     if (failed_) co_return absl::UnavailableError("client connection failed");
-    // Never an empty chunk: the serializer would write "0\r\n\r\n" and end the stream.
+    // Never an empty chunk: "0\r\n\r\n" would end the stream.
     if (data.empty()) co_return absl::OkStatus();
-    stream_.expires_after(write_timeout_);
-    auto [ec, n] = co_await asio::async_write(
-        stream_, http::make_chunk(asio::const_buffer(data.data(), data.size())), kTask);
-    co_return Done(ec);
+    char size[24];
+    const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    std::array<asio::const_buffer, 3> buffers = {
+        asio::buffer(size, static_cast<size_t>(n)), asio::buffer(data.data(), data.size()),
+        asio::buffer("\r\n", 2)};
+    co_return co_await Write(buffers);
   }
 
   Task<absl::Status> FinishStream() override {
     if (failed_) co_return absl::UnavailableError("client connection failed");
     finished_ = true;
-    stream_.expires_after(write_timeout_);
-    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), kTask);
-    co_return Done(ec);
+    std::array<asio::const_buffer, 1> buffers = {asio::buffer("0\r\n\r\n", 5)};
+    co_return co_await Write(buffers);
   }
 
   bool started() const override { return started_; }
@@ -123,6 +115,57 @@ class ConnectionWriter final : public ResponseWriter {
   bool failed() const { return failed_; }
 
  private:
+  std::string Head(const ResponseHead& head, bool chunked, size_t content_length) const {
+    std::string text;
+    text.reserve(160);
+    const auto reason = http::obsolete_reason(static_cast<http::status>(head.status));
+    text.append("HTTP/1.1 ");
+    text.append(std::to_string(head.status));
+    text.push_back(' ');
+    text.append(reason.data(), reason.size());
+    text.append("\r\n");
+    if (!head.content_type.empty()) {
+      text.append("Content-Type: ");
+      text.append(head.content_type);
+      text.append("\r\n");
+    }
+    for (const auto& [name, value] : head.headers) {
+      text.append(name);
+      text.append(": ");
+      text.append(value);
+      text.append("\r\n");
+    }
+    if (chunked) {
+      text.append("Transfer-Encoding: chunked\r\n");
+    } else {
+      text.append("Content-Length: ");
+      text.append(std::to_string(content_length));
+      text.append("\r\n");
+    }
+    text.append(keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+    return text;
+  }
+
+  // Writes every byte of `buffers`: first one non-blocking attempt, then asynchronously.
+  template <typename Buffers>
+  Task<absl::Status> Write(const Buffers& buffers) {
+    if (failed_) co_return absl::UnavailableError("client connection failed");
+    // The socket is in non-blocking mode (ServeConnection): this never waits.
+    beast::error_code ec;
+    const size_t total = asio::buffer_size(buffers);
+    const size_t written = stream_.socket().write_some(buffers, ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      co_return Done(ec);
+    }
+    if (written == total) co_return absl::OkStatus();
+    beast::buffers_suffix<Buffers> rest(buffers);
+    rest.consume(written);
+    stream_.expires_after(write_timeout_);
+    auto [wec, n] = co_await asio::async_write(stream_, rest, kTask);
+    stream_.expires_never();
+    co_return Done(wec);
+  }
+
   absl::Status Done(const beast::error_code& ec) {
     if (!ec) return absl::OkStatus();
     failed_ = true;
@@ -298,6 +341,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
     beast::error_code ec;
     stream.socket().set_option(tcp::no_delay(true), ec);
+    // Non-blocking for ConnectionWriter's speculative writes (set once: it costs an ioctl).
+    stream.socket().non_blocking(true, ec);
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
     const HttpServerOptions& options = self->options_;
@@ -312,13 +357,31 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       http::request_parser<http::string_body> parser;
       parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
       parser.body_limit(options.body_limit_bytes);
-      stream.expires_after(options.header_timeout);
-      auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kTask);
-      if (hec) {
-        if (!IsClosedOrTimedOut(hec)) {
-          co_await ReplyAndClose(self, stream, ReadErrorStatus(hec, options));
+      // Fast path: a request usually arrives whole in one read; parse what is buffered without
+      // I/O (and without arming the header timer). The rest is read under the timeouts.
+      beast::error_code pec;
+      while (buffer.size() > 0 && !parser.is_done()) {
+        const size_t used = parser.put(buffer.data(), pec);
+        buffer.consume(used);
+        if (pec == http::error::need_more) {
+          pec = {};
+          break;
         }
+        if (pec || used == 0) break;
+      }
+      if (pec) {
+        co_await ReplyAndClose(self, stream, ReadErrorStatus(pec, options));
         co_return;
+      }
+      if (!parser.is_header_done()) {
+        stream.expires_after(options.header_timeout);
+        auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kTask);
+        if (hec) {
+          if (!IsClosedOrTimedOut(hec)) {
+            co_await ReplyAndClose(self, stream, ReadErrorStatus(hec, options));
+          }
+          co_return;
+        }
       }
       if (!parser.is_done()) {
         if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
