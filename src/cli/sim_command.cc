@@ -64,6 +64,7 @@ struct SimFlags {
   double series_interval_s = 1;
   int64_t calibration_requests = 2048;
   bool no_bounds = false;
+  int64_t key_max_chars = 0;  // 0: PrefixKeyOptions' default
   std::string sweep_loads;
   std::string json;
   std::string markdown;
@@ -163,6 +164,13 @@ int RunSim(const SimFlags& flags) {
           : sim::ParseReplicaSpecs(flags.replica_specs);
   if (!fleet.ok()) return Fail(2, fleet.status());
   options.replicas = *std::move(fleet);
+  if (flags.key_max_chars != 0) {
+    if (flags.key_max_chars < options.prefix_key.block_chars || flags.key_max_chars > (1 << 24)) {
+      return Fail(2, absl::StrCat("--key-max-chars must be in [", options.prefix_key.block_chars,
+                                  ", 16777216], got ", flags.key_max_chars));
+    }
+    options.prefix_key.max_chars = flags.key_max_chars;
+  }
 
   std::vector<std::string> policies;
   if (flags.policies == "all") {
@@ -383,6 +391,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--calibration-requests", f.calibration_requests,
                   "requests given at once to one engine in the --load capacity calibration")
       ->capture_default_str();
+  cmd->add_option("--key-max-chars", f.key_max_chars,
+                  "match depth of the routers' prefix key in characters (default 16384, as the "
+                  "gateway's prefix_key.max_chars)");
   cmd->add_flag("--no-bounds", f.no_bounds,
                 "skip the pooled-cache and infinite-cache bounds (saves memory at scale)");
   cmd->add_option("--sweep-loads", f.sweep_loads,
