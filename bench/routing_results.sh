@@ -54,7 +54,10 @@ Columns: token hit rate (engine-reported cached / prompt tokens), TTFT and E2E p
 throughput, prefill-token and busy-time imbalance (max / mean over replicas), preemptions.
 HEAD
 echo
-run "support-bot: 300 system prompts of ~3,000 tokens (≈ 900k tokens of prefixes)" support_bot \
+run "support-bot: 1,000 system prompts of ~3,000 tokens (≈ 3M tokens of prefixes, fleet 3.68M), Zipf exponent 0.6 (many bots of similar popularity)" support_bot_1000 \
+  --workload support-bot --workload-param system_prompts=1000 --workload-param zipf_exponent=0.6 \
+  --requests 10000 --load 0.7
+run "support-bot: 300 system prompts of ~3,000 tokens (≈ 900k tokens of prefixes), Zipf exponent 1.0 (a few dominant bots: round robin's median request is a hit too)" support_bot \
   --workload support-bot --workload-param system_prompts=300 --requests 10000 --load 0.7
 run "shared-prefix: SGLang's generated-shared-prefix shape, 512 groups (≈ 1.05M tokens of prefixes)" shared_prefix \
   --workload shared-prefix --workload-param groups=512 --requests 8192 --load 0.7
