@@ -16,6 +16,12 @@ int main(int argc, char** argv) {
   warmroute::cli::AddEngineCommand(app, &exit_code);
   warmroute::cli::AddSimCommand(app, &exit_code);
   warmroute::cli::AddServeCommand(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  warmroute::cli::AddBenchCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every malformed command line exits 2 (a usage error).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   return exit_code;
 }

@@ -31,6 +31,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
+#include "cli/workload_flags.h"
 #include "common/status.h"
 #include "core/routing/policy_registry.h"
 #include "core/workload/workload.h"
@@ -102,33 +103,6 @@ absl::StatusOr<std::map<std::string, routing::PolicyParams>> ParsePolicyParams(
     out[flag.substr(0, dot)][flag.substr(dot + 1, eq - dot - 1)] = value;
   }
   return out;
-}
-
-// "KEY=NUMBER" workload shape overrides; a key given twice is an error.
-absl::StatusOr<workload::WorkloadParams> ParseWorkloadParams(
-    const std::vector<std::string>& flags) {
-  workload::WorkloadParams out;
-  for (const std::string& flag : flags) {
-    const size_t eq = flag.find('=');
-    double value = 0;
-    if (eq == std::string::npos || eq == 0 || !absl::SimpleAtod(flag.substr(eq + 1), &value)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--workload-param \"", flag, "\": expected KEY=NUMBER, e.g. system_prompts=256"));
-    }
-    if (!out.emplace(flag.substr(0, eq), value).second) {
-      return absl::InvalidArgumentError(absl::StrCat("--workload-param \"", flag, "\": key \"",
-                                                     flag.substr(0, eq), "\" given twice"));
-    }
-  }
-  return out;
-}
-
-// "support-bot", or "support-bot (system_prompts=300, zipf_exponent=0.8)" with overrides.
-std::string DescribeWorkload(const workload::WorkloadOptions& options) {
-  if (options.params.empty()) return options.name;
-  std::vector<std::string> items;
-  for (const auto& [key, value] : options.params) items.push_back(absl::StrCat(key, "=", value));
-  return absl::StrCat(options.name, " (", absl::StrJoin(items, ", "), ")");
 }
 
 int RunSim(const SimFlags& flags) {

@@ -6,7 +6,7 @@
 //   not copied; everything else (Authorization, Content-Type, OpenAI-* ...) is.
 // - Body: a streaming request that did not ask for usage gets "stream_options":
 //   {"include_usage": true} added, so the engine reports cached tokens in its last chunk (the
-//   closed loop needs them); the relay then drops that chunk (usage_tap.h). A body that mentions
+//   closed loop needs them); the relay then drops that chunk (net/usage_tap.h). A body that mentions
 //   stream_options at all is left alone (the client chose).
 //
 // Thread-safety: pure functions.

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "net/openai_error.h"
+#include "net/usage_tap.h"
 #include "router/forwarding.h"
-#include "router/usage_tap.h"
 
 namespace warmroute::router {
 namespace {
@@ -30,7 +30,7 @@ struct Call {
   int retries = 0;
   int status = 0;
   std::optional<TimePoint> first_byte;
-  std::optional<Usage> usage;
+  std::optional<net::Usage> usage;
   std::string error;
   std::string rejection;  // metric label when refused before dispatch
 };
@@ -315,7 +315,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
       co_return;
     }
     call.first_byte = shared_.clock->Now();
-    if (head.status == 200) call.usage = ReadUsage(*whole);
+    if (head.status == 200) call.usage = net::ReadUsage(*whole);
     if (head.status < 400) {
       std::optional<int64_t> cached;
       if (call.usage) cached = call.usage->cached_tokens;
@@ -329,7 +329,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
   }
 
   // Server-Sent Events: relayed piece by piece.
-  SseUsageTap tap(/*drop_usage_event=*/edited_body.has_value());
+  net::SseUsageTap tap(/*drop_usage_event=*/edited_body.has_value());
   absl::Status opened = co_await writer.StartStream(std::move(head));
   if (!opened.ok()) co_return;  // the client left; the guard fails the request
   for (;;) {

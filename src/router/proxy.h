@@ -11,7 +11,7 @@
 // health (outlier ejection). A first-byte timeout is not retried (the engine may be working on
 // it): 504. When every attempt failed the client gets the last 5xx as the engine sent it, or 503.
 //
-// Relay: SSE is passed through piece by piece as it arrives (usage_tap.h reads the usage chunk
+// Relay: SSE is passed through piece by piece as it arrives (net/usage_tap.h reads the usage chunk
 // and drops it when the gateway added include_usage); other bodies are read whole (bounded) and
 // sent with their status, content type and end-to-end headers. The first streamed piece is the
 // first token for the Router and the gateway's TTFT; the usage's cached_tokens closes the loop.

@@ -1,70 +1,21 @@
 #include "sim/plots.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/gnuplot.h"
 
 namespace warmroute::sim {
 namespace {
 
-constexpr size_t kMaxCdfPoints = 2000;
+using gnuplot::Quote;
+using gnuplot::Slug;
+using gnuplot::Terminal;
+using gnuplot::WriteFile;
+
 constexpr size_t kMaxReplicaLines = 16;
-
-// A file name made of the policy name's safe characters.
-std::string Slug(const std::string& name) {
-  std::string out;
-  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
-// gnuplot string literal (single quotes; a quote is doubled).
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
-// POSIX shell single-quoted word.
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-absl::Status WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
-  return absl::OkStatus();
-}
-
-std::string CdfData(const RunResult& run) {
-  std::string out = absl::StrCat("# ", run.name, ": ttft_ms cdf\n");
-  const auto sorted = run.ttft_s.Sorted();
-  const size_t n = sorted.size();
-  const size_t step = std::max<size_t>(1, n / kMaxCdfPoints);
-  for (size_t i = 0; i < n; i += step) {
-    absl::StrAppendFormat(&out, "%.6g %.6g\n", 1000 * sorted[i],
-                          static_cast<double>(i + 1) / static_cast<double>(n));
-  }
-  if (n > 0) absl::StrAppendFormat(&out, "%.6g 1\n", 1000 * sorted.back());
-  return out;
-}
 
 std::string LoadData(const RunResult& run, bool per_replica) {
   const auto& queue = run.series.queue;
@@ -90,36 +41,10 @@ std::string LoadData(const RunResult& run, bool per_replica) {
   return out;
 }
 
-std::string Terminal(const std::string& png) {
-  return absl::StrCat("set terminal pngcairo size 1100,650 noenhanced\nset output ", Quote(png),
-                      "\nset grid\nset key outside right top\n");
-}
-
-absl::Status RunGnuplot(const std::filesystem::path& root,
-                        const std::vector<std::string>& scripts) {
-  for (const std::string& script : scripts) {
-    const std::string command =
-        absl::StrCat("cd ", ShellQuote(root.string()), " && gnuplot ", ShellQuote(script));
-    if (std::system(command.c_str()) != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("gnuplot failed on ", (root / script).string(),
-                       " (is gnuplot-nox installed?); the data and script are left there"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status MakeDir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status WriteSweepPlot(const std::string& dir, const std::vector<SweepPoint>& sweep) {
-  if (absl::Status s = MakeDir(dir); !s.ok()) return s;
+  if (absl::Status s = gnuplot::MakeDir(dir); !s.ok()) return s;
   const std::filesystem::path root(dir);
   std::string data = "# load_percent, then TTFT p99 (ms) per policy\n";
   for (const SweepPoint& p : sweep) {
@@ -140,11 +65,11 @@ absl::Status WriteSweepPlot(const std::string& dir, const std::vector<SweepPoint
   plot += "\n";
   if (absl::Status s = WriteFile(root / "ttft_p99_vs_load.dat", data); !s.ok()) return s;
   if (absl::Status s = WriteFile(root / "ttft_p99_vs_load.gp", plot); !s.ok()) return s;
-  return RunGnuplot(root, {"ttft_p99_vs_load.gp"});
+  return gnuplot::Run(root, {"ttft_p99_vs_load.gp"});
 }
 
 absl::Status WritePlots(const std::string& dir, const std::vector<RunResult>& runs) {
-  if (absl::Status s = MakeDir(dir); !s.ok()) return s;
+  if (absl::Status s = gnuplot::MakeDir(dir); !s.ok()) return s;
   const std::filesystem::path root(dir);
   std::vector<std::string> scripts;
 
@@ -154,7 +79,7 @@ absl::Status WritePlots(const std::string& dir, const std::vector<RunResult>& ru
                                       "set ylabel 'fraction of requests'\nset logscale x\n"
                                       "set yrange [0:1]\nplot ");
   for (size_t i = 0; i < runs.size(); ++i) {
-    cdf_data += CdfData(runs[i]) + "\n\n";
+    cdf_data += gnuplot::CdfData(runs[i].name + " ttft_ms", runs[i].ttft_s.Sorted(), 1000) + "\n\n";
     absl::StrAppend(&cdf_plot, i ? ", \\\n     " : "", "'ttft_cdf.dat' index ", i,
                     " using 1:2 with lines lw 2 title ", Quote(runs[i].name));
   }
@@ -185,7 +110,7 @@ absl::Status WritePlots(const std::string& dir, const std::vector<RunResult>& ru
     scripts.push_back(slug + ".gp");
   }
 
-  return RunGnuplot(root, scripts);
+  return gnuplot::Run(root, scripts);
 }
 
 }  // namespace warmroute::sim

@@ -1,10 +1,10 @@
-#include "router/usage_tap.h"
+#include "net/usage_tap.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace warmroute::router {
+namespace warmroute::net {
 namespace {
 
 constexpr std::string_view kChunk1 =
@@ -96,4 +96,4 @@ TEST(SseUsageTapTest, HandlesCrLfEventTerminators) {
 }
 
 }  // namespace
-}  // namespace warmroute::router
+}  // namespace warmroute::net

@@ -1,10 +1,10 @@
-#include "router/usage_tap.h"
+#include "net/usage_tap.h"
 
 #include <cstring>
 
 #include "simdjson.h"
 
-namespace warmroute::router {
+namespace warmroute::net {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -139,4 +139,4 @@ void SseUsageTap::Event(std::string_view event) {
   out_.append(event);
 }
 
-}  // namespace warmroute::router
+}  // namespace warmroute::net

@@ -27,7 +27,7 @@
 #include <string>
 #include <string_view>
 
-namespace warmroute::router {
+namespace warmroute::net {
 
 struct Usage {
   int64_t prompt_tokens = 0;
@@ -63,4 +63,4 @@ class SseUsageTap {
   int64_t events_ = 0;
 };
 
-}  // namespace warmroute::router
+}  // namespace warmroute::net

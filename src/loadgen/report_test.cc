@@ -1,0 +1,142 @@
+#include "loadgen/report.h"
+
+#include <gtest/gtest.h>
+
+#include "loadgen/engine_counters.h"
+#include "loadgen/http_url.h"
+#include "loadgen/request_body.h"
+#include "loadgen/results_json.h"
+
+namespace warmroute::loadgen {
+namespace {
+
+BenchRun SampleRun() {
+  BenchRun run;
+  run.config = {.name = "warm",
+                .urls = {"http://127.0.0.1:8000"},
+                .workload = "support-bot",
+                .requests = 2,
+                .rate = 5,
+                .concurrency = 0,
+                .seed = 1,
+                .stream = true,
+                .model = ""};
+  RequestRecord ok;
+  ok.id = 0;
+  ok.send_s = 0;
+  ok.ttft_s = 0.05;
+  ok.e2e_s = 0.5;
+  ok.itl_s = {0.01};
+  ok.prompt_tokens = 100;
+  ok.cached_tokens = 80;
+  ok.completion_tokens = 2;
+  ok.usage_reported = true;
+  ok.http_status = 200;
+  ok.backend = "r0";
+  RequestRecord bad;
+  bad.id = 1;
+  bad.send_s = 0.2;
+  bad.http_status = 200;
+  bad.error_kind = error_kind::kBadResponse;
+  bad.error = "not an OpenAI response | \"x\"";
+  run.requests = {ok, bad};
+  return run;
+}
+
+TEST(ReportTest, SummaryTableShowsMillisecondsAndHitRate) {
+  const std::string table = SummaryTable("warm", Summarize(SampleRun()));
+  EXPECT_NE(table.find("TTFT p50 (ms)"), std::string::npos) << table;
+  EXPECT_NE(table.find("50.0"), std::string::npos) << table;
+  EXPECT_NE(table.find("80.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("bad_response=1"), std::string::npos) << table;
+}
+
+TEST(ReportTest, MarkdownHasErrorsBackendsAndPlots) {
+  const BenchRun run = SampleRun();
+  const std::string md = ReportMarkdown(run, Summarize(run), {"ttft_cdf.png"});
+  EXPECT_NE(md.find("# warmroute bench: warm"), std::string::npos) << md;
+  EXPECT_NE(md.find("| bad_response | 1 | not an OpenAI response / \"x\" |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| r0 | 1 | 100.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("![ttft_cdf.png](ttft_cdf.png)"), std::string::npos) << md;
+}
+
+TEST(ReportTest, ResultsJsonRoundTripsTheSummaryForCompare) {
+  const BenchRun run = SampleRun();
+  const Summary summary = Summarize(run);
+  absl::StatusOr<SavedRun> saved = ParseResultsJson(ResultsJson(run, summary), "x.json");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->name, "warm");
+  EXPECT_EQ(saved->summary.succeeded, 1u);
+  EXPECT_EQ(saved->summary.errors.at("bad_response"), 1u);
+  EXPECT_DOUBLE_EQ(saved->summary.ttft_s.p50, 0.05);
+  ASSERT_TRUE(saved->summary.token_hit_rate.has_value());
+  EXPECT_DOUBLE_EQ(*saved->summary.token_hit_rate, 0.8);
+  EXPECT_FALSE(saved->summary.engine_hit_rate.has_value());
+  EXPECT_EQ(saved->ttft_s, (std::vector<double>{0.05}));
+  const std::string table = CompareTable({*saved, *saved});
+  EXPECT_NE(table.find("warm"), std::string::npos) << table;
+}
+
+TEST(ReportTest, ParseResultsJsonRejectsOtherFiles) {
+  EXPECT_FALSE(ParseResultsJson("{\"a\":1}", "a.json").ok());
+  EXPECT_FALSE(ParseResultsJson("nope", "b.json").ok());
+}
+
+TEST(RequestBodyTest, StreamingChatAsksForUsage) {
+  workload::WorkloadRequest r;
+  r.model = "m";
+  r.messages = {{"system", "be \"nice\""}, {"user", "hi"}};
+  r.max_tokens = 7;
+  EXPECT_EQ(BuildRequestBody(r, {.stream = true, .ignore_eos = false}),
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"be \\\"nice\\\"\"},"
+            "{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":7,\"stream\":true,"
+            "\"stream_options\":{\"include_usage\":true}}");
+  r.endpoint = request::Endpoint::kCompletions;
+  r.model = "";
+  r.prompt = "p";
+  EXPECT_EQ(BuildRequestBody(r, {.stream = false, .ignore_eos = true}),
+            "{\"prompt\":\"p\",\"max_tokens\":7,\"stream\":false,\"ignore_eos\":true}");
+  EXPECT_EQ(RequestTarget(r), "/v1/completions");
+}
+
+TEST(HttpUrlTest, ParsesHostPortAndPath) {
+  absl::StatusOr<HttpUrl> u = ParseHttpUrl("http://127.0.0.1:8001/metrics");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->host, "127.0.0.1");
+  EXPECT_EQ(u->port, 8001);
+  EXPECT_EQ(u->path, "/metrics");
+  u = ParseHttpUrl("http://[::1]:9/v1/");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(ApiTarget(*u, "/v1/completions"), "/v1/completions");
+  u = ParseHttpUrl("http://gw");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->port, 80);
+  EXPECT_FALSE(ParseHttpUrl("https://x:1").ok());
+  EXPECT_FALSE(ParseHttpUrl("x:1").ok());
+  EXPECT_FALSE(ParseHttpUrl("http://x:0").ok());
+  EXPECT_FALSE(ParseHttpUrl("http://:80").ok());
+}
+
+TEST(EngineCountersTest, SumsTheVllmCountersOverLabels) {
+  absl::StatusOr<EngineCounters> c = ReadEngineCounters(
+      "# TYPE vllm:prefix_cache_hits_total counter\n"
+      "vllm:prefix_cache_hits_total{engine=\"0\"} 30\n"
+      "vllm:prefix_cache_queries_total{engine=\"0\"} 100\n"
+      "vllm:request_success_total{finished_reason=\"stop\"} 4\n"
+      "vllm:request_success_total{finished_reason=\"length\"} 6\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->prefix_cache_hits, 30);
+  EXPECT_EQ(c->prefix_cache_queries, 100);
+  EXPECT_EQ(c->request_success, 10);
+  c = ReadEngineCounters(
+      "vllm:prefix_cache_hits_total 1\nvllm:e2e_request_latency_seconds_count{engine=\"0\"} 7\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->request_success, 7);
+  EXPECT_EQ(ReadEngineCounters("up 1\n").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReadEngineCounters("<html>").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace warmroute::loadgen
