@@ -5,7 +5,8 @@
 namespace warmroute::routing {
 
 bool BackendState::Serves(std::string_view model) const {
-  return models.empty() || std::find(models.begin(), models.end(), model) != models.end();
+  return model.empty() || models.empty() ||
+         std::find(models.begin(), models.end(), model) != models.end();
 }
 
 BackendId FleetView::Add(BackendState state) {
