@@ -52,7 +52,8 @@ PollerOptions PollerOptionsOf(const GatewayConfig& c) {
 }
 
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
-  return a.url == b.url && a.kind == b.kind && a.models == b.models;
+  return a.url == b.url && a.kind == b.kind && a.models == b.models &&
+         a.kv_capacity_tokens == b.kv_capacity_tokens;
 }
 
 // Replies `status` with its OpenAI error body but HTTP status `http_status` (405).
@@ -186,14 +187,26 @@ class Gateway::Impl {
     GatewayConfig next = std::move(*loaded);
     std::lock_guard reload_lock(reload_mu_);
     const GatewayConfig previous = Config();
-    // Backends: reconcile by name.
+    // Backends: reconcile by name. A changed backend is replaced in one step, so no request
+    // sees the fleet without it.
     std::vector<std::shared_ptr<const BackendTarget>> running = backends_->Targets();
     for (const auto& target : running) {
       auto wanted = std::find_if(next.backends.begin(), next.backends.end(),
                                  [&](const BackendConfig& b) { return b.name == target->name; });
-      if (wanted == next.backends.end() || !SameBackend(*wanted, *target)) {
+      if (wanted == next.backends.end()) {
         (void)backends_->Remove(target->name);
         spdlog::info("reload: removed backend {} ({})", target->name, target->url);
+      } else if (!SameBackend(*wanted, *target)) {
+        auto replaced = backends_->Replace(*wanted);
+        if (replaced.ok()) {
+          spdlog::info("reload: replaced backend {} ({})", target->name, wanted->url);
+        } else {
+          // Its new address is another's that is about to change (two backends swapped
+          // addresses): remove it now, it is added back below once the address is free.
+          (void)backends_->Remove(target->name);
+          spdlog::info("reload: removed backend {} ({}) to re-add it: {}", target->name,
+                       target->url, std::string(replaced.status().message()));
+        }
       }
     }
     running = backends_->Targets();

@@ -11,10 +11,11 @@
 //
 // Reload (SIGHUP or Reload()): the config file is read again and validated; if it is invalid the
 // running config stays and the error is logged. Backends are reconciled by name (added, removed,
-// or replaced when their url/kind/models/capacity changed); timeouts, retries, prefix-key options,
-// probes, scraping, response headers and the admin token take effect for new requests. The
-// listener, threads, policy, admission limits and access log need a restart (logged when they
-// changed). Open connections are never dropped by a reload.
+// or replaced in one step when their url/kind/models/capacity changed, so requests never see the
+// fleet without them); timeouts, retries, prefix-key options, probes, scraping, response headers
+// and the admin token take effect for new requests. The listener, threads, policy, admission
+// limits and access log need a restart (logged when they changed). Open connections are never
+// dropped by a reload.
 //
 // Usage:
 //   auto gateway = Gateway::Create(config, "router.yaml");
