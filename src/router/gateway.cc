@@ -132,7 +132,7 @@ class Gateway::Impl {
 
   uint16_t port() const { return workers_.front()->server->port(); }
 
-  void Run(bool handle_signals) {
+  void Run(bool handle_signals, const std::function<void()>& on_started) {
     auto work = asio::make_work_guard(control_io_);
     asio::signal_set signals(control_io_);
     if (handle_signals) {
@@ -156,6 +156,7 @@ class Gateway::Impl {
       w->server->Start();
       threads.emplace_back([w = w.get()] { w->io.run(); });
     }
+    if (on_started) on_started();
     if (stop_requested_) Stop();
     control_io_.run();
     for (std::thread& t : threads) t.join();
@@ -373,7 +374,9 @@ absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& co
 Gateway::Gateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Gateway::~Gateway() = default;
 uint16_t Gateway::port() const { return impl_->port(); }
-void Gateway::Run(bool handle_signals) { impl_->Run(handle_signals); }
+void Gateway::Run(bool handle_signals, std::function<void()> on_started) {
+  impl_->Run(handle_signals, on_started);
+}
 void Gateway::Stop() { impl_->Stop(); }
 absl::Status Gateway::Reload() { return impl_->Reload(); }
 

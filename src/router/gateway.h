@@ -19,13 +19,15 @@
 //
 // Usage:
 //   auto gateway = Gateway::Create(config, "router.yaml");
-//   printf("listening on %s:%d\n", host, (*gateway)->port());
-//   (*gateway)->Run(/*handle_signals=*/true);   // until SIGINT/SIGTERM or Stop()
+//   (*gateway)->Run(/*handle_signals=*/true, [&] {   // until SIGINT/SIGTERM or Stop()
+//     printf("listening on %s:%d\n", host, (*gateway)->port());
+//   });
 //
 // Thread-safety: Create and Run from one thread; Stop and Reload from any thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,8 +49,10 @@ class Gateway {
   uint16_t port() const;
 
   // Serves until Stop() (or SIGINT/SIGTERM when handle_signals; SIGHUP then reloads), then
-  // returns once every connection has ended.
-  void Run(bool handle_signals);
+  // returns once every connection has ended. `on_started` (optional) runs on the calling thread
+  // once the listeners accept and the signal handlers are installed: announce readiness there,
+  // so that a SIGHUP sent right after the announcement reloads instead of killing the process.
+  void Run(bool handle_signals, std::function<void()> on_started = nullptr);
   void Stop();
   // Re-reads the config file and applies it (see above). Any thread.
   absl::Status Reload();
