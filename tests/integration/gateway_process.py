@@ -111,8 +111,9 @@ def parse_response(raw):
 class GatewayProcess:
     """`warmroute serve --config FILE --port 0`, started in __enter__, stopped in __exit__."""
 
-    def __init__(self, config, extra_args=(), start_timeout=20):
+    def __init__(self, config, extra_args=(), start_timeout=20, hup_on_ready=False):
         self.config = config
+        self.hup_on_ready = hup_on_ready  # send SIGHUP the moment the ready line is read
         self.extra_args = list(extra_args)
         self.start_timeout = start_timeout
         self.host = None
@@ -168,6 +169,8 @@ class GatewayProcess:
                 self.output.append(line)
             m = _LISTENING.match(line.strip())
             if m:
+                if self.hup_on_ready:
+                    self._proc.send_signal(signal.SIGHUP)
                 self.host, self.port = m.group(1), int(m.group(2))
                 self._ready.set()
 

@@ -543,6 +543,24 @@ class StreamFailureTest(unittest.TestCase):
             delay = time.monotonic() - closed
             self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later")
 
+    def test_client_disconnect_aborts_a_non_streaming_request(self):
+        config = base_config([replica_backend(2)], health=no_ejection())
+        replica = ENGINE.replicas[2]
+
+        def running():
+            return metric_sum(replica.metrics_text(), "vllm:num_requests_running")
+
+        with GatewayProcess(config) as gw:
+            sock = gw.open_raw()
+            gw.send_raw_request(sock, "/v1/chat/completions", chat("Long.", max_tokens=20000))
+            wait_until(lambda: running() == 1, timeout=2, message="the engine to start it")
+            closed = time.monotonic()
+            sock.close()
+            wait_until(lambda: running() == 0, timeout=2, interval=0.005,
+                       message="vllm:num_requests_running to drop to 0")
+            delay = time.monotonic() - closed
+            self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later")
+
     def test_first_byte_timeout_gives_504_without_retry(self):
         hangs = [FaultBackend("hang") for _ in range(2)]
         try:
@@ -909,6 +927,20 @@ class AdminApiTest(unittest.TestCase):
                 status, headers, data = gw.post("/v1/chat/completions", chat("Back."))
                 self.assertEqual(status, 200, data)
                 self.assertEqual(headers["x-warmroute-backend"], "slow")
+                # Removing a backend lets its in-flight stream finish.
+                slow.set_mode("stream_finite")
+                reader = StreamReader(gw, chat("Last one.", stream=True))
+                try:
+                    reader.read_until(b"tok0")
+                    status, _, data = gw.request("DELETE", "/admin/backends/slow", headers=AUTH)
+                    self.assertEqual(status, 200, data)
+                    self.assertEqual(backend_states(gw, TOKEN), {})
+                    self.assertTrue(reader.read_to_close(timeout=5))
+                finally:
+                    reader.close()
+                self.assertEqual(sse_events(parse_response(reader.raw)[2])[-1], "[DONE]")
+                status, _, data = gw.post("/v1/chat/completions", chat("Nobody?"))
+                self.assertEqual(status, 404, data)  # no backend at all: no model is served
 
 
 # --- 10: config errors and reload ---------------------------------------------------------------
@@ -976,6 +1008,29 @@ class ConfigTest(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertNotIn("x-warmroute-backend", headers)
             self.assertNotIn("x-warmroute-reason", headers)
+
+    def test_sighup_right_after_the_ready_line_reloads(self):
+        config = base_config([replica_backend(0)], admin={"token": TOKEN})
+        for _ in range(10):
+            with GatewayProcess(config, hup_on_ready=True) as gw:
+                time.sleep(0.02)
+                self.assertTrue(gw.alive(), "SIGHUP killed the gateway: " + gw.log())
+                wait_until(lambda: "reload: config" in gw.log(), timeout=3, message="the reload")
+                self.assertEqual(gw.request("GET", "/health")[0], 200)
+
+    def test_reload_swapping_two_backends_addresses(self):
+        def config(a, b):
+            return base_config([{"name": "x", "url": url_of(ENGINE.replicas[a])},
+                                {"name": "y", "url": url_of(ENGINE.replicas[b])}],
+                               admin={"token": TOKEN})
+        with GatewayProcess(config(0, 1)) as gw:
+            gw.reload(config(1, 0))
+            want = {"x": url_of(ENGINE.replicas[1]), "y": url_of(ENGINE.replicas[0])}
+            wait_until(lambda: {n: b["url"] for n, b in backend_states(gw, TOKEN).items()} == want,
+                       timeout=3, message="the swapped addresses")
+            for i in range(4):
+                status, _, data = gw.post("/v1/chat/completions", chat(f"Swap {i}"))
+                self.assertEqual(status, 200, data)
 
     def test_invalid_file_on_reload_keeps_the_running_config(self):
         config = base_config([replica_backend(0)], admin={"token": TOKEN})
