@@ -995,6 +995,8 @@ class ConfigTest(unittest.TestCase):
                                observability={"access_log": "off", "response_headers": headers})
         with GatewayProcess(config(4096, True)) as gw:
             self.assertEqual(backend_states(gw, TOKEN)["r0"]["kv_capacity_tokens"], 4096)
+            wait_until(lambda: [m["id"] for m in gw.get_json("/v1/models")["data"]] == [MODEL],
+                       timeout=3, message="model discovery")
             _, headers, _ = gw.post("/v1/chat/completions", chat("Before"))
             self.assertEqual(headers.get("x-warmroute-backend"), "r0")
             gw.reload(config(8192, False))
@@ -1004,6 +1006,9 @@ class ConfigTest(unittest.TestCase):
                 statuses.append(gw.post("/v1/chat/completions", chat("During"))[0])
                 self.assertLess(len(statuses), 200, "the reload never applied the new capacity")
             self.assertEqual(set(statuses) - {200}, set())
+            # The replacement's models are discovered again.
+            wait_until(lambda: [m["id"] for m in gw.get_json("/v1/models")["data"]] == [MODEL],
+                       timeout=3, message="the replaced backend's models")
             status, headers, _ = gw.post("/v1/chat/completions", chat("After"))
             self.assertEqual(status, 200)
             self.assertNotIn("x-warmroute-backend", headers)
