@@ -87,11 +87,14 @@ int RunServe(const ServeFlags& flags) {
   const int threads = config.listen.threads > 0
                           ? config.listen.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::printf("warmroute serve listening on %s:%u (policy %s, %zu backends, %d threads)\n",
-              config.listen.host.c_str(), (*gateway)->port(), config.policy.name.c_str(),
-              config.backends.size(), threads);
-  std::fflush(stdout);
-  (*gateway)->Run(/*handle_signals=*/true);
+  // Printed once the signal handlers are installed: a SIGHUP sent on seeing this line reloads
+  // (printed before Run, a SIGHUP in that window ended the process).
+  (*gateway)->Run(/*handle_signals=*/true, [&] {
+    std::printf("warmroute serve listening on %s:%u (policy %s, %zu backends, %d threads)\n",
+                config.listen.host.c_str(), (*gateway)->port(), config.policy.name.c_str(),
+                config.backends.size(), threads);
+    std::fflush(stdout);
+  });
   return 0;
 }
 

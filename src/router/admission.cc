@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace warmroute::router {
@@ -14,6 +15,14 @@ namespace asio = boost::asio;
 using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                          asio::wait_traits<std::chrono::steady_clock>,
                                          net::Executor>;
+
+namespace {
+constexpr char kQueueTimeoutPayload[] = "warmroute.admission.queue_timeout";
+}  // namespace
+
+bool IsQueueTimeout(const absl::Status& status) {
+  return status.GetPayload(kQueueTimeoutPayload).has_value();
+}
 
 struct AdmissionGate::Waiter {
   explicit Waiter(net::Executor executor) : timer(executor) {}
@@ -62,9 +71,11 @@ net::Task<absl::StatusOr<AdmissionGate::Ticket>> AdmissionGate::Admit() {
       break;
     }
   }
-  co_return absl::ResourceExhaustedError(
+  absl::Status timed_out = absl::ResourceExhaustedError(
       absl::StrCat("no capacity within the admission queue timeout of ",
                    options_.queue_timeout.count(), " ms; retry later"));
+  timed_out.SetPayload(kQueueTimeoutPayload, absl::Cord());
+  co_return timed_out;
 }
 
 void AdmissionGate::Release() {

@@ -48,6 +48,8 @@ class AdmissionGate {
     AdmissionGate* gate_ = nullptr;
   };
 
+  // A slot, or ResourceExhausted: the queue was full on arrival, or the wait reached
+  // queue_timeout (IsQueueTimeout tells them apart, for the rejection metric's label).
   net::Task<absl::StatusOr<Ticket>> Admit();
 
   int64_t in_flight() const;
@@ -62,5 +64,8 @@ class AdmissionGate {
   int64_t in_flight_ = 0;
   std::deque<std::shared_ptr<Waiter>> waiters_;
 };
+
+// True when `status` is Admit's refusal after waiting queue_timeout (false: the queue was full).
+bool IsQueueTimeout(const absl::Status& status);
 
 }  // namespace warmroute::router

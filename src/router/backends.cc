@@ -16,17 +16,58 @@ Backends::Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptio
 
 absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const BackendConfig& config) {
   std::lock_guard lock(mu_);
+  absl::Status unique = CheckUniqueLocked(config, /*replacing=*/nullptr);
+  if (!unique.ok()) return unique;
+  return AddLocked(config);
+}
+
+absl::Status Backends::Remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  Entry* e = FindLocked(name);
+  if (e == nullptr) return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
+  e->present = false;
+  router_.RemoveBackend(e->target->id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
+    const BackendConfig& config) {
+  std::lock_guard lock(mu_);
+  Entry* old = FindLocked(config.name);
+  if (old == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no backend named '", config.name, "'"));
+  }
+  absl::Status unique = CheckUniqueLocked(config, old);
+  if (!unique.ok()) return unique;
+  old->present = false;
+  router_.RemoveBackend(old->target->id);
+  return AddLocked(config);  // may grow entries_: `old` is not used past this point
+}
+
+Backends::Entry* Backends::FindLocked(const std::string& name) {
+  for (Entry& e : entries_) {
+    if (e.present && e.target && e.target->name == name) return &e;
+  }
+  return nullptr;
+}
+
+absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
+                                         const Entry* replacing) const {
   const std::string address = absl::StrCat(config.host, ":", config.port);
   for (const Entry& e : entries_) {
-    if (!e.present) continue;
+    if (!e.present || !e.target || &e == replacing) continue;
     if (e.target->name == config.name) {
       return absl::AlreadyExistsError(absl::StrCat("a backend named '", config.name, "' exists"));
     }
     if (e.target->address == address) {
-      return absl::AlreadyExistsError(absl::StrCat("backend '", e.target->name, "' already has ",
-                                                   config.url));
+      return absl::AlreadyExistsError(
+          absl::StrCat("backend '", e.target->name, "' already has ", config.url));
     }
   }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const BackendTarget> Backends::AddLocked(const BackendConfig& config) {
   const BackendId id = router_.AddBackend({.name = config.name,
                                            .models = config.models,
                                            .kv_capacity_tokens = config.kv_capacity_tokens});
@@ -38,23 +79,12 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const Backend
   target->port = config.port;
   target->kind = config.kind;
   target->models = config.models;
-  target->address = address;
+  target->kv_capacity_tokens = config.kv_capacity_tokens;
+  target->address = absl::StrCat(config.host, ":", config.port);
   while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
   entries_[id] = Entry(target, ejection_);
   entries_[id].configured_capacity = config.kv_capacity_tokens;
-  return std::shared_ptr<const BackendTarget>(target);
-}
-
-absl::Status Backends::Remove(const std::string& name) {
-  std::lock_guard lock(mu_);
-  for (Entry& e : entries_) {
-    if (e.present && e.target && e.target->name == name) {
-      e.present = false;
-      router_.RemoveBackend(e.target->id);
-      return absl::OkStatus();
-    }
-  }
-  return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
+  return target;
 }
 
 absl::Status Backends::SetDraining(const std::string& name, bool draining) {

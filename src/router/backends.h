@@ -45,6 +45,7 @@ struct BackendTarget {
   uint16_t port = 0;
   EngineKind kind = EngineKind::kVllm;
   std::vector<std::string> models;  // configured; empty = any
+  int64_t kv_capacity_tokens = 0;   // configured; 0 = unknown (then scraped)
   std::string address;              // "host:port", the key of connection pools
 };
 
@@ -83,6 +84,11 @@ class Backends {
   absl::StatusOr<std::shared_ptr<const BackendTarget>> Add(const BackendConfig& config);
   // NotFound for an unknown name. In-flight requests finish; nothing new is sent.
   absl::Status Remove(const std::string& name);
+  // Replaces the backend named config.name with one built from `config`, atomically: no routing
+  // decision sees the fleet without it (a config reload that changed its url, kind, models or
+  // capacity). Its in-flight requests finish on the old one. NotFound for an unknown name;
+  // AlreadyExists when another backend has the address (the old one then stays).
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> Replace(const BackendConfig& config);
   absl::Status SetDraining(const std::string& name, bool draining);
 
   // Decides where a request goes (routing::Router::Route errors: NotFound when no backend serves
@@ -124,6 +130,12 @@ class Backends {
   };
   // Re-evaluates health for the Router's view; call with mu_ held.
   void RefreshHealth(TimePoint now);
+  // The present backend named `name`, or nullptr; call with mu_ held.
+  Entry* FindLocked(const std::string& name);
+  // AlreadyExists when a present backend other than `replacing` has config's name or address;
+  // call with mu_ held.
+  absl::Status CheckUniqueLocked(const BackendConfig& config, const Entry* replacing) const;
+  std::shared_ptr<const BackendTarget> AddLocked(const BackendConfig& config);
   Dispatch MakeDispatch(routing::BackendId backend, const routing::Decision& decision) const;
 
   mutable std::mutex mu_;

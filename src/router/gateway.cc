@@ -52,7 +52,8 @@ PollerOptions PollerOptionsOf(const GatewayConfig& c) {
 }
 
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
-  return a.url == b.url && a.kind == b.kind && a.models == b.models;
+  return a.url == b.url && a.kind == b.kind && a.models == b.models &&
+         a.kv_capacity_tokens == b.kv_capacity_tokens;
 }
 
 // Replies `status` with its OpenAI error body but HTTP status `http_status` (405).
@@ -131,7 +132,7 @@ class Gateway::Impl {
 
   uint16_t port() const { return workers_.front()->server->port(); }
 
-  void Run(bool handle_signals) {
+  void Run(bool handle_signals, const std::function<void()>& on_started) {
     auto work = asio::make_work_guard(control_io_);
     asio::signal_set signals(control_io_);
     if (handle_signals) {
@@ -155,6 +156,7 @@ class Gateway::Impl {
       w->server->Start();
       threads.emplace_back([w = w.get()] { w->io.run(); });
     }
+    if (on_started) on_started();
     if (stop_requested_) Stop();
     control_io_.run();
     for (std::thread& t : threads) t.join();
@@ -186,14 +188,26 @@ class Gateway::Impl {
     GatewayConfig next = std::move(*loaded);
     std::lock_guard reload_lock(reload_mu_);
     const GatewayConfig previous = Config();
-    // Backends: reconcile by name.
+    // Backends: reconcile by name. A changed backend is replaced in one step, so no request
+    // sees the fleet without it.
     std::vector<std::shared_ptr<const BackendTarget>> running = backends_->Targets();
     for (const auto& target : running) {
       auto wanted = std::find_if(next.backends.begin(), next.backends.end(),
                                  [&](const BackendConfig& b) { return b.name == target->name; });
-      if (wanted == next.backends.end() || !SameBackend(*wanted, *target)) {
+      if (wanted == next.backends.end()) {
         (void)backends_->Remove(target->name);
         spdlog::info("reload: removed backend {} ({})", target->name, target->url);
+      } else if (!SameBackend(*wanted, *target)) {
+        auto replaced = backends_->Replace(*wanted);
+        if (replaced.ok()) {
+          spdlog::info("reload: replaced backend {} ({})", target->name, wanted->url);
+        } else {
+          // Its new address is another's that is about to change (two backends swapped
+          // addresses): remove it now, it is added back below once the address is free.
+          (void)backends_->Remove(target->name);
+          spdlog::info("reload: removed backend {} ({}) to re-add it: {}", target->name,
+                       target->url, std::string(replaced.status().message()));
+        }
       }
     }
     running = backends_->Targets();
@@ -360,7 +374,9 @@ absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& co
 Gateway::Gateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Gateway::~Gateway() = default;
 uint16_t Gateway::port() const { return impl_->port(); }
-void Gateway::Run(bool handle_signals) { impl_->Run(handle_signals); }
+void Gateway::Run(bool handle_signals, std::function<void()> on_started) {
+  impl_->Run(handle_signals, on_started);
+}
 void Gateway::Stop() { impl_->Stop(); }
 absl::Status Gateway::Reload() { return impl_->Reload(); }
 

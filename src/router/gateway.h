@@ -11,20 +11,23 @@
 //
 // Reload (SIGHUP or Reload()): the config file is read again and validated; if it is invalid the
 // running config stays and the error is logged. Backends are reconciled by name (added, removed,
-// or replaced when their url/kind/models/capacity changed); timeouts, retries, prefix-key options,
-// probes, scraping, response headers and the admin token take effect for new requests. The
-// listener, threads, policy, admission limits and access log need a restart (logged when they
-// changed). Open connections are never dropped by a reload.
+// or replaced in one step when their url/kind/models/capacity changed, so requests never see the
+// fleet without them); timeouts, retries, prefix-key options, probes, scraping, response headers
+// and the admin token take effect for new requests. The listener, threads, policy, admission
+// limits and access log need a restart (logged when they changed). Open connections are never
+// dropped by a reload.
 //
 // Usage:
 //   auto gateway = Gateway::Create(config, "router.yaml");
-//   printf("listening on %s:%d\n", host, (*gateway)->port());
-//   (*gateway)->Run(/*handle_signals=*/true);   // until SIGINT/SIGTERM or Stop()
+//   (*gateway)->Run(/*handle_signals=*/true, [&] {   // until SIGINT/SIGTERM or Stop()
+//     printf("listening on %s:%d\n", host, (*gateway)->port());
+//   });
 //
 // Thread-safety: Create and Run from one thread; Stop and Reload from any thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,8 +49,10 @@ class Gateway {
   uint16_t port() const;
 
   // Serves until Stop() (or SIGINT/SIGTERM when handle_signals; SIGHUP then reloads), then
-  // returns once every connection has ended.
-  void Run(bool handle_signals);
+  // returns once every connection has ended. `on_started` (optional) runs on the calling thread
+  // once the listeners accept and the signal handlers are installed: announce readiness there,
+  // so that a SIGHUP sent right after the announcement reloads instead of killing the process.
+  void Run(bool handle_signals, std::function<void()> on_started = nullptr);
   void Stop();
   // Re-reads the config file and applies it (see above). Any thread.
   absl::Status Reload();

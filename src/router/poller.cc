@@ -7,6 +7,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -54,7 +55,9 @@ struct Poller::BackendPoll {
   bool probing = false;
   bool scraping = false;
   bool discovering = false;
-  bool models_known = false;
+  // The backend whose models were discovered: one that replaced it at the same address (a
+  // reload that changed it, an admin remove + add) is asked again.
+  std::optional<routing::BackendId> models_known_for;
   std::optional<bool> last_probe_ok;
   bool last_scrape_ok = true;
 };
@@ -95,7 +98,7 @@ net::Task<void> Poller::Loop() {
         poll->next_scrape = now + options_.scrape_interval;
         asio::co_spawn(executor_, Scrape(target, poll), asio::detached);
       }
-      if (target->models.empty() && !poll->models_known && !poll->discovering &&
+      if (target->models.empty() && poll->models_known_for != target->id && !poll->discovering &&
           poll->last_probe_ok.value_or(false) && now >= poll->next_discovery) {
         poll->discovering = true;
         poll->next_discovery = now + options_.probe_interval;
@@ -189,7 +192,7 @@ net::Task<void> Poller::DiscoverModels(std::shared_ptr<const BackendTarget> targ
     auto body = co_await (*exchange)->ReadAll(1 << 20);
     if (body.ok()) {
       backends_.OnModelsDiscovered(target->id, ModelIds(*body));
-      poll->models_known = true;
+      poll->models_known_for = target->id;
     }
   }
   poll->discovering = false;

@@ -185,7 +185,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     absl::StatusOr<AdmissionGate::Ticket> admitted = co_await shared_.admission->Admit();
     if (!admitted.ok()) {
       refused = admitted.status();
-      call.rejection = "queue_full";
+      call.rejection = IsQueueTimeout(refused) ? "queue_timeout" : "queue_full";
       break;
     }
     ticket.emplace(std::move(*admitted));

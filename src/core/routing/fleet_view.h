@@ -56,8 +56,9 @@ struct BackendState {
 
   // True if new requests may be sent here.
   bool Eligible() const { return present && healthy && !draining; }
-  // True when the backend serves `model`; an empty model (the server's default) is served by
-  // every backend.
+  // True if `model` is in `models`, or `models` is empty (any model), or `model` is empty: a
+  // request that names no model asks for the server's default one (the OpenAI request model
+  // makes `model` optional, as vLLM does), which every backend has.
   bool Serves(std::string_view model) const;
 };
 

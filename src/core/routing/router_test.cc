@@ -193,6 +193,17 @@ TEST_F(RouterTest, NotFoundAndUnavailable) {
   EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kAlreadyExists);
 }
 
+TEST_F(RouterTest, RequestWithoutModelIsServedByAnyBackend) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "a", .models = {"llama"}});
+  RoutingRequest request = Request(1, {}, 10);
+  request.model = "";  // the server's default model
+  EXPECT_TRUE(router->Route(request).ok());
+  request.id = 2;
+  request.model = "qwen";
+  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(RouterTest, RemovedBackendForgetsItsIndexEntries) {
   auto router = Make("round_robin");
   const BackendId a = router->AddBackend({.name = "a"});

@@ -1,0 +1,69 @@
+#include "router/backends.h"
+
+#include <gtest/gtest.h>
+
+#include "core/routing/policy_registry.h"
+#include "router/config.h"
+
+namespace warmroute::router {
+namespace {
+
+BackendConfig Backend(std::string_view json) {
+  absl::StatusOr<BackendConfig> config = ParseBackendJson(json);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+class BackendsTest : public testing::Test {
+ protected:
+  BackendsTest()
+      : backends_(*routing::MakePolicy("round_robin", {}), routing::RouterOptions{}, clock_,
+                  /*seed=*/1, EjectionOptions{}) {}
+
+  routing::RoutingRequest Request(uint64_t id) {
+    routing::RoutingRequest request;
+    request.id = id;
+    request.model = "m";
+    request.prompt_tokens = 10;
+    return request;
+  }
+
+  ManualClock clock_;
+  Backends backends_;
+};
+
+TEST_F(BackendsTest, ReplaceSwapsTheBackendUnderItsName) {
+  ASSERT_TRUE(backends_
+                  .Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000",
+                                        "kv_capacity_tokens": 4096})"))
+                  .ok());
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> replaced = backends_.Replace(
+      Backend(R"({"name": "a", "url": "http://10.0.0.2:8000", "kv_capacity_tokens": 8192})"));
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_EQ((*replaced)->kv_capacity_tokens, 8192);
+  const std::vector<BackendSnapshot> snapshot = backends_.Snapshot();
+  ASSERT_EQ(snapshot.size(), 1u);
+  EXPECT_EQ(snapshot[0].target->address, "10.0.0.2:8000");
+  EXPECT_EQ(snapshot[0].kv_capacity_tokens, 8192);
+  absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(1));
+  ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+  EXPECT_EQ(dispatch->target->id, (*replaced)->id);
+}
+
+TEST_F(BackendsTest, ReplaceKeepsTheOldBackendWhenTheAddressIsTaken) {
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})")).ok());
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})")).ok());
+  EXPECT_EQ(
+      backends_.Replace(Backend(R"({"name": "a", "url": "http://10.0.0.2:8000"})")).status().code(),
+      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(
+      backends_.Replace(Backend(R"({"name": "c", "url": "http://10.0.0.3:8000"})")).status().code(),
+      absl::StatusCode::kNotFound);
+  const std::vector<std::shared_ptr<const BackendTarget>> targets = backends_.Targets();
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[0]->name, "a");
+  EXPECT_EQ(targets[0]->address, "10.0.0.1:8000");
+}
+
+}  // namespace
+}  // namespace warmroute::router
