@@ -47,8 +47,12 @@ std::vector<std::string> ModelIds(const std::string& body) {
 
 struct Poller::BackendPoll {
   BackendPoll(net::Executor executor, const BackendTarget& target)
-      : pool(executor, target.host, target.port, net::PoolOptions{.max_idle = 2}) {}
-  net::UpstreamPool pool;
+      : pool(executor, target.host, target.port, net::PoolOptions{.max_idle = 2}),
+        probe_pool(executor, target.host, target.port, net::PoolOptions{.max_idle = 0}) {}
+  net::UpstreamPool pool;  // scrapes and model discovery: keep-alive
+  // Probes open a new connection each time: a backend that stopped accepting connections must
+  // fail its probe even while old keep-alive connections to it still work.
+  net::UpstreamPool probe_pool;
   TimePoint next_probe{};
   TimePoint next_scrape{};
   TimePoint next_discovery{};
@@ -123,7 +127,7 @@ net::Task<void> Poller::Probe(std::shared_ptr<const BackendTarget> target, Backe
   const net::UpstreamTimeouts timeouts = TimeoutsOf(options_.probe_timeout);
   net::UpstreamRequest request{
       .method = "GET", .target = "/health", .headers = nullptr, .body = {}};
-  auto exchange = co_await net::UpstreamExchange::Start(poll->pool, request, timeouts);
+  auto exchange = co_await net::UpstreamExchange::Start(poll->probe_pool, request, timeouts);
   bool ok = false;
   std::string why;
   if (exchange.ok()) {

@@ -192,7 +192,11 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
 
     absl::StatusOr<Dispatch> dispatch = backends.Route(routing_request);
     if (!dispatch.ok()) {
-      if (dispatch.status().code() == absl::StatusCode::kNotFound) {
+      if (backends.Targets().empty()) {
+        refused = absl::UnavailableError("the gateway has no backends (add some to the config "
+                                         "or with POST /admin/backends)");
+        call.rejection = "no_backend";
+      } else if (dispatch.status().code() == absl::StatusCode::kNotFound) {
         refused = WithParam(absl::NotFoundError(absl::StrCat("The model `", parsed->model,
                                                              "` does not exist.")),
                             "model");

@@ -940,7 +940,8 @@ class AdminApiTest(unittest.TestCase):
                     reader.close()
                 self.assertEqual(sse_events(parse_response(reader.raw)[2])[-1], "[DONE]")
                 status, _, data = gw.post("/v1/chat/completions", chat("Nobody?"))
-                self.assertEqual(status, 404, data)  # no backend at all: no model is served
+                self.assertEqual(status, 503, data)  # no backend at all: unavailable
+                self.assertIn("no backends", json.loads(data)["error"]["message"])
 
 
 # --- 10: config errors and reload ---------------------------------------------------------------
