@@ -124,6 +124,7 @@ class ProbeTable {
 
   size_t allocated_bytes() const { return allocated_bytes_; }
   size_t used() const { return used_; }
+  size_t size() const { return size_; }
   Slot& operator[](size_t i) { return slots_[i]; }
   const Slot& operator[](size_t i) const { return slots_[i]; }
 
@@ -290,6 +291,7 @@ struct PrefixIndex::Impl {
   std::vector<BackendState> backends;
   int64_t total_capacity = 0;
   std::vector<uint64_t> victims;  // Insert's scratch: the hashes it will evict next
+  std::vector<size_t> hints;      // Insert's scratch: per block, its entry slot or kNoSlot
 
   size_t FindBlock(uint64_t hash) const {
     return blocks.Find(Mix32(hash), [hash](const BlockSlot& slot) { return slot.hash == hash; });
@@ -446,8 +448,11 @@ struct PrefixIndex::Impl {
   }
 
   // Makes (hash, id) its most recently used entry; false if it is absent.
-  bool Use(BackendId id, uint64_t hash) {
-    size_t s = FindHeldSlot(hash, id);
+  // `hint`: an entry-table slot that may be its (checked), or kNoSlot.
+  bool Use(BackendId id, uint64_t hash, size_t hint) {
+    const bool hinted = hint < entry_slots.size() && entry_slots[hint].tag == EntryTag(hash, id) &&
+                        backends[id].ring.Holds(entry_slots[hint].pos, hash);
+    size_t s = hinted ? hint : FindHeldSlot(hash, id);
     if (s == kNoSlot) return false;
     Ring& ring = backends[id].ring;
     if (entry_slots[s].pos == ring.Last()) return true;
@@ -512,11 +517,12 @@ struct PrefixIndex::Impl {
     BackendState& backend = backends[id];
     if (backend.bound <= 0) return;
     // Pass 1, prefetching only: the table slots of every block (kPrefetchDistance ahead), the
-    // ring slot of every block the mask says the backend may hold, and so the number of blocks
-    // it will add.
+    // ring slot of every block the mask says the backend may hold (its entry-table slot is kept
+    // as a hint for pass 2, which checks it), and so the number of blocks it will add.
     const Ring& ring = backend.ring;
     int64_t added = 0;
     const size_t ahead = std::min(chain.size(), kPrefetchDistance);
+    hints.assign(chain.size(), kNoSlot);
     for (size_t j = 1; j <= ahead; ++j) Prefetch(chain[chain.size() - j], id);
     for (size_t k = chain.size(); k-- > 0;) {
       if (k >= kPrefetchDistance) Prefetch(chain[k - kPrefetchDistance], id);
@@ -530,6 +536,7 @@ struct PrefixIndex::Impl {
           entry_slots.Find(tag, [tag](const EntrySlot& slot) { return slot.tag == tag; });
       if (s != kNoSlot && entry_slots[s].pos < ring.capacity()) {
         __builtin_prefetch(ring.hash_address(entry_slots[s].pos));
+        hints[k] = s;
       }
     }
     // The ring's next live slots are the next victims: their hashes are read in order, and
@@ -546,7 +553,7 @@ struct PrefixIndex::Impl {
     // Pass 2: use or add from the last block to the first, evicting as needed.
     for (size_t k = chain.size(); k-- > 0;) {
       const uint64_t hash = chain[k];
-      if (Use(id, hash)) continue;
+      if (Use(id, hash, hints[k])) continue;
       if (backend.count >= backend.bound) {
         if (prefetched < victims.size()) Prefetch(victims[prefetched++], id);
         EvictLeastRecent(id);
@@ -613,7 +620,7 @@ struct PrefixIndex::Impl {
     for (const BackendState& backend : backends) rings += backend.ring.allocated_bytes();
     return sizeof(Impl) + blocks.allocated_bytes() + entry_slots.allocated_bytes() +
            shared_bits.allocated_bytes() + backends.capacity() * sizeof(BackendState) +
-           victims.capacity() * sizeof(uint64_t) + rings;
+           victims.capacity() * sizeof(uint64_t) + hints.capacity() * sizeof(size_t) + rings;
   }
 };
 
