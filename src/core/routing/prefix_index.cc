@@ -11,23 +11,12 @@
 
 // Layout, chosen for Match speed, O(1) updates and at most 64 bytes per entry:
 //
-// - Each backend's LRU order is a ring: a circular buffer of the block hashes it holds, least
-//   recently used at the head, plus a bitmap of stale slots. A use appends the hash at the tail
-//   and the slot it had before goes stale (lazy invalidation); an add appends; a removal marks its
-//   slot stale; eviction pops the head, skipping stale slots. The live slots are in exact LRU
-//   order, and eviction reads sequential memory: the next victims' hashes are known without
-//   chasing a pointer per victim (a linked LRU list made every eviction two dependent misses),
-//   so their table slots are prefetched a few evictions ahead. A full ring grows (doubling, up to
-//   2 * bound + 16 slots) or, at that size, is compacted from its tail, where a prompt's repeated
-//   uses leave their stale slots: a window ending at the tail, doubled until compacting it frees
-//   a quarter of it (at worst the whole ring, which then frees at least half). Ring: at most
-//   8 * 2 + 2 / 8 = 16.25 bytes per entry (plus 16 slots per backend).
-// - The entry table maps (hash, backend) to the entry's ring slot: 8-byte slots, a 32-bit tag
-//   mixed from both and the ring position. A tag match is confirmed by the backend's ring (that
-//   position is live and holds the hash), so there is no separate entry record. Two backends'
-//   entries of one hash whose tags and positions both coincide are equal slots, interchangeable,
-//   so the table stays exact. Insert, Remove and eviction find an entry in O(1), however many
-//   backends hold the same block.
+// - Entries, one per (hash, backend) pair, 20 bytes, live in a slab of fixed-size chunks (stable
+//   addresses, at most one chunk of slack), named by uint32 indices; freed entries go on a free
+//   list. Each entry is on its backend's intrusive LRU list (doubly linked, most recent first).
+// - The entry table maps (hash, backend) to the entry: 8-byte slots, a 32-bit tag mixed from both
+//   and the entry index (a tag match is confirmed against the entry). Insert, Remove and eviction
+//   find an entry in O(1), however many backends hold the same block.
 // - The block table maps a block hash to its holder mask: 16-byte slots, the hash and a mask with
 //   bit (backend % 64) set for every holder (0: the slot is empty). While the fleet has at most
 //   64 backends the mask is exact, and Match reads one slot and does a few bit operations per
@@ -36,16 +25,14 @@
 //   a bit stands for every holder of that bit (backend % 64): the shared-bit table counts the
 //   holders of a (hash, bit) pair that has two or more (16-byte slots, empty at most 64
 //   backends), so a removal knows in one probe whether the bit stays.
-// - The tables are open addressing with linear probing and backward-shift deletion (no
+// - Both tables are open addressing with linear probing and backward-shift deletion (no
 //   tombstones), the load factor between 0.64 and 0.8 (they grow by 1.25x). So an entry costs at
-//   most 16.25 + 8 / 0.64 + 16 / 0.64 = 53.75 bytes, less when backends share blocks (beyond 64
+//   most 20 + 8 / 0.64 + 16 / 0.64 = 57.5 bytes, less when backends share blocks (beyond 64
 //   backends, at most 16 / 0.64 / 2 = 12.5 more for the shared-bit table). Probes are
 //   prefetched kPrefetchDistance blocks ahead, and large tables ask for transparent huge pages:
 //   every probe is a random access, and with 4 KiB pages it would also be a TLB miss.
-// - Insert runs in two passes: the first only prefetches (every block's table slots, the ring
-//   slot of every block the mask says the backend may hold) and counts the blocks it will add,
-//   hence the victims; the second applies the uses, adds and evictions in the documented order.
-// - The tables do not shrink: memory follows the peak, itself bounded by max_entries.
+// - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
+//   max_entries.
 
 namespace warmroute::routing {
 namespace {
@@ -53,9 +40,22 @@ namespace {
 constexpr uint32_t kNil = 0xffffffffu;
 constexpr size_t kNoSlot = ~size_t{0};
 constexpr size_t kMaxEntries = size_t{1} << 30;
+constexpr int kChunkBits = 14;  // 16,384 entries (320 KiB) per slab chunk
+constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
 constexpr size_t kMinSlots = 1024;
 constexpr size_t kPrefetchDistance = 32;  // blocks ahead in Match and Insert
 constexpr size_t kMinSharedSlots = 64;    // the shared-bit table starts small (usually empty)
+
+struct Entry {
+  uint32_t hash_low;  // the block hash, split so that the entry packs into 20 bytes
+  uint32_t hash_high;
+  BackendId backend;
+  uint32_t lru_prev;  // towards the most recently used
+  uint32_t lru_next;  // towards the least recently used; on the free list: next free entry
+
+  uint64_t hash() const { return uint64_t{hash_high} << 32 | hash_low; }
+};
+static_assert(sizeof(Entry) == 20);
 
 inline uint64_t MaskBit(BackendId backend) { return uint64_t{1} << (backend & 63); }
 
@@ -93,11 +93,11 @@ struct SharedSlot {
 };
 
 struct EntrySlot {
-  uint32_t tag;  // EntryTag(hash, backend)
-  uint32_t pos;  // the entry's slot in its backend's ring; kNil: empty
+  uint32_t tag;    // EntryTag(hash, backend)
+  uint32_t entry;  // kNil: empty
 
-  static constexpr EntrySlot Empty() { return {.tag = 0, .pos = kNil}; }
-  bool empty() const { return pos == kNil; }
+  static constexpr EntrySlot Empty() { return {.tag = 0, .entry = kNil}; }
+  bool empty() const { return entry == kNil; }
   uint32_t key() const { return tag; }
 };
 
@@ -124,7 +124,6 @@ class ProbeTable {
 
   size_t allocated_bytes() const { return allocated_bytes_; }
   size_t used() const { return used_; }
-  size_t size() const { return size_; }
   Slot& operator[](size_t i) { return slots_[i]; }
   const Slot& operator[](size_t i) const { return slots_[i]; }
 
@@ -197,78 +196,9 @@ class ProbeTable {
   size_t allocated_bytes_ = 0;
 };
 
-// A backend's LRU order: the block hashes it holds, least recently used at `head`, `size`
-// slots of which some are stale (flagged in `stale`). Every slot outside the window
-// [head, head + size) is flagged stale too, so "not stale" means "a live entry's slot".
-class Ring {
- public:
-  uint32_t capacity() const { return capacity_; }
-  uint32_t size() const { return size_; }
-  bool full() const { return size_ == capacity_; }
-  size_t allocated_bytes() const {
-    return size_t{capacity_} * sizeof(uint64_t) + Words(capacity_) * sizeof(uint64_t);
-  }
-
-  // The slot `offset` places after the head.
-  uint32_t Pos(uint32_t offset) const {
-    const uint32_t p = head_ + offset;
-    return p >= capacity_ ? p - capacity_ : p;
-  }
-  uint32_t Last() const { return Pos(size_ - 1); }  // REQUIRES: not empty
-  uint64_t hash(uint32_t pos) const { return hashes_[pos]; }
-  const uint64_t* hash_address(uint32_t pos) const { return &hashes_[pos]; }
-  bool Live(uint32_t pos) const { return (stale_[pos >> 6] >> (pos & 63) & 1) == 0; }
-  // A live slot holding `hash` (what confirms an entry-table slot).
-  bool Holds(uint32_t pos, uint64_t hash) const {
-    return pos < capacity_ && Live(pos) && hashes_[pos] == hash;
-  }
-  void MarkStale(uint32_t pos) { stale_[pos >> 6] |= uint64_t{1} << (pos & 63); }
-
-  // Appends `hash` as the most recently used; returns its slot. REQUIRES: not full.
-  uint32_t Append(uint64_t hash) {
-    const uint32_t pos = Pos(size_++);
-    hashes_[pos] = hash;
-    stale_[pos >> 6] &= ~(uint64_t{1} << (pos & 63));
-    return pos;
-  }
-  // Drops the head slot (already stale, or its entry is being removed).
-  void PopHead() {
-    MarkStale(head_);
-    head_ = Pos(1);
-    --size_;
-  }
-  // Moves the live slot `from` to the stale slot `to`.
-  void Move(uint32_t from, uint32_t to) {
-    hashes_[to] = hashes_[from];
-    stale_[to >> 6] &= ~(uint64_t{1} << (to & 63));
-    MarkStale(from);
-  }
-  void Shrink(uint32_t size) { size_ = size; }  // REQUIRES: the dropped slots are stale
-
-  // An empty ring of `capacity` slots.
-  static Ring WithCapacity(uint32_t capacity) {
-    Ring ring;
-    ring.capacity_ = capacity;
-    if (capacity > 0) {
-      ring.hashes_ = std::make_unique_for_overwrite<uint64_t[]>(capacity);
-      ring.stale_ = std::make_unique<uint64_t[]>(Words(capacity));
-      std::fill_n(ring.stale_.get(), Words(capacity), ~uint64_t{0});
-    }
-    return ring;
-  }
-
- private:
-  static size_t Words(uint32_t capacity) { return (size_t{capacity} + 63) / 64; }
-
-  std::unique_ptr<uint64_t[]> hashes_;
-  std::unique_ptr<uint64_t[]> stale_;  // bit set: stale
-  uint32_t capacity_ = 0;
-  uint32_t head_ = 0;
-  uint32_t size_ = 0;
-};
-
 struct BackendState {
-  Ring ring;
+  uint32_t mru = kNil;
+  uint32_t lru = kNil;
   int64_t capacity = 0;
   int64_t bound = 0;
   int64_t count = 0;
@@ -284,38 +214,35 @@ struct PrefixIndex::Impl {
         shared_bits(kMinSharedSlots) {}
 
   const size_t max_entries;
+  std::vector<std::unique_ptr<Entry[]>> chunks;
+  uint32_t allocated = 0;  // entries ever taken from the chunks
+  uint32_t free_head = kNil;
   size_t size = 0;  // live entries
   ProbeTable<BlockSlot> blocks;
   ProbeTable<EntrySlot> entry_slots;
   ProbeTable<SharedSlot> shared_bits;
   std::vector<BackendState> backends;
   int64_t total_capacity = 0;
-  std::vector<uint64_t> victims;  // Insert's scratch: the hashes it will evict next
-  std::vector<size_t> hints;      // Insert's scratch: per block, its entry slot or kNoSlot
+
+  Entry& At(uint32_t e) { return chunks[e >> kChunkBits][e & (kChunkSize - 1)]; }
+  const Entry& At(uint32_t e) const { return chunks[e >> kChunkBits][e & (kChunkSize - 1)]; }
 
   size_t FindBlock(uint64_t hash) const {
     return blocks.Find(Mix32(hash), [hash](const BlockSlot& slot) { return slot.hash == hash; });
   }
 
-  // The entry-table slot of (hash, backend), or kNoSlot. A slot is confirmed by the backend's
-  // ring: the position it names is live and holds `hash`. (Two backends' entries of one hash
-  // whose tags and positions both coincide are equal slots, so either one may be returned.)
+  // The entry-table slot of (hash, backend), or kNoSlot.
   size_t FindEntrySlot(uint64_t hash, BackendId backend) const {
     const uint32_t tag = EntryTag(hash, backend);
-    const Ring& ring = backends[backend].ring;
-    return entry_slots.Find(
-        tag, [&](const EntrySlot& slot) { return slot.tag == tag && ring.Holds(slot.pos, hash); });
+    return entry_slots.Find(tag, [&](const EntrySlot& slot) {
+      if (slot.tag != tag) return false;
+      const Entry& entry = At(slot.entry);
+      return entry.hash() == hash && entry.backend == backend;
+    });
   }
 
   bool Holds(uint64_t hash, BackendId backend) const {
     return FindEntrySlot(hash, backend) != kNoSlot;
-  }
-
-  // Like FindEntrySlot, but the block's mask rules out most absent pairs first.
-  size_t FindHeldSlot(uint64_t hash, BackendId backend) const {
-    const size_t b = FindBlock(hash);
-    if (b == kNoSlot || (blocks[b].mask & MaskBit(backend)) == 0) return kNoSlot;
-    return FindEntrySlot(hash, backend);
   }
 
   void Prefetch(uint64_t hash, BackendId backend) const {
@@ -323,86 +250,41 @@ struct PrefixIndex::Impl {
     entry_slots.Prefetch(EntryTag(hash, backend));
   }
 
-  // The largest ring a backend of this bound gets: about twice its bound, so a full ring is at
-  // least half stale and compacting it all frees at least half of it.
-  static uint32_t MaxRing(int64_t bound) {
-    return bound <= 0 ? 0 : static_cast<uint32_t>(2 * bound + 16);
+  uint32_t NewEntry() {
+    if (free_head != kNil) {
+      const uint32_t e = free_head;
+      free_head = At(e).lru_next;
+      return e;
+    }
+    if (allocated == chunks.size() * kChunkSize) {
+      chunks.push_back(std::make_unique_for_overwrite<Entry[]>(kChunkSize));
+    }
+    return allocated++;
   }
 
-  // The entry-table slot of the live entry in ring slot `pos` of backend `id`.
-  size_t SlotOfLive(BackendId id, uint32_t pos) const {
-    const size_t s = FindEntrySlot(backends[id].ring.hash(pos), id);
-    if (s == kNoSlot || entry_slots[s].pos != pos) {
-      std::fprintf(stderr, "PrefixIndex: ring slot %u of backend %u has no entry\n", pos, id);
-      std::abort();
+  void LinkMostRecent(BackendState& backend, uint32_t e) {
+    Entry& entry = At(e);
+    entry.lru_prev = kNil;
+    entry.lru_next = backend.mru;
+    if (backend.mru != kNil) {
+      At(backend.mru).lru_prev = e;
+    } else {
+      backend.lru = e;
     }
-    return s;
+    backend.mru = e;
   }
 
-  // Moves backend `id`'s live slots, in order, into a new ring of `capacity` slots.
-  // REQUIRES: capacity >= the backend's entry count.
-  void Rebuild(BackendId id, uint32_t capacity) {
-    Ring& ring = backends[id].ring;
-    Ring fresh = Ring::WithCapacity(capacity);
-    for (uint32_t i = 0; i < ring.size(); ++i) {
-      if (i + kPrefetchDistance < ring.size()) {
-        const uint32_t ahead = ring.Pos(i + kPrefetchDistance);
-        entry_slots.Prefetch(EntryTag(ring.hash(ahead), id));
-      }
-      const uint32_t pos = ring.Pos(i);
-      if (!ring.Live(pos)) continue;
-      // Found against the old ring; a slot already given its new position could only be taken
-      // for an equal slot (see FindEntrySlot), so the table stays right.
-      const size_t s = SlotOfLive(id, pos);
-      entry_slots[s].pos = fresh.Append(ring.hash(pos));
+  void UnlinkLru(BackendState& backend, uint32_t e) {
+    const Entry& entry = At(e);
+    if (entry.lru_prev != kNil) {
+      At(entry.lru_prev).lru_next = entry.lru_next;
+    } else {
+      backend.mru = entry.lru_next;
     }
-    ring = std::move(fresh);
-  }
-
-  // Compacts the last `window` slots of the ring (keeps its live slots, in order, at the
-  // window's start); returns the number of slots freed.
-  uint32_t CompactTail(BackendId id, uint32_t window) {
-    Ring& ring = backends[id].ring;
-    const uint32_t first = ring.size() - window;
-    for (uint32_t i = first; i < ring.size(); ++i) {
-      const uint32_t pos = ring.Pos(i);
-      if (ring.Live(pos)) entry_slots.Prefetch(EntryTag(ring.hash(pos), id));
-    }
-    uint32_t kept = first;
-    for (uint32_t i = first; i < ring.size(); ++i) {
-      const uint32_t pos = ring.Pos(i);
-      if (!ring.Live(pos)) continue;
-      const uint32_t to = ring.Pos(kept++);
-      if (to == pos) continue;
-      entry_slots[SlotOfLive(id, pos)].pos = to;
-      ring.Move(pos, to);
-    }
-    const uint32_t freed = ring.size() - kept;
-    ring.Shrink(kept);
-    return freed;
-  }
-
-  // Makes room for one more slot in backend `id`'s full ring: grows it while it is at most half
-  // stale and below MaxRing, else compacts a window ending at the tail (where a prompt's repeated
-  // uses leave their stale slots), doubled until compacting it frees a quarter of it.
-  void MakeRoom(BackendId id) {
-    const BackendState& backend = backends[id];
-    const Ring& ring = backend.ring;
-    const uint32_t max = MaxRing(backend.bound);
-    if (ring.capacity() < max && 2 * static_cast<uint64_t>(backend.count) >= ring.capacity()) {
-      Rebuild(id,
-              static_cast<uint32_t>(std::min<uint64_t>(max, 2 * uint64_t{ring.capacity()} + 16)));
-      return;
-    }
-    for (uint32_t window = std::min<uint32_t>(ring.size(), 1024);;) {
-      const uint32_t before = ring.size();
-      const uint32_t freed = CompactTail(id, window);
-      if (freed > 0 && (4 * freed >= window || window == before)) return;
-      if (window == before) {
-        std::fprintf(stderr, "PrefixIndex: a full ring has no stale slot\n");
-        std::abort();
-      }
-      window = std::min(2 * window, ring.size());
+    if (entry.lru_next != kNil) {
+      At(entry.lru_next).lru_prev = entry.lru_prev;
+    } else {
+      backend.lru = entry.lru_prev;
     }
   }
 
@@ -431,11 +313,13 @@ struct PrefixIndex::Impl {
     return true;
   }
 
-  // Adds (hash, id) as its most recently used entry. REQUIRES: absent.
   void AddEntry(BackendId id, uint64_t hash) {
-    Ring& ring = backends[id].ring;
-    if (ring.full()) MakeRoom(id);
-    entry_slots.Add({.tag = EntryTag(hash, id), .pos = ring.Append(hash)});
+    const uint32_t e = NewEntry();
+    Entry& entry = At(e);
+    entry.hash_low = static_cast<uint32_t>(hash);
+    entry.hash_high = static_cast<uint32_t>(hash >> 32);
+    entry.backend = id;
+    entry_slots.Add({.tag = EntryTag(hash, id), .entry = e});
     if (const size_t s = FindBlock(hash); s != kNoSlot) {
       // (hash, id) was absent: a set bit means another backend of the same bit holds it.
       if ((blocks[s].mask & MaskBit(id)) != 0) AcquireSharedBit(hash, id);
@@ -443,58 +327,49 @@ struct PrefixIndex::Impl {
     } else {
       blocks.Add({.hash = hash, .mask = MaskBit(id)});
     }
-    ++backends[id].count;
+    BackendState& backend = backends[id];
+    LinkMostRecent(backend, e);
+    ++backend.count;
     ++size;
   }
 
-  // Makes (hash, id) its most recently used entry; false if it is absent.
-  // `hint`: an entry-table slot that may be its (checked), or kNoSlot.
-  bool Use(BackendId id, uint64_t hash, size_t hint) {
-    const bool hinted = hint < entry_slots.size() && entry_slots[hint].tag == EntryTag(hash, id) &&
-                        backends[id].ring.Holds(entry_slots[hint].pos, hash);
-    size_t s = hinted ? hint : FindHeldSlot(hash, id);
-    if (s == kNoSlot) return false;
-    Ring& ring = backends[id].ring;
-    if (entry_slots[s].pos == ring.Last()) return true;
-    if (ring.full()) {
-      MakeRoom(id);  // moves ring slots and so entry-table positions
-      s = FindEntrySlot(hash, id);
-    }
-    ring.MarkStale(entry_slots[s].pos);
-    entry_slots[s].pos = ring.Append(hash);
-    return true;
-  }
-
-  // Removes the entry in entry-table slot `s`, which is (hash, id)'s.
-  void RemoveEntry(size_t s, BackendId id, uint64_t hash) {
-    backends[id].ring.MarkStale(entry_slots[s].pos);
+  // Removes the entry in entry-table slot `s`.
+  void RemoveEntry(size_t s) {
+    const uint32_t e = entry_slots[s].entry;
+    Entry& entry = At(e);
+    const uint64_t hash = entry.hash();
+    const BackendId id = entry.backend;
     entry_slots.Erase(s);
     const size_t b = FindBlock(hash);
     if (b == kNoSlot) {
-      std::fprintf(stderr, "PrefixIndex: an entry of backend %u has no block slot\n", id);
+      std::fprintf(stderr, "PrefixIndex: entry %u has no block slot\n", e);
       std::abort();
     }
     // Up to 64 backends every holder has its own bit; beyond, the bit stays while another
     // backend of the same bit still holds the block (the shared-bit table counts them).
     if (!ReleaseSharedBit(hash, id)) blocks[b].mask &= ~MaskBit(id);
     if (blocks[b].mask == 0) blocks.Erase(b);
-    --backends[id].count;
+    BackendState& backend = backends[id];
+    UnlinkLru(backend, e);
+    --backend.count;
     --size;
+    entry.lru_next = free_head;
+    free_head = e;
   }
 
   void RemoveHash(BackendId backend, uint64_t hash) {
     const size_t s = FindEntrySlot(hash, backend);
-    if (s != kNoSlot) RemoveEntry(s, backend, hash);
+    if (s != kNoSlot) RemoveEntry(s);
   }
 
-  // REQUIRES: the backend holds an entry.
-  void EvictLeastRecent(BackendId id) {
-    Ring& ring = backends[id].ring;
-    uint32_t pos = ring.Pos(0);
-    for (; !ring.Live(pos); pos = ring.Pos(0)) ring.PopHead();
-    const uint64_t hash = ring.hash(pos);
-    RemoveEntry(SlotOfLive(id, pos), id, hash);
-    ring.PopHead();
+  void EvictLeastRecent(BackendId backend) {
+    const uint32_t e = backends[backend].lru;
+    const size_t s = FindEntrySlot(At(e).hash(), backend);
+    if (s == kNoSlot || entry_slots[s].entry != e) {
+      std::fprintf(stderr, "PrefixIndex: LRU entry %u is not in the entry table\n", e);
+      std::abort();
+    }
+    RemoveEntry(s);
   }
 
   int64_t BoundOf(int64_t capacity) const {
@@ -508,59 +383,33 @@ struct PrefixIndex::Impl {
     BackendState& backend = backends[id];
     backend.bound = BoundOf(backend.capacity);
     while (backend.count > backend.bound) EvictLeastRecent(id);
-    const uint32_t max = MaxRing(backend.bound);
-    if (backend.ring.capacity() > max) Rebuild(id, max);
   }
 
   void Insert(BackendId id, std::span<const uint64_t> chain) {
     if (id >= backends.size()) return;
     BackendState& backend = backends[id];
     if (backend.bound <= 0) return;
-    // Pass 1, prefetching only: the table slots of every block (kPrefetchDistance ahead), the
-    // ring slot of every block the mask says the backend may hold (its entry-table slot is kept
-    // as a hint for pass 2, which checks it), and so the number of blocks it will add.
-    const Ring& ring = backend.ring;
-    int64_t added = 0;
     const size_t ahead = std::min(chain.size(), kPrefetchDistance);
-    hints.assign(chain.size(), kNoSlot);
     for (size_t j = 1; j <= ahead; ++j) Prefetch(chain[chain.size() - j], id);
     for (size_t k = chain.size(); k-- > 0;) {
       if (k >= kPrefetchDistance) Prefetch(chain[k - kPrefetchDistance], id);
-      const size_t b = FindBlock(chain[k]);
-      if (b == kNoSlot || (blocks[b].mask & MaskBit(id)) == 0) {
-        ++added;
+      const uint64_t hash = chain[k];
+      // The block's mask rules out most absent (hash, backend) pairs without an entry lookup.
+      const size_t b = FindBlock(hash);
+      const bool maybe_held = b != kNoSlot && (blocks[b].mask & MaskBit(id)) != 0;
+      if (const size_t s = maybe_held ? FindEntrySlot(hash, id) : kNoSlot; s != kNoSlot) {
+        const uint32_t e = entry_slots[s].entry;
+        if (backend.mru != e) {
+          UnlinkLru(backend, e);
+          LinkMostRecent(backend, e);
+        }
         continue;
       }
-      const uint32_t tag = EntryTag(chain[k], id);
-      const size_t s =
-          entry_slots.Find(tag, [tag](const EntrySlot& slot) { return slot.tag == tag; });
-      if (s != kNoSlot && entry_slots[s].pos < ring.capacity()) {
-        __builtin_prefetch(ring.hash_address(entry_slots[s].pos));
-        hints[k] = s;
-      }
-    }
-    // The ring's next live slots are the next victims: their hashes are read in order, and
-    // their table slots prefetched a few evictions ahead of each (a miss costs more than the
-    // work between two evictions).
-    victims.clear();
-    const int64_t evictions = backend.count + added - backend.bound;
-    for (uint32_t i = 0; i < ring.size() && static_cast<int64_t>(victims.size()) < evictions; ++i) {
-      if (const uint32_t pos = ring.Pos(i); ring.Live(pos)) victims.push_back(ring.hash(pos));
-    }
-    constexpr size_t kVictimsAhead = 8;
-    size_t prefetched = std::min(victims.size(), kVictimsAhead);
-    for (size_t v = 0; v < prefetched; ++v) Prefetch(victims[v], id);
-    // Pass 2: use or add from the last block to the first, evicting as needed.
-    for (size_t k = chain.size(); k-- > 0;) {
-      const uint64_t hash = chain[k];
-      if (Use(id, hash, hints[k])) continue;
-      if (backend.count >= backend.bound) {
-        if (prefetched < victims.size()) Prefetch(victims[prefetched++], id);
-        EvictLeastRecent(id);
-      }
+      if (backend.count >= backend.bound) EvictLeastRecent(id);
       AddEntry(id, hash);
     }
   }
+
   std::vector<int32_t> Match(std::span<const uint64_t> chain) const {
     std::vector<int32_t> depth(backends.size(), 0);
     if (backends.empty() || size == 0) return depth;
@@ -616,11 +465,10 @@ struct PrefixIndex::Impl {
   }
 
   size_t MemoryBytes() const {
-    size_t rings = 0;
-    for (const BackendState& backend : backends) rings += backend.ring.allocated_bytes();
-    return sizeof(Impl) + blocks.allocated_bytes() + entry_slots.allocated_bytes() +
-           shared_bits.allocated_bytes() + backends.capacity() * sizeof(BackendState) +
-           victims.capacity() * sizeof(uint64_t) + hints.capacity() * sizeof(size_t) + rings;
+    return sizeof(Impl) + chunks.size() * kChunkSize * sizeof(Entry) +
+           chunks.capacity() * sizeof(chunks[0]) + blocks.allocated_bytes() +
+           entry_slots.allocated_bytes() + shared_bits.allocated_bytes() +
+           backends.capacity() * sizeof(BackendState);
   }
 };
 
@@ -668,8 +516,7 @@ void PrefixIndex::Remove(BackendId backend, std::span<const uint64_t> hashes) {
 
 void PrefixIndex::Clear(BackendId backend) {
   if (backend >= impl_->backends.size()) return;
-  while (impl_->backends[backend].count > 0) impl_->EvictLeastRecent(backend);
-  impl_->backends[backend].ring = Ring();
+  while (impl_->backends[backend].lru != kNil) impl_->EvictLeastRecent(backend);
 }
 
 size_t PrefixIndex::NumBackends() const { return impl_->backends.size(); }

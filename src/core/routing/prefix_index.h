@@ -17,8 +17,8 @@
 // that is idle for a while still holds its prefixes and the index should keep remembering them;
 // it also saves a second LRU list per entry.) Changing a capacity may shrink every bound and
 // evicts each backend's least recently used entries down to its new bound at once.
-// Each entry costs at most 64 bytes including the hash tables and its LRU ring (at most 53.75;
-// prefix_index.cc has the layout), and MemoryBytes() counts what is really allocated.
+// Each entry costs at most 64 bytes including the hash tables (at most 57.5; prefix_index.cc has
+// the layout), and MemoryBytes() counts what is really allocated.
 //
 // Usage:
 //   PrefixIndex index({.max_entries = 1 << 20});
@@ -66,8 +66,7 @@ class PrefixIndex {
   // LRU evicts tails first, as the engine does; when the chain is longer than the backend's
   // bound, its first `bound` blocks are kept. A backend whose bound is 0 (no capacity set, or a
   // zero share of max_entries) stores nothing. Cost: O(1) per block, however many backends hold
-  // it (amortized: now and then a use compacts part of the backend's LRU ring); Truncate and
-  // Remove likewise.
+  // it; Truncate and Remove likewise.
   void Insert(BackendId backend, std::span<const uint64_t> chain);
 
   // Drops `backend`'s entries for chain[keep_blocks:] (it did not have them).
