@@ -1,5 +1,7 @@
 #include "router/backends.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -27,6 +29,7 @@ absl::Status Backends::Remove(const std::string& name) {
   if (e == nullptr) return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
   e->present = false;
   router_.RemoveBackend(e->target->id);
+  ApplyHealth(clock_.Now());
   return absl::OkStatus();
 }
 
@@ -84,6 +87,7 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(const BackendConfig& co
   while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
   entries_[id] = Entry(target, ejection_);
   entries_[id].configured_capacity = config.kv_capacity_tokens;
+  ApplyHealth(clock_.Now());
   return target;
 }
 
@@ -93,6 +97,7 @@ absl::Status Backends::SetDraining(const std::string& name, bool draining) {
     if (e.present && e.target && e.target->name == name) {
       e.draining = draining;
       router_.SetDraining(e.target->id, draining);
+      ApplyHealth(clock_.Now());
       return absl::OkStatus();
     }
   }
@@ -104,10 +109,34 @@ void Backends::RefreshHealth(TimePoint now) {
   next_readmission_ = TimePoint::max();
   for (Entry& e : entries_) {
     if (!e.present || !e.target) continue;
-    router_.SetHealthy(e.target->id, e.health.Available(now));
     if (e.health.ejected(now)) {
       next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
     }
+  }
+  ApplyHealth(now);
+}
+
+void Backends::ApplyHealth(TimePoint now) {
+  bool candidates = false;
+  bool any_available = false;
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target || e.draining) continue;
+    candidates = true;
+    any_available |= e.health.Available(now);
+  }
+  const bool panic = candidates && !any_available;
+  if (panic != panic_) {
+    if (panic) {
+      spdlog::warn("no backend passes its health checks: routing to all of them (panic mode) "
+                   "rather than refusing every request");
+    } else {
+      spdlog::info("a backend passes its health checks again: panic mode over");
+    }
+    panic_ = panic;
+  }
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    router_.SetHealthy(e.target->id, panic_ || e.health.Available(now));
   }
 }
 
@@ -156,8 +185,8 @@ void Backends::OnUpstreamResult(BackendId backend, bool ok) {
     return;
   }
   if (e.health.OnFailure(now)) {
-    router_.SetHealthy(backend, false);
     next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
+    ApplyHealth(now);
   }
 }
 
@@ -165,8 +194,9 @@ void Backends::OnProbe(BackendId backend, bool ok) {
   std::lock_guard lock(mu_);
   if (backend >= entries_.size() || !entries_[backend].present) return;
   Entry& e = entries_[backend];
+  const bool was = e.health.Available(clock_.Now());
   e.health.OnProbe(ok);
-  router_.SetHealthy(backend, e.health.Available(clock_.Now()));
+  if (e.health.Available(clock_.Now()) != was) ApplyHealth(clock_.Now());
 }
 
 void Backends::OnMetrics(BackendId backend, const ScrapedEngineMetrics& metrics) {

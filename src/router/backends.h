@@ -130,6 +130,12 @@ class Backends {
   };
   // Re-evaluates health for the Router's view; call with mu_ held.
   void RefreshHealth(TimePoint now);
+  // Sets every backend's health in the Router's view; call with mu_ held. Panic mode (as
+  // Envoy's panic threshold at 0%): when no present, non-draining backend passes its health
+  // checks, all of them are treated as healthy — a fleet that is slow to answer probes (e.g.
+  // overloaded) keeps serving instead of the gateway refusing everything; dispatch failures
+  // still get retries and a 503 if nothing answers.
+  void ApplyHealth(TimePoint now);
   // The present backend named `name`, or nullptr; call with mu_ held.
   Entry* FindLocked(const std::string& name);
   // AlreadyExists when a present backend other than `replacing` has config's name or address;
@@ -145,6 +151,7 @@ class Backends {
   std::vector<Entry> entries_;  // by BackendId
   // The earliest time an ejected backend comes back (max() when none is ejected).
   TimePoint next_readmission_ = TimePoint::max();
+  bool panic_ = false;
 };
 
 }  // namespace warmroute::router

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "core/routing/policy_registry.h"
 #include "router/config.h"
 
@@ -63,6 +66,39 @@ TEST_F(BackendsTest, ReplaceKeepsTheOldBackendWhenTheAddressIsTaken) {
   ASSERT_EQ(targets.size(), 2u);
   EXPECT_EQ(targets[0]->name, "a");
   EXPECT_EQ(targets[0]->address, "10.0.0.1:8000");
+}
+
+TEST_F(BackendsTest, ProbeFailuresSkipTheFailingBackendButNeverRefuseEveryRequest) {
+  auto a = backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})"));
+  auto b = backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  backends_.OnProbe((*a)->id, false);
+  for (uint64_t id = 1; id <= 4; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->target->name, "b") << "a failed its probe";
+  }
+  // Both down: panic mode routes to both rather than refusing.
+  backends_.OnProbe((*b)->id, false);
+  std::set<std::string> used;
+  for (uint64_t id = 5; id <= 8; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok()) << d.status();
+    used.insert(d->target->name);
+  }
+  EXPECT_EQ(used, (std::set<std::string>{"a", "b"}));
+  for (const BackendSnapshot& s : backends_.Snapshot()) EXPECT_FALSE(s.eligible);
+  // One back: only it gets requests again.
+  backends_.OnProbe((*b)->id, true);
+  for (uint64_t id = 9; id <= 12; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->target->name, "b");
+  }
+  // Draining is not health: a fleet whose only backend drains refuses.
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  ASSERT_TRUE(backends_.SetDraining("b", true).ok());
+  EXPECT_EQ(backends_.Route(Request(13)).status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
