@@ -29,7 +29,7 @@ integration: build
 	@ctest --preset $(PRESET) -L integration
 
 demo: build
-	@/usr/bin/python3 scripts/demo.py --bin $(BIN)
+	@$(BIN) demo
 
 # Microbenchmarks (Google Benchmark) and the emulator's timing-accuracy benchmark; figures and
 # commands are recorded in docs/performance.md.

@@ -39,7 +39,6 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/workload_flags.h"
-#include "common/gnuplot.h"
 #include "common/status.h"
 #include "core/workload/workload.h"
 #include "loadgen/bench_result.h"
@@ -48,6 +47,7 @@
 #include "loadgen/plots.h"
 #include "loadgen/report.h"
 #include "loadgen/results_json.h"
+#include "loadgen/run_outputs.h"
 
 namespace warmroute::cli {
 namespace {
@@ -87,33 +87,17 @@ int Fail(int code, absl::string_view message) {
 // could not be written.
 bool WriteOutputs(const BenchFlags& flags, const loadgen::BenchRun& run) {
   const loadgen::Summary summary = loadgen::Summarize(run);
-  if (absl::Status s = gnuplot::MakeDir(flags.out); !s.ok()) {
-    Fail(1, s.message());
+  absl::StatusOr<loadgen::RunOutputs> out =
+      loadgen::WriteRunOutputs(flags.out, run, summary, /*plots=*/!flags.no_plots);
+  if (!out.ok()) {
+    Fail(1, out.status().message());
     return false;
   }
-  const std::filesystem::path root(flags.out);
-  const std::string results = (root / "results.json").string();
-  if (absl::Status s = gnuplot::WriteFile(results, loadgen::ResultsJson(run, summary)); !s.ok()) {
-    Fail(1, s.message());
-    return false;
-  }
-  std::vector<std::string> pngs;
-  if (!flags.no_plots && summary.succeeded > 0) {
-    absl::StatusOr<std::vector<std::string>> drawn = loadgen::WriteRunPlots(flags.out, run);
-    if (drawn.ok()) {
-      pngs = *std::move(drawn);
-    } else {
-      std::cerr << "warmroute bench: warning: no plots: " << drawn.status().message() << "\n";
-    }
-  }
-  const std::string report = (root / "report.md").string();
-  if (absl::Status s = gnuplot::WriteFile(report, loadgen::ReportMarkdown(run, summary, pngs));
-      !s.ok()) {
-    Fail(1, s.message());
-    return false;
+  if (!out->plot_warning.empty()) {
+    std::cerr << "warmroute bench: warning: no plots: " << out->plot_warning << "\n";
   }
   std::cout << loadgen::SummaryTable(run.config.name, summary);
-  std::cout << "results: " << results << "\nreport:  " << report << "\n";
+  std::cout << "results: " << out->results_json << "\nreport:  " << out->report_md << "\n";
   std::cout.flush();
   return true;
 }

@@ -18,4 +18,8 @@ void AddServeCommand(CLI::App& app, int* exit_code);
 // `warmroute bench`: load generator and trace replayer against an OpenAI endpoint (src/loadgen).
 void AddBenchCommand(CLI::App& app, int* exit_code);
 
+// `warmroute demo`: the routing policies side by side on a live emulated fleet (engine, gateway
+// and load generator; the children are this binary).
+void AddDemoCommand(CLI::App& app, int* exit_code);
+
 }  // namespace warmroute::cli

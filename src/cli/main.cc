@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   warmroute::cli::AddSimCommand(app, &exit_code);
   warmroute::cli::AddServeCommand(app, &exit_code);
   warmroute::cli::AddBenchCommand(app, &exit_code);
+  warmroute::cli::AddDemoCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -164,4 +164,20 @@ std::string CompareTable(const std::vector<SavedRun>& runs) {
   return Text(header, Rows(summaries));
 }
 
+std::string PolicyTable(const std::vector<SavedRun>& runs, bool markdown) {
+  const std::vector<std::string> header = {"policy",        "hit rate (engine)", "TTFT p50 (ms)",
+                                           "TTFT p99 (ms)", "E2E p50 (ms)",      "load imbalance",
+                                           "failed"};
+  std::vector<Row> rows;
+  for (const SavedRun& r : runs) {
+    const Summary& s = r.summary;
+    rows.push_back({r.name,
+                    {Percent(s.engine_hit_rate), Ms(s.ttft_s.p50, s.ttft_s.count),
+                     Ms(s.ttft_s.p99, s.ttft_s.count), Ms(s.e2e_s.p50, s.e2e_s.count),
+                     s.load_skew ? absl::StrFormat("%.2f", *s.load_skew) : std::string("-"),
+                     absl::StrCat(s.failed, "/", s.requests)}});
+  }
+  return markdown ? Markdown(header, rows) : Text(header, rows);
+}
+
 }  // namespace warmroute::loadgen

@@ -6,6 +6,7 @@
 //   std::cout << SummaryTable(run.config.name, summary);
 //   WriteFile("report.md", ReportMarkdown(run, summary, {"ttft_cdf.png"}));
 //   std::cout << CompareTable(saved_runs);
+//   std::cout << PolicyTable(saved_runs, /*markdown=*/false);
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -28,5 +29,10 @@ std::string ReportMarkdown(const BenchRun& run, const Summary& summary,
 
 // One table with a column per run (labelled by its name).
 std::string CompareTable(const std::vector<SavedRun>& runs);
+
+// The headline table of `warmroute demo`: one row per run (labelled by its name) with the
+// engine-reported hit rate, TTFT p50/p99, E2E p50, load imbalance (max/mean requests per
+// backend) and failed requests. Aligned text, or Markdown when `markdown`.
+std::string PolicyTable(const std::vector<SavedRun>& runs, bool markdown);
 
 }  // namespace warmroute::loadgen

@@ -78,6 +78,32 @@ TEST(ReportTest, ResultsJsonRoundTripsTheSummaryForCompare) {
   EXPECT_NE(table.find("warm"), std::string::npos) << table;
 }
 
+TEST(ReportTest, PolicyTableHasOneRowPerRunWithTheHeadlineFigures) {
+  SavedRun cold{.name = "round_robin", .summary = {}, .ttft_s = {}};
+  cold.summary.requests = 10;
+  cold.summary.failed = 1;
+  cold.summary.engine_hit_rate = 0.25;
+  cold.summary.ttft_s = {.p50 = 0.2, .p90 = 0.3, .p99 = 0.45, .mean = 0.2, .count = 9};
+  cold.summary.e2e_s = {.p50 = 1.5, .p90 = 2, .p99 = 3, .mean = 1.6, .count = 9};
+  cold.summary.load_skew = 1.04;
+  SavedRun warm{.name = "warmroute", .summary = {}, .ttft_s = {}};
+  warm.summary.requests = 10;
+  const std::string text = PolicyTable({cold, warm}, /*markdown=*/false);
+  EXPECT_NE(text.find("round_robin"), std::string::npos);
+  EXPECT_NE(text.find("25.0%"), std::string::npos);
+  EXPECT_NE(text.find("450.0"), std::string::npos);
+  EXPECT_NE(text.find("1500.0"), std::string::npos);
+  EXPECT_NE(text.find("1.04"), std::string::npos);
+  EXPECT_NE(text.find("1/10"), std::string::npos);
+  // Not measured: shown as "-", not as zero.
+  const std::string warm_row = text.substr(text.find("warmroute"));
+  EXPECT_EQ(warm_row.find("0.0%"), std::string::npos);
+  EXPECT_NE(warm_row.find('-'), std::string::npos);
+  const std::string md = PolicyTable({cold, warm}, /*markdown=*/true);
+  EXPECT_EQ(md.rfind("| policy | hit rate (engine) |", 0), 0u);
+  EXPECT_NE(md.find("| warmroute |"), std::string::npos);
+}
+
 TEST(ReportTest, ParseResultsJsonRejectsOtherFiles) {
   EXPECT_FALSE(ParseResultsJson("{\"a\":1}", "a.json").ok());
   EXPECT_FALSE(ParseResultsJson("nope", "b.json").ok());
