@@ -43,6 +43,17 @@ def free_tcp_port(count=1):
     raise RuntimeError("no free port range")
 
 
+def terminate(proc, timeout=10):
+    """SIGTERM, then SIGKILL if the process has not exited within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Replica:
     def __init__(self, index, host, port):
         self.index = index
@@ -147,13 +158,7 @@ class EmulatorProcess:
     def _stop(self):
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        terminate(self._proc)
         self._reader.join(timeout=5)  # it ends at EOF, once the process is gone
         if not self._reader.is_alive():
             self._proc.stdout.close()

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 
-from emulator_process import binary
+from emulator_process import binary, terminate
 
 _LISTENING = re.compile(r"^warmroute serve listening on ([\d.]+):(\d+) ")
 
@@ -177,13 +177,7 @@ class GatewayProcess:
     def _stop(self):
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        terminate(self._proc)
         for t in self._threads:
             t.join(timeout=5)
         self._proc.stdout.close()
