@@ -163,7 +163,13 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
 
 Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     UpstreamPool& pool, const UpstreamRequest& request, const UpstreamTimeouts& timeouts) {
-  const std::string where = absl::StrCat(pool.host(), ":", pool.port());
+  // Copies of the pool's parts: the pool itself may be destroyed while this runs (its backend
+  // removed), and the shared State outlives it.
+  const std::shared_ptr<UpstreamPool::State> state = pool.state_;
+  const Executor executor = pool.executor_;
+  const std::string host = pool.host();
+  const uint16_t port = pool.port();
+  const std::string where = absl::StrCat(host, ":", port);
   const std::string host_header = where;
 
   http::request<http::span_body<const char>> message;
@@ -185,14 +191,14 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
 
   for (int attempt = 0;; ++attempt) {
     auto impl = std::make_unique<Impl>();
-    impl->state = pool.state_;
+    impl->state = state;
     impl->timeouts = timeouts;
     // Take an idle connection, else open one.
-    impl->connection = TakeIdle(*pool.state_);
+    impl->connection = TakeIdle(*state);
     const bool reused = impl->connection != nullptr;
     if (!reused) {
       auto connection =
-          co_await Connect(pool.executor_, *pool.state_, pool.host(), pool.port(), timeouts.connect);
+          co_await Connect(executor, *state, host, port, timeouts.connect);
       if (!connection.ok()) co_return connection.status();
       impl->connection = std::move(*connection);
     }

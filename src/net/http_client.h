@@ -31,6 +31,9 @@
 // while idle: EOF or reset) is replaced by a new connection and the exchange retried once; the
 // upstream cannot have processed a request on a connection it had already closed.
 //
+// A pool may be destroyed while exchanges it started still run: they finish on their own and
+// close their connection instead of returning it.
+//
 // Thread-safety: a pool and its exchanges belong to one io_context thread.
 #pragma once
 

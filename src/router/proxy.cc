@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -138,6 +139,18 @@ Proxy::Proxy(ProxyShared shared, std::shared_ptr<const ProxySettings> settings,
 net::UpstreamPool& Proxy::Pool(const BackendTarget& target) {
   auto it = pools_.find(target.address);
   if (it == pools_.end()) {
+    // A new address: first forget the pools of backends that are gone (removed, or replaced at
+    // another address), closing their idle connections. Exchanges still running on one of them
+    // keep what they need (http_client.h) and close their connection when done.
+    std::vector<std::string> present;
+    for (const auto& t : shared_.backends->Targets()) present.push_back(t->address);
+    for (auto p = pools_.begin(); p != pools_.end();) {
+      if (std::find(present.begin(), present.end(), p->first) == present.end()) {
+        pools_.erase(p++);
+      } else {
+        ++p;
+      }
+    }
     it = pools_
              .emplace(target.address,
                       std::make_unique<net::UpstreamPool>(executor_, target.host, target.port))

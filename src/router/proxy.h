@@ -82,6 +82,8 @@ class Proxy {
   }
 
  private:
+  // This thread's pool for `target`, created on first use; creating one also drops the pools of
+  // backends no longer present.
   net::UpstreamPool& Pool(const BackendTarget& target);
 
   ProxyShared shared_;
