@@ -44,8 +44,13 @@ std::string Quote(const std::string& s) {
 }
 
 std::string Terminal(const std::string& png) {
+  // gnuplot cycles through 8 line colours: with the simulator's 10 policies two pairs would share
+  // one. Line types 9-12 get colours of their own, and the cycle is 12.
   return absl::StrCat("set terminal pngcairo size 1100,650 noenhanced\nset output ", Quote(png),
-                      "\nset grid\nset key outside right top\n");
+                      "\nset grid\nset key outside right top\n",
+                      "set linetype 9 lc rgb '#8c564b'\nset linetype 10 lc rgb '#ff69b4'\n"
+                      "set linetype 11 lc rgb '#7f7f7f'\nset linetype 12 lc rgb '#bcbd22'\n"
+                      "set linetype cycle 12\n");
 }
 
 std::string CdfData(const std::string& title, std::span<const double> sorted, double scale) {

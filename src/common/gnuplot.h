@@ -29,7 +29,8 @@ std::string Slug(const std::string& name);
 // A gnuplot string literal (single quotes; a quote is doubled).
 std::string Quote(const std::string& s);
 
-// The preamble of every script: pngcairo 1100x650 into `png`, grid, key outside on the right.
+// The preamble of every script: pngcairo 1100x650 into `png`, grid, key outside on the right,
+// 12 distinct line colours.
 std::string Terminal(const std::string& png);
 
 // The CDF of `sorted` (nondecreasing) as "value*scale fraction" lines, at most ~2000 points,
