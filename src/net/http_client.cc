@@ -1,13 +1,10 @@
 #include "net/http_client.h"
 
-#include <sys/socket.h>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <cerrno>
 #include <span>
 #include <utility>
 
@@ -30,12 +27,11 @@ constexpr size_t kReadBufferBytes = 16 * 1024;
 constexpr size_t kPieceBytes = 16 * 1024;
 constexpr std::string_view kConnectFailedPayload = "warmroute.dev/connect-failed";
 
-bool IsHopByHop(std::string_view name) {
-  return beast::iequals(name, "connection") || beast::iequals(name, "keep-alive") ||
-         beast::iequals(name, "transfer-encoding") || beast::iequals(name, "te") ||
-         beast::iequals(name, "trailer") || beast::iequals(name, "upgrade") ||
-         beast::iequals(name, "proxy-connection") || beast::iequals(name, "content-length") ||
-         beast::iequals(name, "content-type");
+// Response headers that are not passed on: the hop-by-hop ones, and those the relay sets itself
+// (Content-Length from the body it sends; Content-Type is UpstreamResponseHead::content_type).
+bool NotRelayed(std::string_view name) {
+  return IsHopByHopHeader(name) || HeaderNameIs(name, "content-length") ||
+         HeaderNameIs(name, "content-type");
 }
 
 absl::Status ConnectError(const std::string& where, const beast::error_code& ec) {
@@ -242,7 +238,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       const std::string_view name(field.name_string().data(), field.name_string().size());
       if (field.name() == http::field::content_type) {
         head.content_type = std::string(field.value());
-      } else if (!IsHopByHop(name)) {
+      } else if (!NotRelayed(name)) {
         head.headers.emplace_back(std::string(name), std::string(field.value()));
       }
     }

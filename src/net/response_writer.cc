@@ -20,6 +20,18 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+bool IsHopByHopHeader(std::string_view name) {
+  for (std::string_view h : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
+                             "upgrade", "proxy-connection"}) {
+    if (EqualsIgnoreCase(name, h)) return true;
+  }
+  return false;
+}
+
+bool HeaderNameIs(std::string_view name, std::string_view expected) {
+  return EqualsIgnoreCase(name, expected);
+}
+
 std::string_view HttpRequest::Header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
     if (EqualsIgnoreCase(key, name)) return value;

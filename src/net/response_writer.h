@@ -54,6 +54,14 @@ struct HttpRequest {
   std::string_view Header(std::string_view name) const;
 };
 
+// True for the headers that concern one connection only (RFC 9110 §7.6.1: Connection,
+// Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Connection): a proxy never forwards
+// them. Case-insensitive.
+bool IsHopByHopHeader(std::string_view name);
+
+// Header names compare case-insensitively.
+bool HeaderNameIs(std::string_view name, std::string_view expected);
+
 struct ResponseHead {
   int status = 200;
   std::string content_type = "application/json";

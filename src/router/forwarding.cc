@@ -1,20 +1,14 @@
 #include "router/forwarding.h"
 
-#include <strings.h>
-
 namespace warmroute::router {
 namespace {
 
-bool Equals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
+// Request headers that are not forwarded: the hop-by-hop ones (any Proxy-* too), and those the
+// upstream connection sets itself (Host, Content-Length, Expect).
 bool NotForwarded(std::string_view name) {
-  for (std::string_view h : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
-                             "upgrade", "host", "content-length", "expect"}) {
-    if (Equals(name, h)) return true;
-  }
-  return name.size() >= 6 && Equals(name.substr(0, 6), "proxy-");
+  return net::IsHopByHopHeader(name) || net::HeaderNameIs(name, "host") ||
+         net::HeaderNameIs(name, "content-length") || net::HeaderNameIs(name, "expect") ||
+         (name.size() >= 6 && net::HeaderNameIs(name.substr(0, 6), "proxy-"));
 }
 
 }  // namespace
