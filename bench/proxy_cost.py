@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Per-request cost of each proxy in bench/proxy_overhead.py's setup: CPU time (user and system,
+from /proc/PID/stat before and after a wrk run) and, with --syscalls, system calls per request
+(strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only).
+
+Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
+       [--syscalls] [haproxy nginx round_robin warmroute ...]
+Needs wrk, haproxy, nginx (and strace for --syscalls).
+"""
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("po", os.path.join(HERE, "proxy_overhead.py"))
+po = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(po)
+
+
+def cpu_us(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    tick = 1e6 / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) * tick, int(fields[12]) * tick
+
+
+def start_proxy(which, port, backends, tmp, binary):
+    if which == "haproxy":
+        with open(f"{tmp}/h.cfg", "w") as f:
+            f.write(po.haproxy_conf(port, backends))
+        return subprocess.Popen([shutil.which("haproxy") or "/usr/sbin/haproxy", "-f",
+                                 f"{tmp}/h.cfg"])
+    if which == "nginx":
+        with open(f"{tmp}/p.conf", "w") as f:
+            f.write(po.nginx_proxy_conf(tmp, port, backends))
+        return subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c",
+                                 f"{tmp}/p.conf", "-p", tmp])
+    with open(f"{tmp}/w.yaml", "w") as f:
+        f.write(po.warmroute_conf(port, backends, which))
+    return subprocess.Popen([binary, "serve", "--config", f"{tmp}/w.yaml", "--log-level", "warn"],
+                            stdout=subprocess.DEVNULL)
+
+
+def wrk(port, script, connections, threads, seconds):
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", script,
+                          f"http://127.0.0.1:{port}"], capture_output=True, text=True).stdout
+    return int(re.search(r"(\d+) requests in", out).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(po.ROOT, "build/release/src/cli/warmroute"))
+    ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="wr-proxy-cost-")
+    backends = [po.free_port() for _ in range(4)]
+    with open(f"{tmp}/b.conf", "w") as f:
+        f.write(po.nginx_backend_conf(tmp, backends))
+    backend = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", f"{tmp}/b.conf",
+                                "-p", tmp])
+    try:
+        for which in a.proxies:
+            port = po.free_port()
+            proxy = start_proxy(which, port, backends, tmp, a.bin)
+            try:
+                po.wait_port(port)
+                time.sleep(1.5)  # first health probes
+                pids = [proxy.pid] + [int(p) for p in subprocess.run(
+                    ["pgrep", "-P", str(proxy.pid)], capture_output=True, text=True).stdout.split()]
+                for kind, big in (("200b", "false"), ("12k", "true")):
+                    script = f"{tmp}/{kind}.lua"
+                    with open(script, "w") as f:
+                        f.write(po.WRK_LUA % {"kind": kind, "big": big})
+                    before = [cpu_us(p) for p in pids]
+                    n = wrk(port, script, 64, 2, 4)
+                    after = [cpu_us(p) for p in pids]
+                    user = sum(x[0] - y[0] for x, y in zip(after, before)) / n
+                    sys_ = sum(x[1] - y[1] for x, y in zip(after, before)) / n
+                    line = (f"{which:12} {kind:5} {n / 4:8.0f} req/s  user {user:6.1f} us/req  "
+                            f"sys {sys_:6.1f} us/req")
+                    if a.syscalls:
+                        st = subprocess.Popen(["strace", "-c", "-f", "-o", f"{tmp}/st.txt", "-p",
+                                               str(proxy.pid)], stderr=subprocess.DEVNULL)
+                        time.sleep(0.5)
+                        n = wrk(port, script, 8, 1, 3)
+                        st.send_signal(signal.SIGINT)
+                        st.wait()
+                        calls = 0
+                        for row in open(f"{tmp}/st.txt"):
+                            parts = row.split()
+                            if len(parts) >= 5 and parts[3].isdigit() and parts[-1] != "total":
+                                calls += int(parts[3])
+                        line += f"  syscalls {calls / n:5.2f}/req"
+                    print(line, flush=True)
+            finally:
+                proxy.terminate()
+                proxy.wait()
+    finally:
+        backend.terminate()
+        backend.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
