@@ -45,8 +45,8 @@ struct RespValue {
     kArray,         // *2 ...
   };
   Kind kind = Kind::kNull;
-  int64_t integer = 0;          // kInteger
-  std::string text;             // kSimpleString, kError, kBulkString
+  int64_t integer = 0;              // kInteger
+  std::string text;                 // kSimpleString, kError, kBulkString
   std::vector<RespValue> elements;  // kArray
 
   bool is_error() const { return kind == Kind::kError; }

@@ -40,8 +40,7 @@ TEST(RespParseTest, ReadsEveryScalarType) {
 }
 
 TEST(RespParseTest, ReadsErrorRepliesAsValuesWithTheirCode) {
-  const RespValue error =
-      ParseWhole("-NOSCRIPT No matching script. Please use EVAL.\r\n");
+  const RespValue error = ParseWhole("-NOSCRIPT No matching script. Please use EVAL.\r\n");
   EXPECT_TRUE(error.is_error());
   EXPECT_EQ(error.error_code(), "NOSCRIPT");
   EXPECT_EQ(error.text, "NOSCRIPT No matching script. Please use EVAL.");
@@ -87,22 +86,22 @@ TEST(RespParseTest, ReportsOnlyTheFirstOfSeveralReplies) {
 
 TEST(RespParseTest, RejectsMalformedInputWithAStatus) {
   for (std::string_view bad : {
-           std::string_view("?x\r\n"),                  // unknown type
-           std::string_view("%1\r\n"),                  // RESP3 map
-           std::string_view("\r\n"),                    // empty line
-           std::string_view(":12a\r\n"),                // not a number
-           std::string_view(":\r\n"),                   // no digits
-           std::string_view(":-\r\n"),                  // sign only
+           std::string_view("?x\r\n"),                     // unknown type
+           std::string_view("%1\r\n"),                     // RESP3 map
+           std::string_view("\r\n"),                       // empty line
+           std::string_view(":12a\r\n"),                   // not a number
+           std::string_view(":\r\n"),                      // no digits
+           std::string_view(":-\r\n"),                     // sign only
            std::string_view(":99999999999999999999\r\n"),  // overflow
            std::string_view(":9223372036854775808\r\n"),   // INT64_MAX + 1
-           std::string_view("$-2\r\n"),                 // negative length
-           std::string_view("$3\r\nabcd\r\n"),          // bulk longer than announced
-           std::string_view("$99999999999\r\n"),        // bulk beyond the limit
-           std::string_view("*-5\r\n"),                 // negative count
-           std::string_view("*99999999\r\n"),           // array beyond the limit
-           std::string_view("+OK\n"),                   // LF without CR
-           std::string_view("+OK\rX\n"),                // CR without LF
-           std::string_view("*1\r\n!\r\n"),             // bad element
+           std::string_view("$-2\r\n"),                    // negative length
+           std::string_view("$3\r\nabcd\r\n"),             // bulk longer than announced
+           std::string_view("$99999999999\r\n"),           // bulk beyond the limit
+           std::string_view("*-5\r\n"),                    // negative count
+           std::string_view("*99999999\r\n"),              // array beyond the limit
+           std::string_view("+OK\n"),                      // LF without CR
+           std::string_view("+OK\rX\n"),                   // CR without LF
+           std::string_view("*1\r\n!\r\n"),                // bad element
        }) {
     EXPECT_EQ(ParseError(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
   }
