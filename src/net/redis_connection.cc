@@ -212,7 +212,9 @@ Task<absl::Status> ResolveAndConnect(std::shared_ptr<State> s, RedisEndpoint end
 
 RedisConnection::RedisConnection(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
-RedisConnection::~RedisConnection() {
+RedisConnection::~RedisConnection() { Close(); }
+
+void RedisConnection::Close() {
   state_->Fail(absl::CancelledError(
       absl::StrCat("the connection to redis at ", state_->where, " was closed")));
 }

@@ -76,6 +76,9 @@ class RedisConnection {
   Task<absl::StatusOr<RespValue>> Command(std::vector<std::string_view> args,
                                           std::chrono::milliseconds timeout);
 
+  // Breaks the connection now: pending commands complete with Cancelled. Idempotent.
+  void Close();
+
   // OK while the connection is usable; else the error that broke it.
   absl::Status status() const;
   // "host:port", for messages.

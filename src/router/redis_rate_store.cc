@@ -270,6 +270,8 @@ RedisRateStore::RedisRateStore(net::Executor executor, RedisRateStoreOptions opt
 
 RedisRateStore::~RedisRateStore() {
   state_->destroyed = true;
+  // Takes in flight hold the connection too: closing it completes them (Cancelled) now.
+  if (state_->connection != nullptr) state_->connection->Close();
   state_->connection.reset();
 }
 

@@ -1,6 +1,7 @@
-// RedisRateStore against a real redis-server on loopback (label "integration"): accuracy of the
-// token bucket over a few seconds, one bucket shared by two stores (two gateways), the failure
-// contract (slow, dead and restarted Redis) and NOSCRIPT recovery after SCRIPT FLUSH.
+// RedisRateStore and RedisConnection against a real redis-server on loopback (label
+// "integration"): accuracy of the token bucket over a few seconds, one bucket shared by two
+// stores (two gateways), the failure contract (slow, dead and restarted Redis, unanswered
+// connect), NOSCRIPT recovery after SCRIPT FLUSH, pipelining and cancelled commands.
 //
 // The test starts its own redis-server (WARMROUTE_REDIS_SERVER, default /usr/bin/redis-server)
 // on a free loopback port, without persistence, and kills it at the end. The accuracy figures
@@ -17,8 +18,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +46,8 @@ namespace {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
+using Timer =
+    asio::basic_waitable_timer<steady_clock, asio::wait_traits<steady_clock>, net::Executor>;
 
 // A free TCP port on 127.0.0.1 (bound, read back, released).
 uint16_t FreePort() {
@@ -180,7 +187,7 @@ void HammerAll(asio::io_context& io, const std::vector<RedisRateStore*>& stores,
   }
 }
 
-class RedisRateStoreTest : public ::testing::Test {
+class RedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (access(RedisServer::Binary().c_str(), X_OK) != 0) {
@@ -221,7 +228,7 @@ class RedisRateStoreTest : public ::testing::Test {
   std::unique_ptr<RedisServer> server_;
 };
 
-TEST_F(RedisRateStoreTest, AllowsTheBurstPlusTheRateOverThreeSeconds) {
+TEST_F(RedisTest, AllowsTheBurstPlusTheRateOverThreeSeconds) {
   RedisRateStore store(io_.get_executor(), Options(), clock_);
   TenantLimits limits;
   limits.requests = BucketLimit{50, 10};
@@ -246,7 +253,7 @@ TEST_F(RedisRateStoreTest, AllowsTheBurstPlusTheRateOverThreeSeconds) {
   EXPECT_NEAR(static_cast<double>(c.allowed), expected, expected * 0.05);
 }
 
-TEST_F(RedisRateStoreTest, TwoStoresShareOneBucket) {
+TEST_F(RedisTest, TwoStoresShareOneBucket) {
   RedisRateStore gateway_a(io_.get_executor(), Options(), clock_);
   RedisRateStore gateway_b(io_.get_executor(), Options(), clock_);
   TenantLimits limits;
@@ -265,7 +272,7 @@ TEST_F(RedisRateStoreTest, TwoStoresShareOneBucket) {
   EXPECT_GT(counts[1].allowed, 0);
 }
 
-TEST_F(RedisRateStoreTest, PromptTokensAreSharedClampedAndGiveRetryAfter) {
+TEST_F(RedisTest, PromptTokensAreSharedClampedAndGiveRetryAfter) {
   RedisRateStore gateway_a(io_.get_executor(), Options(), clock_);
   RedisRateStore gateway_b(io_.get_executor(), Options(), clock_);
   TenantLimits limits;
@@ -291,7 +298,7 @@ TEST_F(RedisRateStoreTest, PromptTokensAreSharedClampedAndGiveRetryAfter) {
   EXPECT_LE(ttl.integer, 11'000);
 }
 
-TEST_F(RedisRateStoreTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
+TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
   RedisRateStoreOptions options = Options();
   options.backoff_initial = milliseconds(500);
   options.backoff_max = milliseconds(2000);
@@ -385,7 +392,7 @@ class FullListener {
   std::vector<int> clients_;
 };
 
-TEST_F(RedisRateStoreTest, ConnectTimesOutWhenNothingAnswers) {
+TEST_F(RedisTest, ConnectTimesOutWhenNothingAnswers) {
   FullListener black_hole;
   RedisRateStoreOptions options = Options();
   options.endpoint.port = black_hole.port();
@@ -408,7 +415,7 @@ TEST_F(RedisRateStoreTest, ConnectTimesOutWhenNothingAnswers) {
   EXPECT_LT(took, milliseconds(2));
 }
 
-TEST_F(RedisRateStoreTest, ReloadsTheScriptAfterScriptFlush) {
+TEST_F(RedisTest, ReloadsTheScriptAfterScriptFlush) {
   RedisRateStore store(io_.get_executor(), Options(), clock_);
   TenantLimits limits;
   limits.requests = BucketLimit{1, 3};
@@ -428,6 +435,104 @@ TEST_F(RedisRateStoreTest, ReloadsTheScriptAfterScriptFlush) {
   EXPECT_EQ(d->limit, "requests");
   EXPECT_EQ(store.script_reloads(), 1);  // EVAL cached it again: EVALSHA works
   EXPECT_EQ(store.failures(), 0);
+}
+
+net::Task<absl::StatusOr<std::unique_ptr<net::RedisConnection>>> ConnectTo(uint16_t port) {
+  net::RedisEndpoint endpoint{"127.0.0.1", port};
+  net::Executor executor = co_await asio::this_coro::executor;
+  absl::StatusOr<std::unique_ptr<net::RedisConnection>> c =
+      co_await net::RedisConnection::Connect(executor, endpoint, milliseconds(1000));
+  co_return c;
+}
+
+// Many commands from concurrent coroutines on one connection each get their own reply.
+net::Task<absl::Status> EchoConcurrently(uint16_t port) {
+  absl::StatusOr<std::unique_ptr<net::RedisConnection>> c = co_await ConnectTo(port);
+  if (!c.ok()) co_return c.status();
+  net::RedisConnection& connection = **c;
+  const net::Executor executor = co_await asio::this_coro::executor;
+  int running = 0;
+  int wrong = 0;
+  for (int i = 0; i < 200; ++i) {
+    ++running;
+    auto one = [](net::RedisConnection& connection, int i) -> net::Task<bool> {
+      const std::string value = std::to_string(i);
+      std::vector<std::string_view> echo = {"ECHO", value};
+      absl::StatusOr<net::RespValue> reply =
+          co_await connection.Command(std::move(echo), milliseconds(1000));
+      co_return reply.ok() && reply->text == value;
+    };
+    asio::co_spawn(executor, one(connection, i), [&](std::exception_ptr, bool ok) {
+      if (!ok) ++wrong;
+      --running;
+    });
+  }
+  Timer poll(executor);
+  while (running > 0) {
+    poll.expires_after(milliseconds(1));
+    co_await poll.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
+  }
+  if (wrong > 0) co_return absl::InternalError(std::to_string(wrong) + " wrong replies");
+  co_return absl::OkStatus();
+}
+
+TEST_F(RedisTest, PipelinedCommandsGetTheirOwnReplies) {
+  absl::Status status = net::RunTask(io_, EchoConcurrently(server_->port()));
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A command cancelled from outside leaves the connection usable: its late reply is dropped and
+// the next command gets its own reply.
+net::Task<absl::Status> CancelOneCommand(uint16_t port, RedisServer* server) {
+  using namespace asio::experimental::awaitable_operators;
+  absl::StatusOr<std::unique_ptr<net::RedisConnection>> c = co_await ConnectTo(port);
+  if (!c.ok()) co_return c.status();
+  net::RedisConnection& connection = **c;
+  server->Pause();
+  const net::Executor executor = co_await asio::this_coro::executor;
+  Timer give_up(executor);
+  give_up.expires_after(milliseconds(20));
+  std::vector<std::string_view> incr = {"INCR", "cancel:counter"};
+  auto command = connection.Command(std::move(incr), milliseconds(2000));
+  auto timeout = give_up.async_wait(asio::use_awaitable_t<net::Executor>{});
+  auto race = std::move(command) || std::move(timeout);
+  auto winner = co_await std::move(race);
+  server->Resume();
+  if (winner.index() != 1) co_return absl::InternalError("the command was not cancelled");
+  if (!connection.status().ok()) co_return connection.status();
+  std::vector<std::string_view> get = {"GET", "cancel:counter"};
+  absl::StatusOr<net::RespValue> reply =
+      co_await connection.Command(std::move(get), milliseconds(1000));
+  if (!reply.ok()) co_return reply.status();
+  if (reply->text != "1") {
+    co_return absl::InternalError("GET got " + net::DescribeResp(*reply));
+  }
+  co_return absl::OkStatus();
+}
+
+TEST_F(RedisTest, ACancelledCommandLeavesTheConnectionUsable) {
+  absl::Status status = net::RunTask(io_, CancelOneCommand(server_->port(), server_.get()));
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_F(RedisTest, DestroyingAStoreCompletesItsPendingTakes) {
+  auto store = std::make_unique<RedisRateStore>(io_.get_executor(), Options(), clock_);
+  TenantLimits limits;
+  limits.requests = BucketLimit{10, 10};
+  absl::StatusOr<LimitDecision> d = net::RunTask(io_, store->Take("gone", limits, 1));
+  ASSERT_TRUE(d.ok()) << d.status();
+  server_->Pause();
+  std::optional<absl::StatusOr<LimitDecision>> pending;
+  asio::co_spawn(io_, store->Take("gone", limits, 1),
+                 [&](std::exception_ptr, absl::StatusOr<LimitDecision> r) { pending = r; });
+  for (int i = 0; i < 5; ++i) io_.poll();  // the Take is sent and waits for its reply
+  EXPECT_FALSE(pending.has_value());
+  store.reset();
+  io_.restart();
+  for (int i = 0; i < 100 && !pending.has_value(); ++i) io_.run_one();
+  server_->Resume();
+  ASSERT_TRUE(pending.has_value());
+  EXPECT_EQ(pending->status().code(), absl::StatusCode::kCancelled) << pending->status();
 }
 
 }  // namespace
