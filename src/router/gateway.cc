@@ -114,7 +114,8 @@ class Gateway::Impl {
                              .admission = admission_.get(),
                              .clock = &clock_,
                              .next_request_id = &next_request_id_,
-                             .limiter = &limiter_};
+                             .limiter = &limiter_,
+                             .hot_prefixes = &hot_prefixes_};
     net::HttpServerOptions options;
     options.host = config_.listen.host;
     options.port = config_.listen.port;
@@ -306,7 +307,7 @@ class Gateway::Impl {
     } else if (path == "/metrics" && get) {
       net::ResponseHead head;
       head.content_type = "text/plain; version=0.0.4; charset=utf-8";
-      std::string body = metrics_.Serialize(*backends_, admission_->queued());
+      std::string body = metrics_.Serialize(*backends_, admission_->queued(), hot_prefixes_.Top(10));
       co_await writer.Reply(std::move(head), std::move(body));
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
       co_await admin_->Handle(std::move(request), writer);
@@ -381,6 +382,7 @@ class Gateway::Impl {
   std::mutex reload_mu_;
   SystemClock clock_;
   LocalRateLimiter limiter_{clock_};
+  HotPrefixes hot_prefixes_{clock_, HotPrefixes::Options{}};
   std::unique_ptr<Backends> backends_;
   GatewayMetrics metrics_;
   std::unique_ptr<AccessLog> access_log_;

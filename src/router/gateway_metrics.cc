@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -186,7 +187,21 @@ struct GatewayMetrics::State {
                 "backends): seconds of queued prefill work, the autoscaling signal")
           .Register(*registry);
 
+  prometheus::Family<prometheus::Gauge>& hot_requests =
+      prometheus::BuildGauge()
+          .Name("warmroute_hot_prefix_requests_per_second")
+          .Help("Requests per second of the busiest prefixes (last 10 s window), by rank and "
+                "hashed prefix id")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& hot_tokens =
+      prometheus::BuildGauge()
+          .Name("warmroute_hot_prefix_prompt_tokens_per_second")
+          .Help("Prompt tokens per second of the busiest prefixes (last 10 s window), by rank "
+                "and hashed prefix id")
+          .Register(*registry);
+
   std::mutex mu;  // guards the maps below
+  std::vector<prometheus::Gauge*> hot_gauges;  // of the last Serialize, replaced each time
   absl::flat_hash_map<std::string, prometheus::Counter*> tenant_counters;
   absl::flat_hash_map<std::string, prometheus::Histogram*> tenant_ttfts;
   absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
@@ -266,7 +281,8 @@ void GatewayMetrics::OnRedisResult(bool redis_up) {
   if (!redis_up) state_->redis_fallbacks.Increment();
 }
 
-std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length) {
+std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length,
+                                      const std::vector<HotPrefix>& hot_prefixes) {
   const std::vector<BackendSnapshot> snapshot = backends.Snapshot();
   {
     std::lock_guard lock(state_->mu);
@@ -328,6 +344,27 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
     state_->pool_decodes.Add(labels).Set(p.decodes);
     // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
     state_->pool_backlog.Add(labels).Set(p.outstanding / std::max(p.rate, 1.0));
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    for (size_t i = 0; i < state_->hot_gauges.size(); i += 2) {
+      state_->hot_requests.Remove(state_->hot_gauges[i]);
+      state_->hot_tokens.Remove(state_->hot_gauges[i + 1]);
+    }
+    state_->hot_gauges.clear();
+    for (size_t i = 0; i < hot_prefixes.size(); ++i) {
+      char id[17];
+      std::snprintf(id, sizeof(id), "%016llx",
+                    static_cast<unsigned long long>(hot_prefixes[i].id));
+      const std::map<std::string, std::string> labels = {{"rank", std::to_string(i + 1)},
+                                                         {"prefix", id}};
+      prometheus::Gauge* requests = &state_->hot_requests.Add(labels);
+      prometheus::Gauge* tokens = &state_->hot_tokens.Add(labels);
+      requests->Set(hot_prefixes[i].requests_per_s);
+      tokens->Set(hot_prefixes[i].prompt_tokens_per_s);
+      state_->hot_gauges.push_back(requests);
+      state_->hot_gauges.push_back(tokens);
+    }
   }
   state_->index.Add({}).Set(static_cast<double>(backends.index_entries()));
   state_->index_bytes.Add({}).Set(static_cast<double>(backends.index_bytes()));

@@ -29,6 +29,9 @@
 //   warmroute_pool_backends{pool}, warmroute_pool_healthy_backends{pool}
 //   warmroute_pool_in_flight{pool}, warmroute_pool_outstanding_prefill_tokens{pool},
 //   warmroute_pool_running_decodes{pool}
+//   warmroute_hot_prefix_requests_per_second{rank,prefix}      the 10 busiest prefixes of the
+//   warmroute_hot_prefix_prompt_tokens_per_second{rank,prefix} last 10 s window (hot_prefixes.h);
+//                                                       prefix = hex id, never text
 //   warmroute_pool_prefill_backlog_seconds{pool}        outstanding prefill tokens / the pool's
 //                                                       estimated prefill rate (healthy backends):
 //                                                       seconds of queued prefill; scale out
@@ -45,6 +48,7 @@
 #include <string_view>
 
 #include "router/backends.h"
+#include "router/hot_prefixes.h"
 
 namespace warmroute::router {
 
@@ -78,7 +82,8 @@ class GatewayMetrics {
   void OnRedisResult(bool redis_up);
 
   // Refreshes the gauges from `backends` and returns the exposition text.
-  std::string Serialize(const Backends& backends, int64_t admission_queue_length);
+  std::string Serialize(const Backends& backends, int64_t admission_queue_length,
+                        const std::vector<HotPrefix>& hot_prefixes = {});
 
  private:
   struct State;

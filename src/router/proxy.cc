@@ -304,6 +304,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     }
     guard.Dispatched();
     call.dispatched = true;
+    shared_.hot_prefixes->Record(routing_request.key, routing_request.prompt_tokens);
     call.target = dispatch->target;
     call.reason = dispatch->reason;
     call.predicted_cached_tokens = dispatch->predicted_cached_tokens;

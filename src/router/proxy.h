@@ -44,6 +44,7 @@
 #include "router/admission.h"
 #include "router/backends.h"
 #include "router/gateway_metrics.h"
+#include "router/hot_prefixes.h"
 #include "router/rate_limiter.h"
 #include "router/tenants.h"
 
@@ -68,6 +69,7 @@ struct ProxyShared {
   const Clock* clock = nullptr;
   std::atomic<uint64_t>* next_request_id = nullptr;
   LocalRateLimiter* limiter = nullptr;
+  HotPrefixes* hot_prefixes = nullptr;
 };
 
 // Without configured tenants, the header a client may set to name its tenant (keys its prefix

@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "router/config.h"
+#include "router/tenants.h"
 
 namespace warmroute::router {
 namespace {
@@ -141,6 +142,25 @@ tenants: [{name: acme, api_keys_sha256: [")") + kAcmeDigest + R"("]}]
   EXPECT_THAT(json, HasSubstr(R"("api_keys":1)"));
   EXPECT_THAT(json, ::testing::Not(HasSubstr("super-secret")));
   EXPECT_THAT(json, ::testing::Not(HasSubstr(kAcmeDigest)));
+}
+
+TEST(TenancyConfigTest, TheDeployExampleIsValidAndEveryKeyExampleMatchesItsDigest) {
+  absl::StatusOr<GatewayConfig> config =
+      LoadGatewayConfig(std::string(WARMROUTE_SOURCE_DIR) + "/deploy/tenancy/multi-tenant.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->tenancy.tenants.size(), 5u);
+  EXPECT_EQ(config->tenancy.anonymous_tenant, "public");
+  EXPECT_EQ(config->backends[4].pool, "trial");
+  Tenants tenants(config->tenancy);
+  for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
+           {"sk-support-example", "acme-support"},
+           {"sk-bi-example", "acme-bi"},
+           {"sk-web-example", "acme-web"},
+           {"sk-trial-example", "trial"}}) {
+    absl::StatusOr<const Tenant*> tenant = tenants.Authenticate("Bearer " + key);
+    ASSERT_TRUE(tenant.ok()) << key;
+    EXPECT_EQ((*tenant)->config.name, name);
+  }
 }
 
 }  // namespace

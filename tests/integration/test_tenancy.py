@@ -9,6 +9,7 @@ shared_group shares, a client-supplied cache_salt cannot break isolation, keys a
 import hashlib
 import json
 import os
+import subprocess
 import tempfile
 import threading
 import time
@@ -227,6 +228,25 @@ class TenancyTest(unittest.TestCase):
         self.assertTrue(all(r == "1" for r in retry_after), retry_after[:5])
         self.assertEqual(metric_sum(text, "warmroute_rate_limited_total", tenant="metered",
                                     limit="requests"), counts["429"])
+
+    def test_tenant_and_pool_metrics_pass_promtool(self):
+        with GatewayProcess(config(replicas=(0, 1))) as gw:
+            self.post(gw, "alpha", body(f"metrics {uuid.uuid4()}"))
+            status, _, _ = gw.request("POST", "/v1/chat/completions", body("x"),
+                                      headers={"Authorization": "Bearer nope"})
+            self.assertEqual(status, 401)
+            wait_until(lambda: metric_sum(gw.metrics_text(), "warmroute_tenant_requests_total",
+                                          tenant="alpha") >= 1, message="tenant metric")
+            text = gw.metrics_text()
+        proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual((proc.stdout + proc.stderr).strip(), "")
+        self.assertEqual(metric_sum(text, "warmroute_pool_backends", pool="default"), 2)
+        self.assertEqual(metric_sum(text, "warmroute_pool_healthy_backends", pool="default"), 2)
+        self.assertIn("# TYPE warmroute_pool_prefill_backlog_seconds gauge", text)
+        self.assertIn('warmroute_tenant_time_to_first_token_seconds_count{tenant="alpha"} 1', text)
+        self.assertEqual(metric_sum(text, "warmroute_rate_limit_redis_up"), 0)
 
     def test_config_errors_name_the_key(self):
         doc = config()
