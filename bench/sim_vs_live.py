@@ -14,29 +14,17 @@ Usage: /usr/bin/python3 bench/sim_vs_live.py [--bin build/release/src/cli/warmro
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
+
+from announce import start
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 WORKLOAD = ["--workload", "support-bot", "--workload-param", "system_prompts=100",
             "--workload-param", "zipf_exponent=0.6"]
-
-
-def start(args, pattern, count):
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-    found = []
-    while len(found) < count:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{args[1]} did not start")
-        m = re.search(pattern, line)
-        if m:
-            found.append(m.group(1))
-    return proc, found
 
 
 def live(a, policy, tmp):

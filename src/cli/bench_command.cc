@@ -7,7 +7,7 @@
 //                   [--seed 1] [--model M] [--workload-param KEY=NUMBER ...]
 //                   [--concurrency N] [--trace-speed X] [--stream | --no-stream]
 //                   [--engine-metrics http://ENGINE:PORT/metrics ...] [--out DIR]
-//                   [--timeout-s 60] [--name LABEL] [--ignore-eos] [--no-plots]
+//                   [--timeout-s 60] [--name LABEL] [--ignore-eos] [--no-plots] [--api-key KEY]
 //   warmroute bench compare a/results.json b/results.json ... [--out DIR]
 //
 // Contract:
@@ -30,6 +30,7 @@
 // workload or trace file (the message names file:line), or an unreadable compare input.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -68,6 +69,7 @@ struct BenchFlags {
   std::vector<std::string> engine_metrics;
   std::string out = "bench-out";
   double timeout_s = 60;
+  std::string api_key;
   std::string name;
   bool no_plots = false;
 };
@@ -120,6 +122,10 @@ int RunBench(const BenchFlags& flags) {
   if (flags.concurrency < 0) return Fail(2, "--concurrency must not be negative");
   if (!(flags.trace_speed > 0)) return Fail(2, "--trace-speed must be positive");
   if (!(flags.timeout_s > 0)) return Fail(2, "--timeout-s must be positive");
+  options.api_key = flags.api_key;
+  if (const char* env = std::getenv("WARMROUTE_API_KEY"); options.api_key.empty() && env) {
+    options.api_key = env;
+  }
 
   workload::WorkloadOptions wo;
   wo.name = flags.workload;
@@ -221,6 +227,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--engine-metrics", flags->engine_metrics,
                   "an engine's http://HOST:PORT/metrics to scrape (repeatable)");
   cmd->add_option("--out", flags->out, "output directory")->capture_default_str();
+  cmd->add_option("--api-key", flags->api_key,
+                  "API key sent as `Authorization: Bearer KEY` (default: $WARMROUTE_API_KEY)");
   cmd->add_option("--timeout-s", flags->timeout_s,
                   "bound on each network wait of a request (head, gap between pieces)")
       ->capture_default_str();

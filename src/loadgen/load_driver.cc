@@ -50,6 +50,10 @@ class Driver {
         run_(run),
         wake_(executor_),
         tty_(isatty(STDERR_FILENO) == 1) {
+    headers_.emplace_back("Content-Type", "application/json");
+    if (!options.api_key.empty()) {
+      headers_.emplace_back("Authorization", "Bearer " + options.api_key);
+    }
     for (const HttpUrl& url : options.urls) {
       pools_.push_back(std::make_unique<net::UpstreamPool>(executor_, url.host, url.port,
                                                            net::PoolOptions{.max_idle = 8192}));
@@ -199,7 +203,6 @@ class Driver {
   }
 
   net::Task<void> Send(workload::WorkloadRequest request, size_t index) {
-    static const net::HttpHeaders kHeaders = {{"Content-Type", "application/json"}};
     const size_t which = next_pool_++ % pools_.size();
     const std::string body = BuildRequestBody(request, options_.body);
     const std::string& target = request.endpoint == request::Endpoint::kChatCompletions
@@ -207,7 +210,7 @@ class Driver {
                                     : targets_[which].second;
     request = {};  // the prompt is in `body` now
     const net::UpstreamRequest upstream{
-        .method = "POST", .target = target, .headers = &kHeaders, .body = body};
+        .method = "POST", .target = target, .headers = &headers_, .body = body};
     const TimePoint sent = Now();
     run_->requests[index].send_s = Seconds(sent - start_);
     auto exchange = co_await net::UpstreamExchange::Start(*pools_[which], upstream, timeouts_);
@@ -350,6 +353,7 @@ class Driver {
   net::Executor executor_;
   workload::Workload& workload_;
   const LoadOptions& options_;
+  net::HttpHeaders headers_;  // of every request
   BenchRun* run_;
   Timer wake_;
   const bool tty_;

@@ -46,6 +46,7 @@ struct LoadOptions {
   int64_t expected_requests = 0;  // for the progress line; 0 = unknown
   std::chrono::milliseconds scrape_interval{1000};
   bool progress = true;  // live progress on stderr
+  std::string api_key;   // sent as `Authorization: Bearer <key>` when set
 };
 
 // Runs the workload to its end (or a stop) and fills run->requests and run->engines (and

@@ -1,5 +1,6 @@
 #include "router/access_log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -59,6 +60,7 @@ std::string AccessLog::Format(const AccessRecord& r, int64_t unix_ms) {
   w.Key("method").String(r.method);
   w.Key("path").String(r.path);
   w.Key("model").String(r.model);
+  if (!r.tenant.empty()) w.Key("tenant").String(r.tenant);
   w.Key("stream").Bool(r.stream);
   w.Key("status").Int(r.status);
   w.Key("backend");
@@ -75,6 +77,14 @@ std::string AccessLog::Format(const AccessRecord& r, int64_t unix_ms) {
   w.Key("e2e_ms").Double(r.e2e_ms);
   w.Key("retries").Int(r.retries);
   if (!r.error.empty()) w.Key("error").String(r.error);
+  if (!r.prompt.empty()) {
+    // At most 4096 bytes, cut at a UTF-8 character boundary.
+    size_t n = std::min<size_t>(r.prompt.size(), 4096);
+    while (n > 0 && n < r.prompt.size() && (static_cast<unsigned char>(r.prompt[n]) & 0xC0) == 0x80) {
+      --n;
+    }
+    w.Key("prompt").String(r.prompt.substr(0, n));
+  }
   w.EndObject();
   return line;
 }

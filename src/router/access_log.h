@@ -1,6 +1,8 @@
 // One JSON line per request (the gateway's access log): when it arrived, the route, the backend
 // and why it was chosen, predicted vs engine-reported cached tokens, TTFT and E2E measured at the
-// gateway, status, retries and the error, if any. Never prompt text.
+// gateway, status, retries and the error, if any; the tenant when tenancy is on (never its key).
+// Prompt text only when observability.log_prompts is on ("prompt": the rendered prompt, at most
+// 4096 characters).
 //
 //   {"ts":"2026-11-29T21:14:11.123Z","id":42,"method":"POST","path":"/v1/chat/completions",
 //    "model":"m","stream":true,"status":200,"backend":"r3","reason":"cache_hit",
@@ -41,6 +43,8 @@ struct AccessRecord {
   double e2e_ms = 0;
   int retries = 0;
   std::string_view error;
+  std::string_view tenant;  // empty: not logged
+  std::string_view prompt;  // empty: not logged
 };
 
 class AccessLog {

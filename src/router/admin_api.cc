@@ -29,10 +29,12 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 }
 
 AdminApi::AdminApi(Backends& backends, std::function<std::string()> effective_config,
-                   std::function<std::string()> token)
+                   std::function<std::string()> token,
+                   std::function<absl::Status(const BackendConfig&)> check_backend)
     : backends_(backends),
       effective_config_(std::move(effective_config)),
-      token_(std::move(token)) {}
+      token_(std::move(token)),
+      check_backend_(std::move(check_backend)) {}
 
 std::string AdminApi::BackendsJson() const {
   std::string out;
@@ -43,6 +45,7 @@ std::string AdminApi::BackendsJson() const {
     w.Key("name").String(b.target->name);
     w.Key("url").String(b.target->url);
     w.Key("kind").String(EngineKindName(b.target->kind));
+    w.Key("pool").String(b.target->pool);
     w.Key("models").BeginArray();
     for (const std::string& m : b.target->models) w.String(m);
     w.EndArray();
@@ -103,9 +106,10 @@ net::Task<void> AdminApi::Handle(net::HttpRequest request, net::ResponseWriter& 
     }
     if (method == "POST") {
       absl::StatusOr<BackendConfig> config = ParseBackendJson(request.body);
+      if (config.ok()) result = check_backend_(*config);
       if (!config.ok()) {
         result = config.status();
-      } else {
+      } else if (result.ok()) {
         auto added = backends_.Add(*config);
         if (!added.ok()) {
           result = added.status();

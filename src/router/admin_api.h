@@ -27,9 +27,11 @@ namespace warmroute::router {
 class AdminApi {
  public:
   // `effective_config` returns the current effective config JSON (it changes on reload);
-  // `token` is the bearer token (empty: the API is disabled).
+  // `token` is the bearer token (empty: the API is disabled); `check_backend` vets a backend to
+  // add against the rest of the config (tenancy's pool isolation), InvalidArgument naming why.
   AdminApi(Backends& backends, std::function<std::string()> effective_config,
-           std::function<std::string()> token);
+           std::function<std::string()> token,
+           std::function<absl::Status(const BackendConfig&)> check_backend);
 
   // Answers a request whose path starts with /admin.
   net::Task<void> Handle(net::HttpRequest request, net::ResponseWriter& writer);
@@ -41,6 +43,7 @@ class AdminApi {
   Backends& backends_;
   std::function<std::string()> effective_config_;
   std::function<std::string()> token_;
+  std::function<absl::Status(const BackendConfig&)> check_backend_;
 };
 
 // True when `a` equals `b`, in time that depends only on their lengths.

@@ -73,7 +73,8 @@ absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
 std::shared_ptr<const BackendTarget> Backends::AddLocked(const BackendConfig& config) {
   const BackendId id = router_.AddBackend({.name = config.name,
                                            .models = config.models,
-                                           .kv_capacity_tokens = config.kv_capacity_tokens});
+                                           .kv_capacity_tokens = config.kv_capacity_tokens,
+                                           .pool = config.pool});
   auto target = std::make_shared<BackendTarget>();
   target->id = id;
   target->name = config.name;
@@ -83,6 +84,7 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(const BackendConfig& co
   target->kind = config.kind;
   target->models = config.models;
   target->kv_capacity_tokens = config.kv_capacity_tokens;
+  target->pool = config.pool;
   target->address = absl::StrCat(config.host, ":", config.port);
   while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
   entries_[id] = Entry(target, ejection_);
@@ -258,11 +260,14 @@ std::vector<BackendSnapshot> Backends::Snapshot() const {
   return out;
 }
 
-std::vector<std::string> Backends::Models() const {
+std::vector<std::string> Backends::Models(const std::vector<std::string>& pools) const {
   std::lock_guard lock(mu_);
   std::set<std::string> models;
   for (const Entry& e : entries_) {
     if (!e.present || !e.target) continue;
+    if (!pools.empty() && std::find(pools.begin(), pools.end(), e.target->pool) == pools.end()) {
+      continue;
+    }
     models.insert(e.target->models.begin(), e.target->models.end());
     models.insert(e.discovered_models.begin(), e.discovered_models.end());
   }

@@ -46,6 +46,7 @@ struct BackendTarget {
   EngineKind kind = EngineKind::kVllm;
   std::vector<std::string> models;  // configured; empty = any
   int64_t kv_capacity_tokens = 0;   // configured; 0 = unknown (then scraped)
+  std::string pool;                 // tenancy_config.h
   std::string address;              // "host:port", the key of connection pools
 };
 
@@ -111,8 +112,9 @@ class Backends {
   // Present backends, in the order they were added.
   std::vector<std::shared_ptr<const BackendTarget>> Targets() const;
   std::vector<BackendSnapshot> Snapshot() const;
-  // The union of configured and discovered models, sorted.
-  std::vector<std::string> Models() const;
+  // The union of configured and discovered models of the backends in `pools` (all when empty),
+  // sorted.
+  std::vector<std::string> Models(const std::vector<std::string>& pools = {}) const;
   routing::RouterStats stats() const;
   int64_t index_entries() const;
   int64_t index_bytes() const;

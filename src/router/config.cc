@@ -14,187 +14,16 @@
 #include "net/json_writer.h"
 #include "router/backend_url.h"
 #include "router/config_document.h"
+#include "router/config_reader.h"
 
-// The schema walker: each section is read from a ConfigNode map by a MapReader, which records the
-// keys asked for so that any other key is reported as unknown. Every value goes through one of
-// the typed readers below, which leave the default in place when the key is absent (or null).
+// The schema walker (MapReader and the typed readers) is router/config_reader.h.
 
 namespace warmroute::router {
 namespace {
 
 using Type = ConfigNode::Type;
 
-constexpr int64_t kMaxMillis = 86'400'000;  // one day: no timeout or interval is longer
 constexpr size_t kMaxConfigFileBytes = size_t{16} << 20;
-
-// "got" part of a message: strings quoted, other scalars as written, containers by type.
-std::string Describe(const ConfigNode& node) {
-  if (node.type == Type::kString) return absl::StrCat("'", node.text, "'");
-  if (node.is_scalar()) return node.text;
-  return std::string(TypeName(node.type));
-}
-
-// InvalidArgument "<path>: <message> (line N)", with `path` attached as the offending param.
-absl::Status KeyError(std::string_view path, const ConfigNode* node, std::string_view message) {
-  std::string text = absl::StrCat(std::string(path), ": ", std::string(message));
-  if (node != nullptr && node->line > 0) absl::StrAppend(&text, " (line ", node->line, ")");
-  return InvalidParam(path, text);
-}
-
-absl::Status WrongType(std::string_view path, const ConfigNode& node, std::string_view expected) {
-  return KeyError(path, &node,
-                  absl::StrCat("expected ", std::string(expected), ", got ", Describe(node)));
-}
-
-// Reads the entries of one map. REQUIRES: CheckMap(node) succeeded.
-class MapReader {
- public:
-  // `path`: the map's own key path ("" for the document root).
-  MapReader(const ConfigNode& node, std::string path) : node_(node), path_(std::move(path)) {}
-
-  // Verifies that `node` is a map without duplicate keys.
-  static absl::Status CheckMap(const ConfigNode& node, std::string_view path) {
-    if (node.type != Type::kMap) return WrongType(path.empty() ? "config" : path, node, "a map");
-    std::set<std::string_view> seen;
-    for (const auto& [key, value] : node.entries) {
-      if (!seen.insert(key).second) {
-        return KeyError(Join(path, key), &value, "duplicate key");
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // The value of `key`, or nullptr when absent or null. Marks `key` as known.
-  const ConfigNode* Get(std::string_view key) {
-    known_.emplace_back(key);
-    for (const auto& [k, value] : node_.entries) {
-      if (k == key) return value.type == Type::kNull ? nullptr : &value;
-    }
-    return nullptr;
-  }
-
-  std::string PathOf(std::string_view key) const { return Join(path_, key); }
-
-  // InvalidArgument for the first key no Get asked for, listing the known ones.
-  absl::Status CheckNoUnknownKeys() const {
-    for (const auto& [key, value] : node_.entries) {
-      bool known = false;
-      for (const std::string& k : known_) known = known || k == key;
-      if (known) continue;
-      std::string list;
-      for (const std::string& k : known_) absl::StrAppend(&list, list.empty() ? "" : ", ", k);
-      return KeyError(PathOf(key), &value, absl::StrCat("unknown key (known: ", list, ")"));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  static std::string Join(std::string_view path, std::string_view key) {
-    return path.empty() ? std::string(key) : absl::StrCat(std::string(path), ".", std::string(key));
-  }
-
-  const ConfigNode& node_;
-  std::string path_;
-  std::vector<std::string> known_;
-};
-
-// The message for `value` outside [min, max].
-std::string RangeMessage(int64_t value, int64_t min, int64_t max) {
-  if (value < min) {
-    return min == 1 ? absl::StrCat("must be > 0, got ", value)
-                    : absl::StrCat("must be >= ", min, ", got ", value);
-  }
-  return absl::StrCat("must be <= ", max, ", got ", value);
-}
-
-// An integer in [min, max] (an integral float such as 8080.0 counts as an integer).
-absl::Status ReadInt(const ConfigNode* node, std::string_view path, int64_t min, int64_t max,
-                     int64_t* out) {
-  if (node == nullptr) return absl::OkStatus();
-  int64_t value = 0;
-  if (node->type == Type::kInt) {
-    value = node->int_value;
-  } else if (node->type == Type::kDouble &&
-             std::nearbyint(node->double_value) == node->double_value &&
-             std::abs(node->double_value) < 9.0e15) {
-    value = static_cast<int64_t>(node->double_value);
-  } else {
-    return WrongType(path, *node, "an integer");
-  }
-  if (value < min || value > max) return KeyError(path, node, RangeMessage(value, min, max));
-  *out = value;
-  return absl::OkStatus();
-}
-
-template <typename T>
-absl::Status ReadSmallInt(const ConfigNode* node, std::string_view path, int64_t min, int64_t max,
-                          T* out) {
-  int64_t value = static_cast<int64_t>(*out);
-  WR_RETURN_IF_ERROR(ReadInt(node, path, min, max, &value));
-  *out = static_cast<T>(value);
-  return absl::OkStatus();
-}
-
-// Milliseconds in [min_ms, one day].
-absl::Status ReadMillis(const ConfigNode* node, std::string_view path, int64_t min_ms,
-                        Millis* out) {
-  int64_t ms = out->count();
-  WR_RETURN_IF_ERROR(ReadInt(node, path, min_ms, kMaxMillis, &ms));
-  *out = Millis(ms);
-  return absl::OkStatus();
-}
-
-absl::Status ReadBool(const ConfigNode* node, std::string_view path, bool* out) {
-  if (node == nullptr) return absl::OkStatus();
-  if (node->type != Type::kBool) return WrongType(path, *node, "true or false");
-  *out = node->bool_value;
-  return absl::OkStatus();
-}
-
-// A string; an unquoted YAML scalar counts as its text (`name: 123` is "123").
-absl::Status ReadString(const ConfigNode* node, std::string_view path, std::string* out) {
-  if (node == nullptr) return absl::OkStatus();
-  if (node->type != Type::kString && !(node->plain && node->is_scalar())) {
-    return WrongType(path, *node, "a string");
-  }
-  *out = node->text;
-  return absl::OkStatus();
-}
-
-absl::Status ReadNonEmptyString(const ConfigNode* node, std::string_view path, std::string* out) {
-  std::string value = *out;
-  WR_RETURN_IF_ERROR(ReadString(node, path, &value));
-  if (value.empty()) return KeyError(path, node, "must not be empty");
-  *out = std::move(value);
-  return absl::OkStatus();
-}
-
-// A finite number.
-absl::Status ReadDouble(const ConfigNode* node, std::string_view path, double* out) {
-  if (node == nullptr) return absl::OkStatus();
-  double value = 0;
-  if (node->type == Type::kInt) {
-    value = static_cast<double>(node->int_value);
-  } else if (node->type == Type::kDouble) {
-    value = node->double_value;
-  } else {
-    return WrongType(path, *node, "a number");
-  }
-  if (!std::isfinite(value)) return KeyError(path, node, "must be a finite number");
-  *out = value;
-  return absl::OkStatus();
-}
-
-// A printable ASCII word (no spaces or control characters): backend names and the admin token
-// go into HTTP headers and logs.
-absl::Status CheckToken(const ConfigNode* node, std::string_view path, std::string_view value) {
-  for (char c : value) {
-    if (c <= ' ' || c > '~') {
-      return KeyError(path, node, "must be printable ASCII without spaces");
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::Status ParseListen(MapReader& map, ListenConfig* out) {
   WR_RETURN_IF_ERROR(ReadNonEmptyString(map.Get("host"), map.PathOf("host"), &out->host));
@@ -281,18 +110,12 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
     out->kind = *parsed;
   }
 
-  const ConfigNode* models = map.Get("models");
-  if (models != nullptr) {
-    if (models->type != Type::kList) return WrongType(map.PathOf("models"), *models, "a list");
-    for (size_t i = 0; i < models->items.size(); ++i) {
-      std::string model;
-      WR_RETURN_IF_ERROR(ReadNonEmptyString(
-          &models->items[i], absl::StrCat(map.PathOf("models"), "[", i, "]"), &model));
-      out->models.push_back(std::move(model));
-    }
-  }
+  WR_RETURN_IF_ERROR(ReadStringList(map.Get("models"), map.PathOf("models"), &out->models));
   WR_RETURN_IF_ERROR(ReadInt(map.Get("kv_capacity_tokens"), map.PathOf("kv_capacity_tokens"), 0,
                              int64_t{1} << 40, &out->kv_capacity_tokens));
+  const ConfigNode* pool = map.Get("pool");
+  WR_RETURN_IF_ERROR(ReadNonEmptyString(pool, map.PathOf("pool"), &out->pool));
+  WR_RETURN_IF_ERROR(CheckToken(pool, map.PathOf("pool"), out->pool));
   return map.CheckNoUnknownKeys();
 }
 
@@ -375,8 +198,9 @@ absl::Status ParseAdmin(MapReader& map, AdminConfig* out) {
 absl::Status ParseObservability(MapReader& map, ObservabilityConfig* out) {
   WR_RETURN_IF_ERROR(
       ReadNonEmptyString(map.Get("access_log"), map.PathOf("access_log"), &out->access_log));
-  return ReadBool(map.Get("response_headers"), map.PathOf("response_headers"),
-                  &out->response_headers);
+  WR_RETURN_IF_ERROR(ReadBool(map.Get("response_headers"), map.PathOf("response_headers"),
+                              &out->response_headers));
+  return ReadBool(map.Get("log_prompts"), map.PathOf("log_prompts"), &out->log_prompts);
 }
 
 // Reads section `key` of `root` with `parse` when present.
@@ -390,6 +214,17 @@ absl::Status ParseSection(MapReader& root, std::string_view key,
   WR_RETURN_IF_ERROR(parse(map, out));
   return map.CheckNoUnknownKeys();
 }
+
+}  // namespace
+
+std::vector<PoolMember> PoolMembers(const std::vector<BackendConfig>& backends) {
+  std::vector<PoolMember> out;
+  out.reserve(backends.size());
+  for (const BackendConfig& b : backends) out.push_back({b.name, b.pool, b.kind});
+  return out;
+}
+
+namespace {
 
 absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   GatewayConfig config;
@@ -410,7 +245,9 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   WR_RETURN_IF_ERROR(ParseSection(root, "admin", &ParseAdmin, &config.admin));
   WR_RETURN_IF_ERROR(
       ParseSection(root, "observability", &ParseObservability, &config.observability));
+  WR_RETURN_IF_ERROR(ParseTenancy(root, &config.tenancy));
   WR_RETURN_IF_ERROR(root.CheckNoUnknownKeys());
+  WR_RETURN_IF_ERROR(ValidateTenancy(config.tenancy, PoolMembers(config.backends)));
   return config;
 }
 
@@ -498,6 +335,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
     for (const std::string& model : b.models) w.String(model);
     w.EndArray();
     w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
+    w.Key("pool").String(b.pool);
     w.EndObject();
   }
   w.EndArray();
@@ -537,7 +375,55 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("observability").BeginObject();
   w.Key("access_log").String(config.observability.access_log);
   w.Key("response_headers").Bool(config.observability.response_headers);
+  w.Key("log_prompts").Bool(config.observability.log_prompts);
   w.EndObject();
+
+  const TenancyConfig& tenancy = config.tenancy;
+  if (tenancy.enabled()) {
+    w.Key("tenancy").BeginObject();
+    w.Key("salt_secret").String("<redacted>");
+    if (!tenancy.anonymous_tenant.empty()) {
+      w.Key("anonymous_tenant").String(tenancy.anonymous_tenant);
+    }
+    w.EndObject();
+    w.Key("tenants").BeginArray();
+    for (const TenantConfig& t : tenancy.tenants) {
+      w.BeginObject();
+      w.Key("name").String(t.name);
+      w.Key("api_keys").Int(static_cast<int64_t>(t.api_key_digests.size()));
+      w.Key("models").BeginArray();
+      for (const std::string& model : t.models) w.String(model);
+      w.EndArray();
+      w.Key("pools").BeginArray();
+      for (const std::string& pool : t.pools) w.String(pool);
+      w.EndArray();
+      if (t.shared_group.empty()) {
+        w.Key("isolation").String("isolated");
+      } else {
+        w.Key("isolation").BeginObject().Key("shared_group").String(t.shared_group).EndObject();
+      }
+      w.Key("weight").Double(t.weight);
+      w.Key("rate_limits").BeginObject();
+      if (t.limits.requests) {
+        w.Key("requests_per_s").Double(t.limits.requests->rate_per_s);
+        w.Key("requests_burst").Double(t.limits.requests->burst);
+      }
+      if (t.limits.prompt_tokens) {
+        w.Key("prompt_tokens_per_s").Double(t.limits.prompt_tokens->rate_per_s);
+        w.Key("prompt_tokens_burst").Double(t.limits.prompt_tokens->burst);
+      }
+      w.Key("max_concurrent").Int(t.limits.max_concurrent);
+      w.EndObject();
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!tenancy.redis_url.empty()) {
+    w.Key("rate_limits").BeginObject();
+    w.Key("redis").String(tenancy.redis_url);
+    w.Key("redis_timeout_ms").Int(tenancy.redis_timeout.count());
+    w.EndObject();
+  }
 
   w.EndObject();
   return out;

@@ -11,7 +11,8 @@
 //   prefix_key:    block_chars (> 0), max_chars (>= block_chars)
 //   backends:      list of {name (default host:port of the url), url (required, http://host:port),
 //                  kind (vllm|sglang|llamacpp|trtllm|openai), models ([] = any),
-//                  kv_capacity_tokens (0 = unknown)}; names and urls (host:port) unique
+//                  kv_capacity_tokens (0 = unknown), pool (default "default")}; names and urls
+//                  (host:port) unique
 //   timeouts:      connect_ms, first_byte_ms (request sent -> response head), idle_stream_ms
 //                  (between two body reads of a response)
 //   retries:       0..2
@@ -20,7 +21,8 @@
 //   scrape:        interval_ms (0 = no scraping), timeout_ms
 //   admission:     max_in_flight (0 = unlimited), max_queue (beyond: 429), queue_timeout_ms
 //   admin:         token (bearer token; empty = admin API disabled)
-//   observability: access_log (stderr | off | a file path), response_headers
+//   observability: access_log (stderr | off | a file path), response_headers, log_prompts
+//   tenancy, tenants, rate_limits: API keys, tenants, isolation and limits (tenancy_config.h)
 // Durations are in milliseconds, > 0 (scrape.interval_ms >= 0) and at most one day.
 // Errors are InvalidArgument naming the key path and the value, with the YAML line when known:
 //   "backends[1].url: expected http://host:port, got 'ftp://x' (the scheme must be http://)
@@ -49,6 +51,7 @@
 #include "core/routing/policy_registry.h"
 #include "core/routing/prefix_key.h"
 #include "router/engine_metrics.h"
+#include "router/tenancy_config.h"
 
 namespace warmroute::router {
 
@@ -77,6 +80,7 @@ struct BackendConfig {
   EngineKind kind = EngineKind::kVllm;
   std::vector<std::string> models;  // empty: serves any model
   int64_t kv_capacity_tokens = 0;   // 0: unknown (read from the engine's metrics when it can)
+  std::string pool{kDefaultPool};   // the backend pool tenants are given (tenancy_config.h)
 };
 
 struct TimeoutsConfig {
@@ -111,6 +115,7 @@ struct AdminConfig {
 struct ObservabilityConfig {
   std::string access_log = "stderr";  // "stderr", "off" or a file path
   bool response_headers = true;       // x-warmroute-backend / x-warmroute-reason
+  bool log_prompts = false;           // the access log carries each request's prompt text
 };
 
 struct GatewayConfig {
@@ -126,6 +131,7 @@ struct GatewayConfig {
   AdmissionConfig admission;
   AdminConfig admin;
   ObservabilityConfig observability;
+  TenancyConfig tenancy;  // sections tenancy, tenants, rate_limits
 };
 
 // The config of a YAML document (an empty document gives every default).
@@ -141,10 +147,14 @@ absl::StatusOr<GatewayConfig> LoadGatewayConfig(const std::string& path);
 // caller's to check.
 absl::StatusOr<BackendConfig> ParseBackendJson(std::string_view json);
 
+// The pools and kinds of `backends`, for ValidateTenancy.
+std::vector<PoolMember> PoolMembers(const std::vector<BackendConfig>& backends);
+
 // Every effective value of `config` as one JSON object with the YAML's keys and nesting
-// (durations as *_ms integers; the admin token as "<redacted>" when set). Policy params list the
-// overrides given; the policy's own defaults are documented in its file. Without a token the
-// JSON is itself a valid config that parses back to `config`.
+// (durations as *_ms integers; the admin token and the salt secret as "<redacted>" when set,
+// tenants' API key digests as their count "api_keys"). Policy params list the overrides given;
+// the policy's own defaults are documented in its file. Without a token and tenants the JSON is
+// itself a valid config that parses back to `config`.
 std::string EffectiveConfigJson(const GatewayConfig& config);
 
 }  // namespace warmroute::router

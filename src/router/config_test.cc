@@ -286,7 +286,7 @@ TEST(BackendJsonTest, SameValidationAndMessagesAsYaml) {
       {R"({"url": "http://h:1", "url": "http://h:2"})", "url: duplicate key", "url"},
       {R"({"url": "http://h:1", "weight": 1})",
        "weight: unknown key (known: url, name, kind, "
-       "models, kv_capacity_tokens)",
+       "models, kv_capacity_tokens, pool)",
        "weight"},
       {R"({"url": "http://h:1", "name": null, "kind": null})", "", ""},  // nulls: defaults
   };
@@ -321,7 +321,8 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
       R"("probe_timeout_ms":1000,"eject_after_failures":3,"backoff_initial_ms":1000,)"
       R"("backoff_max_ms":30000},"scrape":{"interval_ms":200,"timeout_ms":1000},)"
       R"("admission":{"max_in_flight":0,"max_queue":1024,"queue_timeout_ms":30000},)"
-      R"("admin":{"token":""},"observability":{"access_log":"stderr","response_headers":true}})");
+      R"("admin":{"token":""},"observability":{"access_log":"stderr","response_headers":true,)"
+      R"("log_prompts":false}})");
 }
 
 TEST(EffectiveConfigTest, RedactsTheAdminToken) {
@@ -341,7 +342,7 @@ TEST(EffectiveConfigTest, RoundTripsThroughTheParser) {
   const std::string json = EffectiveConfigJson(*config);
   EXPECT_THAT(json, HasSubstr(R"("params":{"balance_factor":1.5,"prefix_blocks":8})"));
   EXPECT_THAT(json, HasSubstr(R"({"name":"r0","url":"http://127.0.0.1:8001","kind":"sglang",)"
-                              R"("models":["m1","m2"],"kv_capacity_tokens":460000})"));
+                              R"("models":["m1","m2"],"kv_capacity_tokens":460000,"pool":"default"})"));
   absl::StatusOr<GatewayConfig> again = ParseGatewayConfig(json);
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << json;
   EXPECT_EQ(EffectiveConfigJson(*again), json);

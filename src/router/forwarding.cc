@@ -1,5 +1,7 @@
 #include "router/forwarding.h"
 
+#include "net/json_object_edit.h"
+
 namespace warmroute::router {
 namespace {
 
@@ -13,11 +15,16 @@ bool NotForwarded(std::string_view name) {
 
 }  // namespace
 
-net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers) {
+net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers, bool strip_credentials) {
   net::HttpHeaders out;
   out.reserve(client_headers.size());
   for (const auto& [name, value] : client_headers) {
-    if (!NotForwarded(name)) out.emplace_back(name, value);
+    if (NotForwarded(name)) continue;
+    if (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
+                              net::HeaderNameIs(name, "x-warmroute-tenant"))) {
+      continue;
+    }
+    out.emplace_back(name, value);
   }
   return out;
 }
@@ -26,22 +33,14 @@ std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& par
                                             std::string_view body) {
   if (!parsed.stream || parsed.include_usage) return std::nullopt;
   if (body.find("\"stream_options\"") != std::string_view::npos) return std::nullopt;
-  const size_t open = body.find('{');
-  if (open == std::string_view::npos) return std::nullopt;  // not an object: parsing refused it
-  constexpr std::string_view kField = "\"stream_options\":{\"include_usage\":true}";
-  size_t next = open + 1;
-  while (next < body.size() && (body[next] == ' ' || body[next] == '\n' || body[next] == '\r' ||
-                                body[next] == '\t')) {
-    ++next;
-  }
-  const bool empty_object = next < body.size() && body[next] == '}';
-  std::string out;
-  out.reserve(body.size() + kField.size() + 1);
-  out.append(body.substr(0, open + 1));
-  out.append(kField);
-  if (!empty_object) out.push_back(',');
-  out.append(body.substr(open + 1));
-  return out;
+  absl::StatusOr<std::string> out =
+      net::InsertTopLevelMember(body, "stream_options", R"({"include_usage":true})");
+  if (!out.ok()) return std::nullopt;  // not an object: parsing refused it
+  return std::move(*out);
+}
+
+absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_view salt_json) {
+  return net::SetTopLevelMember(body, "cache_salt", salt_json);
 }
 
 }  // namespace warmroute::router

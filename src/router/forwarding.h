@@ -3,11 +3,14 @@
 //
 // - Headers: hop-by-hop headers (Connection, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade,
 //   Proxy-*), Host, Content-Length and Expect are the upstream connection's own business and are
-//   not copied; everything else (Authorization, Content-Type, OpenAI-* ...) is.
+//   not copied; everything else (Authorization, Content-Type, OpenAI-* ...) is — except, when
+//   the gateway authenticates clients itself (tenancy), their Authorization and the
+//   x-warmroute-tenant header: a tenant's API key never reaches a backend.
 // - Body: a streaming request that did not ask for usage gets "stream_options":
 //   {"include_usage": true} added, so the engine reports cached tokens in its last chunk (the
 //   closed loop needs them); the relay then drops that chunk (net/usage_tap.h). A body that mentions
-//   stream_options at all is left alone (the client chose).
+//   stream_options at all is left alone (the client chose). With tenancy, `cache_salt` is set
+//   to the tenant's salt (tenants.h), overwriting the client's, on engines that honour it.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -16,17 +19,23 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "core/request/inference_request.h"
 #include "net/response_writer.h"
 
 namespace warmroute::router {
 
-// The client's headers to send upstream.
-net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers);
+// The client's headers to send upstream; `strip_credentials` drops Authorization and
+// x-warmroute-tenant.
+net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers, bool strip_credentials);
 
 // The body with include_usage added, when the gateway must add it (see above); nullopt when the
 // body is forwarded as is.
 std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& parsed,
                                             std::string_view body);
+
+// `body` with its top-level cache_salt set to `salt_json` (a JSON string literal).
+// InvalidArgument if `body` is not a JSON object (the caller parsed it already).
+absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_view salt_json);
 
 }  // namespace warmroute::router

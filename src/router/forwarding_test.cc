@@ -14,11 +14,34 @@ TEST(ForwardHeadersTest, DropsHopByHopHostAndLengthKeepsTheRest) {
                          {"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"},
                          {"Proxy-Authorization", "x"},  {"OpenAI-Organization", "org"},
                          {"Expect", "100-continue"},    {"TE", "trailers"}};
-  net::HttpHeaders out = ForwardHeaders(in);
+  net::HttpHeaders out = ForwardHeaders(in, /*strip_credentials=*/false);
   net::HttpHeaders expected = {{"Authorization", "Bearer k"},
                                {"Content-Type", "application/json"},
                                {"OpenAI-Organization", "org"}};
   EXPECT_EQ(out, expected);
+}
+
+TEST(ForwardHeadersTest, WithTenancyTheClientsKeyAndTenantHeaderNeverReachABackend) {
+  net::HttpHeaders in = {{"authorization", "Bearer sk-secret"},
+                         {"X-Warmroute-Tenant", "other"},
+                         {"Content-Type", "application/json"}};
+  net::HttpHeaders expected = {{"Content-Type", "application/json"}};
+  EXPECT_EQ(ForwardHeaders(in, /*strip_credentials=*/true), expected);
+}
+
+TEST(WithCacheSaltTest, OverwritesTheClientsSaltAndTheEngineParsesOurs) {
+  const std::string body =
+      R"({"model":"m","cache_salt":"victim-tenant","messages":[{"role":"user","content":"hi"}]})";
+  absl::StatusOr<std::string> salted = WithCacheSalt(body, R"("0123abcd")");
+  ASSERT_TRUE(salted.ok());
+  auto reparsed = ParseInferenceRequest(Endpoint::kChatCompletions, *salted);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(reparsed->cache_salt, "0123abcd");
+  EXPECT_EQ(salted->find("victim-tenant"), std::string::npos);
+
+  absl::StatusOr<std::string> added = WithCacheSalt(R"({"prompt":"x"})", R"("s")");
+  ASSERT_TRUE(added.ok());
+  EXPECT_EQ(*added, R"({"cache_salt":"s","prompt":"x"})");
 }
 
 TEST(WithIncludeUsageTest, AddsIncludeUsageToAStreamThatDidNotAskAndTheResultParses) {

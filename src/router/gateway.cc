@@ -41,6 +41,8 @@ std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c) {
   s->retries = c.retries;
   s->key = c.prefix_key;
   s->response_headers = c.observability.response_headers;
+  s->log_prompts = c.observability.log_prompts;
+  if (c.tenancy.enabled()) s->tenants = std::make_shared<const Tenants>(c.tenancy);
   return s;
 }
 
@@ -53,7 +55,7 @@ PollerOptions PollerOptionsOf(const GatewayConfig& c) {
 
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
   return a.url == b.url && a.kind == b.kind && a.models == b.models &&
-         a.kv_capacity_tokens == b.kv_capacity_tokens;
+         a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool;
 }
 
 // Replies `status` with its OpenAI error body but HTTP status `http_status` (405).
@@ -93,7 +95,13 @@ class Gateway::Impl {
                          .queue_timeout = config_.admission.queue_timeout});
     admin_ = std::make_unique<AdminApi>(
         *backends_, [this] { return EffectiveConfigJson(Config()); },
-        [this] { return Config().admin.token; });
+        [this] { return Config().admin.token; },
+        [this](const BackendConfig& added) {
+          std::vector<PoolMember> members;
+          for (const auto& t : backends_->Targets()) members.push_back({t->name, t->pool, t->kind});
+          members.push_back({added.name, added.pool, added.kind});
+          return ValidateTenancy(Config().tenancy, members);
+        });
     poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
                                        PollerOptionsOf(config_));
 
@@ -105,7 +113,9 @@ class Gateway::Impl {
                              .access_log = access_log_.get(),
                              .admission = admission_.get(),
                              .clock = &clock_,
-                             .next_request_id = &next_request_id_};
+                             .next_request_id = &next_request_id_,
+                             .limiter = &limiter_,
+                             .hot_prefixes = &hot_prefixes_};
     net::HttpServerOptions options;
     options.host = config_.listen.host;
     options.port = config_.listen.port;
@@ -291,15 +301,13 @@ class Gateway::Impl {
     } else if (path == "/v1/completions" && post) {
       co_await worker.proxy->Handle(request::Endpoint::kCompletions, std::move(request), writer);
     } else if (path == "/v1/models" && get) {
-      std::string body = ModelsJson();
-      net::ResponseHead head;
-      co_await writer.Reply(std::move(head), std::move(body));
+      co_await Models(worker, request, writer);
     } else if (path == "/health" && get) {
       co_await Health(writer);
     } else if (path == "/metrics" && get) {
       net::ResponseHead head;
       head.content_type = "text/plain; version=0.0.4; charset=utf-8";
-      std::string body = metrics_.Serialize(*backends_, admission_->queued());
+      std::string body = metrics_.Serialize(*backends_, admission_->queued(), hot_prefixes_.Top(10));
       co_await writer.Reply(std::move(head), std::move(body));
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
       co_await admin_->Handle(std::move(request), writer);
@@ -328,11 +336,35 @@ class Gateway::Impl {
     co_await writer.Reply(std::move(head), std::move(body));
   }
 
-  std::string ModelsJson() const {
+  // GET /v1/models: with tenants, the caller's key decides (401 without a valid one) and the
+  // list holds only the models its tenant may use on its pools.
+  net::Task<void> Models(Worker& worker, const net::HttpRequest& request,
+                         net::ResponseWriter& writer) {
+    const std::shared_ptr<const ProxySettings> settings = worker.proxy->settings();
+    std::vector<std::string> models;
+    if (settings->tenants && settings->tenants->enabled()) {
+      absl::StatusOr<const Tenant*> tenant =
+          settings->tenants->Authenticate(request.Header("authorization"));
+      if (!tenant.ok()) {
+        co_await writer.ReplyError(tenant.status());
+        co_return;
+      }
+      for (std::string& model : backends_->Models((*tenant)->config.pools)) {
+        if ((*tenant)->AllowsModel(model)) models.push_back(std::move(model));
+      }
+    } else {
+      models = backends_->Models();
+    }
+    std::string body = ModelsJson(models);
+    net::ResponseHead head;
+    co_await writer.Reply(std::move(head), std::move(body));
+  }
+
+  static std::string ModelsJson(const std::vector<std::string>& models) {
     std::string out;
     net::JsonWriter w(&out);
     w.BeginObject().Key("object").String("list").Key("data").BeginArray();
-    for (const std::string& model : backends_->Models()) {
+    for (const std::string& model : models) {
       w.BeginObject();
       w.Key("id").String(model);
       w.Key("object").String("model");
@@ -349,6 +381,8 @@ class Gateway::Impl {
   GatewayConfig config_;
   std::mutex reload_mu_;
   SystemClock clock_;
+  LocalRateLimiter limiter_{clock_};
+  HotPrefixes hot_prefixes_{clock_, HotPrefixes::Options{}};
   std::unique_ptr<Backends> backends_;
   GatewayMetrics metrics_;
   std::unique_ptr<AccessLog> access_log_;

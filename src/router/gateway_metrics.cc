@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -128,7 +129,81 @@ struct GatewayMetrics::State {
           .Help("Requests waiting for admission")
           .Register(*registry);
 
+  prometheus::Family<prometheus::Counter>& tenant_requests =
+      prometheus::BuildCounter()
+          .Name("warmroute_tenant_requests_total")
+          .Help("Requests answered, by tenant and HTTP status")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& tenant_ttft =
+      prometheus::BuildHistogram()
+          .Name("warmroute_tenant_time_to_first_token_seconds")
+          .Help("Time to first token measured at the gateway, by tenant")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& rate_limited =
+      prometheus::BuildCounter()
+          .Name("warmroute_rate_limited_total")
+          .Help("Requests refused with 429 by a tenant's rate limit, by the limit that refused")
+          .Register(*registry);
+  prometheus::Counter& redis_fallbacks =
+      prometheus::BuildCounter()
+          .Name("warmroute_rate_limit_redis_fallbacks_total")
+          .Help("Rate-limit decisions taken by the local limiter because Redis did not answer")
+          .Register(*registry)
+          .Add({});
+  prometheus::Gauge& redis_up = prometheus::BuildGauge()
+                                    .Name("warmroute_rate_limit_redis_up")
+                                    .Help("1 while the last Redis rate-limit call succeeded")
+                                    .Register(*registry)
+                                    .Add({});
+  prometheus::Family<prometheus::Gauge>& pool_backends =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_backends")
+          .Help("Backends in the pool")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_healthy =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_healthy_backends")
+          .Help("Backends in the pool that may take new requests")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_in_flight =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_in_flight")
+          .Help("Requests in flight on the pool's backends")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_outstanding =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_outstanding_prefill_tokens")
+          .Help("Predicted uncached prompt tokens waiting for their first token in the pool")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_decodes =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_running_decodes")
+          .Help("Requests past their first token in the pool")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_backlog =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_prefill_backlog_seconds")
+          .Help("Outstanding prefill tokens over the pool's estimated prefill rate (healthy "
+                "backends): seconds of queued prefill work, the autoscaling signal")
+          .Register(*registry);
+
+  prometheus::Family<prometheus::Gauge>& hot_requests =
+      prometheus::BuildGauge()
+          .Name("warmroute_hot_prefix_requests_per_second")
+          .Help("Requests per second of the busiest prefixes (last 10 s window), by rank and "
+                "hashed prefix id")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& hot_tokens =
+      prometheus::BuildGauge()
+          .Name("warmroute_hot_prefix_prompt_tokens_per_second")
+          .Help("Prompt tokens per second of the busiest prefixes (last 10 s window), by rank "
+                "and hashed prefix id")
+          .Register(*registry);
+
   std::mutex mu;  // guards the maps below
+  std::vector<prometheus::Gauge*> hot_gauges;  // of the last Serialize, replaced each time
+  absl::flat_hash_map<std::string, prometheus::Counter*> tenant_counters;
+  absl::flat_hash_map<std::string, prometheus::Histogram*> tenant_ttfts;
   absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
   absl::flat_hash_map<std::string, BackendSeries> backend_series;
   std::map<std::string, BackendGauges> gauges;
@@ -158,6 +233,25 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
     it = state_->request_counters.emplace(key, c).first;
   }
   it->second->Increment();
+  if (!r.tenant.empty()) {
+    const std::string tenant_key = absl::StrCat(std::string(r.tenant), "\n", r.status);
+    auto t = state_->tenant_counters.find(tenant_key);
+    if (t == state_->tenant_counters.end()) {
+      prometheus::Counter* c = &state_->tenant_requests.Add(
+          {{"tenant", std::string(r.tenant)}, {"code", std::to_string(r.status)}});
+      t = state_->tenant_counters.emplace(tenant_key, c).first;
+    }
+    t->second->Increment();
+    if (r.ttft_s) {
+      auto h = state_->tenant_ttfts.find(std::string(r.tenant));
+      if (h == state_->tenant_ttfts.end()) {
+        prometheus::Histogram* histogram =
+            &state_->tenant_ttft.Add({{"tenant", std::string(r.tenant)}}, kTtftBuckets);
+        h = state_->tenant_ttfts.emplace(std::string(r.tenant), histogram).first;
+      }
+      h->second->Observe(*r.ttft_s);
+    }
+  }
   if (r.backend.empty()) return;
   BackendSeries& s = state_->Series(r.backend);
   if (r.ttft_s) s.ttft->Observe(*r.ttft_s);
@@ -177,7 +271,18 @@ void GatewayMetrics::OnRejected(std::string_view reason) {
   state_->rejections.Add({{"reason", std::string(reason)}}).Increment();
 }
 
-std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length) {
+void GatewayMetrics::OnRateLimited(std::string_view tenant, std::string_view limit) {
+  state_->rate_limited.Add({{"tenant", std::string(tenant)}, {"limit", std::string(limit)}})
+      .Increment();
+}
+
+void GatewayMetrics::OnRedisResult(bool redis_up) {
+  state_->redis_up.Set(redis_up ? 1 : 0);
+  if (!redis_up) state_->redis_fallbacks.Increment();
+}
+
+std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length,
+                                      const std::vector<HotPrefix>& hot_prefixes) {
   const std::vector<BackendSnapshot> snapshot = backends.Snapshot();
   {
     std::lock_guard lock(state_->mu);
@@ -213,6 +318,52 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       state_->healthy.Remove(it->second.healthy);
       state_->rate.Remove(it->second.rate);
       it = state_->gauges.erase(it);
+    }
+  }
+  struct PoolTotals {
+    double backends = 0, healthy = 0, in_flight = 0, outstanding = 0, decodes = 0, rate = 0;
+  };
+  std::map<std::string, PoolTotals> pools;
+  for (const BackendSnapshot& b : snapshot) {
+    PoolTotals& p = pools[b.target->pool];
+    p.backends += 1;
+    p.in_flight += static_cast<double>(b.in_flight);
+    p.outstanding += static_cast<double>(b.outstanding_prefill_tokens);
+    p.decodes += static_cast<double>(b.running_decodes);
+    if (b.eligible) {
+      p.healthy += 1;
+      p.rate += b.prefill_tokens_per_s;
+    }
+  }
+  for (const auto& [pool, p] : pools) {
+    const std::map<std::string, std::string> labels = {{"pool", pool}};
+    state_->pool_backends.Add(labels).Set(p.backends);
+    state_->pool_healthy.Add(labels).Set(p.healthy);
+    state_->pool_in_flight.Add(labels).Set(p.in_flight);
+    state_->pool_outstanding.Add(labels).Set(p.outstanding);
+    state_->pool_decodes.Add(labels).Set(p.decodes);
+    // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
+    state_->pool_backlog.Add(labels).Set(p.outstanding / std::max(p.rate, 1.0));
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    for (size_t i = 0; i < state_->hot_gauges.size(); i += 2) {
+      state_->hot_requests.Remove(state_->hot_gauges[i]);
+      state_->hot_tokens.Remove(state_->hot_gauges[i + 1]);
+    }
+    state_->hot_gauges.clear();
+    for (size_t i = 0; i < hot_prefixes.size(); ++i) {
+      char id[17];
+      std::snprintf(id, sizeof(id), "%016llx",
+                    static_cast<unsigned long long>(hot_prefixes[i].id));
+      const std::map<std::string, std::string> labels = {{"rank", std::to_string(i + 1)},
+                                                         {"prefix", id}};
+      prometheus::Gauge* requests = &state_->hot_requests.Add(labels);
+      prometheus::Gauge* tokens = &state_->hot_tokens.Add(labels);
+      requests->Set(hot_prefixes[i].requests_per_s);
+      tokens->Set(hot_prefixes[i].prompt_tokens_per_s);
+      state_->hot_gauges.push_back(requests);
+      state_->hot_gauges.push_back(tokens);
     }
   }
   state_->index.Add({}).Set(static_cast<double>(backends.index_entries()));

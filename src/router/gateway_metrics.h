@@ -17,6 +17,25 @@
 //   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
 //   warmroute_prefix_index_entries / _bytes             gauges
 //   warmroute_admission_queue_length                    gauge
+// With tenants (tenancy_config.h; labels carry tenant names, never keys):
+//   warmroute_tenant_requests_total{tenant,code}        counter
+//   warmroute_tenant_time_to_first_token_seconds{tenant} histogram
+//   warmroute_rate_limited_total{tenant,limit}          counter: 429s by limit (requests,
+//                                                       prompt_tokens, concurrent)
+//   warmroute_rate_limit_redis_fallbacks_total          counter: decisions taken locally because
+//                                                       Redis did not answer
+//   warmroute_rate_limit_redis_up                       gauge: 1 while the last Redis call worked
+// Per backend pool, for autoscalers (HPA/KEDA external metrics):
+//   warmroute_pool_backends{pool}, warmroute_pool_healthy_backends{pool}
+//   warmroute_pool_in_flight{pool}, warmroute_pool_outstanding_prefill_tokens{pool},
+//   warmroute_pool_running_decodes{pool}
+//   warmroute_hot_prefix_requests_per_second{rank,prefix}      the 10 busiest prefixes of the
+//   warmroute_hot_prefix_prompt_tokens_per_second{rank,prefix} last 10 s window (hot_prefixes.h);
+//                                                       prefix = hex id, never text
+//   warmroute_pool_prefill_backlog_seconds{pool}        outstanding prefill tokens / the pool's
+//                                                       estimated prefill rate (healthy backends):
+//                                                       seconds of queued prefill; scale out
+//                                                       when it stays above the TTFT target
 // Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
 //
 // Thread-safety: every method is thread-safe.
@@ -29,6 +48,7 @@
 #include <string_view>
 
 #include "router/backends.h"
+#include "router/hot_prefixes.h"
 
 namespace warmroute::router {
 
@@ -36,6 +56,7 @@ struct RequestRecord {
   std::string_view backend;  // empty when never dispatched
   int status = 200;
   std::string_view reason;   // the routing decision's reason
+  std::string_view tenant;   // empty without tenancy
   std::optional<double> ttft_s;
   double e2e_s = 0;
   int retries = 0;
@@ -55,9 +76,14 @@ class GatewayMetrics {
   void OnRequest(const RequestRecord& record);
   void OnRetry(std::string_view backend);
   void OnRejected(std::string_view reason);
+  void OnRateLimited(std::string_view tenant, std::string_view limit);
+  // A rate-limit decision that had to be taken locally because Redis failed (`redis_up` false),
+  // or a Redis call that worked (true).
+  void OnRedisResult(bool redis_up);
 
   // Refreshes the gauges from `backends` and returns the exposition text.
-  std::string Serialize(const Backends& backends, int64_t admission_queue_length);
+  std::string Serialize(const Backends& backends, int64_t admission_queue_length,
+                        const std::vector<HotPrefix>& hot_prefixes = {});
 
  private:
   struct State;

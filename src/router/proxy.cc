@@ -34,6 +34,23 @@ struct Call {
   std::optional<net::Usage> usage;
   std::string error;
   std::string rejection;  // metric label when refused before dispatch
+  std::string tenant;     // with tenancy
+  std::string prompt;     // observability.log_prompts only
+  std::optional<int64_t> retry_after_s;  // a 429 from a rate limit
+};
+
+// Holds one of a tenant's concurrent-request slots until the request ends.
+class ConcurrencySlot {
+ public:
+  ConcurrencySlot(LocalRateLimiter* limiter, std::string tenant)
+      : limiter_(limiter), tenant_(std::move(tenant)) {}
+  ConcurrencySlot(const ConcurrencySlot&) = delete;
+  ConcurrencySlot& operator=(const ConcurrencySlot&) = delete;
+  ~ConcurrencySlot() { limiter_->Release(tenant_); }
+
+ private:
+  LocalRateLimiter* limiter_;
+  std::string tenant_;
 };
 
 // Keeps the Router's accounting right however the request ends: a request that neither
@@ -88,6 +105,7 @@ class Recorder {
     shared_.metrics->OnRequest({.backend = backend,
                                 .status = status,
                                 .reason = reason,
+                                .tenant = call_.tenant,
                                 .ttft_s = ttft_s,
                                 .e2e_s = e2e_s,
                                 .retries = call_.retries,
@@ -111,7 +129,9 @@ class Recorder {
                                .ttft_ms = ttft_ms,
                                .e2e_ms = e2e_s * 1e3,
                                .retries = call_.retries,
-                               .error = call_.error});
+                               .error = call_.error,
+                               .tenant = call_.tenant,
+                               .prompt = call_.prompt});
   }
 
  private:
@@ -171,11 +191,26 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
 
   // Everything up to a response head: an error here is answered with its status.
   absl::Status refused = absl::OkStatus();
+  const Tenants* tenants =
+      settings->tenants && settings->tenants->enabled() ? settings->tenants.get() : nullptr;
+  const Tenant* tenant = nullptr;
+  std::optional<ConcurrencySlot> concurrency;
   std::optional<AdmissionGate::Ticket> ticket;
   std::optional<std::string> edited_body;
+  std::optional<std::string> salted_body;  // edited_body (or the body) with the tenant's salt
   net::HttpHeaders headers;
   std::unique_ptr<net::UpstreamExchange> exchange;
   do {
+    if (tenants != nullptr) {
+      absl::StatusOr<const Tenant*> who = tenants->Authenticate(request.Header("authorization"));
+      if (!who.ok()) {
+        refused = who.status();
+        call.rejection = "unauthenticated";
+        break;
+      }
+      tenant = *who;
+      call.tenant = tenant->config.name;
+    }
     absl::StatusOr<request::InferenceRequest> parsed =
         request::ParseInferenceRequest(endpoint, request.body);
     if (!parsed.ok()) {
@@ -185,17 +220,62 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     }
     call.model = parsed->model;
     call.stream = parsed->stream;
-    const std::string tenant(request.Header(kTenantHeader));
+    if (settings->log_prompts && !parsed->has_token_prompt) {
+      call.prompt = request::RenderPrompt(*parsed);
+    }
+    if (tenant != nullptr && !tenant->AllowsModel(parsed->model)) {
+      refused = WithParam(
+          absl::NotFoundError(absl::StrCat("The model `", parsed->model,
+                                           "` does not exist or you do not have access to it.")),
+          "model");
+      call.rejection = "model_not_allowed";
+      break;
+    }
     routing::RoutingRequest routing_request;
     routing_request.id = call.id;
     routing_request.model = parsed->model;
-    routing_request.tenant = tenant;
-    routing_request.key = routing::MakePrefixKey(*parsed, tenant, settings->key);
+    if (tenant != nullptr) {
+      // The client's cache_salt is replaced upstream by the tenant's: the key follows suit.
+      parsed->cache_salt.clear();
+      routing_request.tenant = tenant->cache_domain;
+      routing_request.pools = tenant->config.pools;
+    } else {
+      routing_request.tenant = std::string(request.Header(kTenantHeader));
+    }
+    routing_request.key = routing::MakePrefixKey(*parsed, routing_request.tenant, settings->key);
     routing_request.prompt_tokens = routing_request.key.prompt_tokens;
     routing_request.max_tokens = parsed->max_tokens.value_or(16);
     routing_request.stream = parsed->stream;
 
-    absl::StatusOr<AdmissionGate::Ticket> admitted = co_await shared_.admission->Admit();
+    if (tenant != nullptr && tenant->config.limits.any()) {
+      const TenantLimits& limits = tenant->config.limits;
+      LimitDecision decision;
+      if (!shared_.limiter->AcquireConcurrent(call.tenant, limits)) {
+        decision = {.allowed = false, .retry_after = std::chrono::seconds(1), .limit = "concurrent"};
+      } else {
+        concurrency.emplace(shared_.limiter, call.tenant);
+        decision = shared_.limiter->Take(call.tenant, limits,
+                                         static_cast<double>(routing_request.prompt_tokens));
+      }
+      if (!decision.allowed) {
+        concurrency.reset();
+        call.retry_after_s = RetryAfterSeconds(decision.retry_after);
+        refused = absl::ResourceExhaustedError(absl::StrCat(
+            "Rate limit reached for tenant ", call.tenant, " on ", decision.limit,
+            decision.limit == "concurrent"
+                ? absl::StrCat(" (", limits.max_concurrent, " requests at once)")
+                : std::string(),
+            ". Please try again in ", *call.retry_after_s, "s."));
+        call.rejection = "rate_limited";
+        shared_.metrics->OnRateLimited(call.tenant, decision.limit);
+        break;
+      }
+    }
+
+    const std::string queue = call.tenant;
+    const double weight = tenant != nullptr ? tenant->config.weight : 1.0;
+    absl::StatusOr<AdmissionGate::Ticket> admitted =
+        co_await shared_.admission->Admit(queue, weight);
     if (!admitted.ok()) {
       refused = admitted.status();
       call.rejection = IsQueueTimeout(refused) ? "queue_timeout" : "queue_full";
@@ -224,27 +304,52 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     }
     guard.Dispatched();
     call.dispatched = true;
+    shared_.hot_prefixes->Record(routing_request.key, routing_request.prompt_tokens);
     call.target = dispatch->target;
     call.reason = dispatch->reason;
     call.predicted_cached_tokens = dispatch->predicted_cached_tokens;
     edited_body = WithIncludeUsage(*parsed, request.body);
-    headers = ForwardHeaders(request.headers);
+    if (tenant != nullptr) {
+      const std::string_view unsalted = edited_body ? std::string_view(*edited_body) : request.body;
+      absl::StatusOr<std::string> salted = WithCacheSalt(unsalted, tenant->cache_salt_json);
+      if (!salted.ok()) {
+        refused = salted.status();
+        call.rejection = "bad_request";
+        break;
+      }
+      salted_body = std::move(*salted);
+    }
+    headers = ForwardHeaders(request.headers, /*strip_credentials=*/tenants != nullptr);
   } while (false);
 
   if (!refused.ok()) {
     call.status = net::HttpStatusOf(refused.code());
     call.error = std::string(refused.message());
+    if (call.retry_after_s) {
+      net::HttpError error = net::ToHttpError(refused);
+      net::ResponseHead head;
+      head.status = error.status;
+      head.headers.emplace_back("retry-after", std::to_string(*call.retry_after_s));
+      co_await writer.Reply(std::move(head), std::move(error.body));
+      co_return;
+    }
     co_await writer.ReplyError(refused);
     co_return;
   }
 
-  // Dispatch, retrying on the decision's alternates while nothing reached the client.
-  const std::string_view body = edited_body ? std::string_view(*edited_body) : request.body;
+  // Dispatch, retrying on the decision's alternates while nothing reached the client. Engines
+  // that honour cache_salt get the salted body; the others (a tenant's dedicated pool, by the
+  // config's rule) the client's.
+  const std::string_view unsalted_body =
+      edited_body ? std::string_view(*edited_body) : request.body;
   absl::Status last_error = absl::OkStatus();
   std::optional<net::UpstreamResponseHead> failed_head;  // the last 5xx, relayed if all fail
   std::string failed_body;
   for (;;) {
     net::UpstreamPool& pool = Pool(*call.target);
+    const std::string_view body = salted_body && EngineSupportsCacheSalt(call.target->kind)
+                                      ? std::string_view(*salted_body)
+                                      : unsalted_body;
     net::UpstreamRequest upstream{
         .method = "POST", .target = request.target, .headers = &headers, .body = body};
     absl::StatusOr<std::unique_ptr<net::UpstreamExchange>> started =

@@ -1,9 +1,12 @@
 // The proxy pipeline for the routed endpoints (POST /v1/chat/completions, /v1/completions):
 //
-//   parse the body once (core/request; 400 naming the bad field) → prefix key (approximate mode,
-//   keyed by model and tenant / cache_salt) → admission (429 when the queue is full) → routing
-//   decision (Backends; 404 for an unknown model, 503 when no backend is eligible) → forward the
-//   original bytes (forwarding.h) on a pooled keep-alive connection → relay the response.
+//   with tenants: authenticate the API key (401; tenants.h) → parse the body once (core/request;
+//   400 naming the bad field) → the tenant's models (404) → prefix key (approximate mode, keyed
+//   by model and the tenant's cache domain, else the x-warmroute-tenant header / cache_salt) →
+//   the tenant's rate limits (429 + Retry-After; rate_limiter.h) → admission (weighted-fair
+//   across tenants; 429 when the queue is full) → routing decision among the tenant's pools
+//   (Backends; 404 for an unknown model, 503 when no backend is eligible) → forward the original
+//   bytes (forwarding.h: the tenant's cache_salt set) on a pooled keep-alive connection → relay.
 //
 // Retries: a dispatch that fails before any byte reached the client — connect refused or failed,
 // the connection reset or closed before a response head, or a 5xx head — is retried on the
@@ -41,6 +44,9 @@
 #include "router/admission.h"
 #include "router/backends.h"
 #include "router/gateway_metrics.h"
+#include "router/hot_prefixes.h"
+#include "router/rate_limiter.h"
+#include "router/tenants.h"
 
 namespace warmroute::router {
 
@@ -50,6 +56,8 @@ struct ProxySettings {
   routing::PrefixKeyOptions key;
   bool response_headers = true;
   size_t max_response_bytes = size_t{256} << 20;  // a non-streaming response body
+  std::shared_ptr<const Tenants> tenants;            // null or !enabled(): no tenancy
+  bool log_prompts = false;
 };
 
 // The parts every worker's Proxy shares.
@@ -60,10 +68,12 @@ struct ProxyShared {
   AdmissionGate* admission = nullptr;
   const Clock* clock = nullptr;
   std::atomic<uint64_t>* next_request_id = nullptr;
+  LocalRateLimiter* limiter = nullptr;
+  HotPrefixes* hot_prefixes = nullptr;
 };
 
-// The header a client may set to name its tenant (keys its prefix chain: tenants never share a
-// predicted hit). Issue-level tenancy (API keys) replaces it later.
+// Without configured tenants, the header a client may set to name its tenant (keys its prefix
+// chain: tenants never share a predicted hit). With tenants it is ignored: the API key decides.
 inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
 
 class Proxy {
@@ -75,6 +85,9 @@ class Proxy {
 
   net::Task<void> Handle(request::Endpoint endpoint, net::HttpRequest request,
                          net::ResponseWriter& writer);
+
+  // The settings new requests get. Worker thread only.
+  const std::shared_ptr<const ProxySettings>& settings() const { return settings_; }
 
   // Takes effect for requests that start afterwards (config reload). Worker thread only.
   void SetSettings(std::shared_ptr<const ProxySettings> settings) {

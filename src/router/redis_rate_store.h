@@ -13,7 +13,8 @@
 // Concurrency limits (TenantLimits::max_concurrent) are NOT handled here: they stay per
 // gateway. A cluster-wide in-flight count needs leases that survive a gateway crash (a counter
 // incremented by a gateway that then dies stays high until a TTL that must outlast the longest
-// stream); the lead's local limiter enforces max_concurrent on each replica.
+// stream); LocalRateLimiter::AcquireConcurrent (router/rate_limiter.h) enforces max_concurrent
+// on each replica.
 //
 // Failure contract: when Redis is unreachable, slow or misbehaving, Take returns Unavailable
 // quickly — after at most connect_timeout (no connection) or command_timeout (per command) —

@@ -10,6 +10,10 @@ bool BackendState::Serves(std::string_view model) const {
          std::find(models.begin(), models.end(), model) != models.end();
 }
 
+bool BackendState::InPools(std::span<const std::string> pools) const {
+  return pools.empty() || std::find(pools.begin(), pools.end(), pool) != pools.end();
+}
+
 BackendId FleetView::Add(BackendState state) {
   backends_.push_back(std::move(state));
   return static_cast<BackendId>(backends_.size() - 1);

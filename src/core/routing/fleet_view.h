@@ -30,6 +30,7 @@ struct EngineMetricsSample {
 struct BackendState {
   std::string name;
   std::vector<std::string> models;  // served models; empty = any
+  std::string pool;                 // the tenants' pool it belongs to
   bool present = true;              // false once removed (ids are never reused)
   bool healthy = true;
   bool draining = false;
@@ -60,6 +61,8 @@ struct BackendState {
   // request that names no model asks for the server's default one (the OpenAI request model
   // makes `model` optional, as vLLM does), which every backend has.
   bool Serves(std::string_view model) const;
+  // True if `pools` is empty (any pool) or holds this backend's pool.
+  bool InPools(std::span<const std::string> pools) const;
 };
 
 class FleetView {

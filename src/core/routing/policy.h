@@ -40,6 +40,7 @@ struct RoutingRequest {
   uint64_t id = 0;
   std::string model;
   std::string tenant;
+  std::vector<std::string> pools;  // backend pools the request may use; empty: any
   PrefixKey key;
   int64_t prompt_tokens = 0;  // exact or estimated
   int64_t max_tokens = 16;

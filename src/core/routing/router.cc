@@ -90,6 +90,7 @@ BackendId Router::AddBackend(const BackendSpec& spec) {
   BackendState state;
   state.name = spec.name;
   state.models = spec.models;
+  state.pool = spec.pool;
   state.kv_capacity_tokens = spec.kv_capacity_tokens;
   state.prefill_tokens_per_s = options_.initial_prefill_tokens_per_s;
   const BackendId id = fleet_.Add(std::move(state));
@@ -183,7 +184,7 @@ absl::StatusOr<Decision> Router::Route(const RoutingRequest& request) {
   bool served = false;
   for (BackendId b = 0; b < fleet_.size(); ++b) {
     const BackendState& state = fleet_.backend(b);
-    if (!state.present || !state.Serves(request.model)) continue;
+    if (!state.present || !state.Serves(request.model) || !state.InPools(request.pools)) continue;
     served = true;
     if (state.Eligible()) candidates.push_back(b);
   }
@@ -279,7 +280,10 @@ std::optional<BackendId> Router::Reroute(uint64_t request_id) {
   while (flight.next_alternate < alternates.size()) {
     const BackendId b = alternates[flight.next_alternate++];
     const BackendState& state = fleet_.backend(b);
-    if (b == failed || !state.Eligible() || !state.Serves(flight.request.model)) continue;
+    if (b == failed || !state.Eligible() || !state.Serves(flight.request.model) ||
+        !state.InPools(flight.request.pools)) {
+      continue;
+    }
     std::vector<int32_t> matched = index_->Match(flight.request.key.block_hashes);
     const int32_t held = b < matched.size() ? matched[b] : 0;
     flight.decision.backend = b;

@@ -86,6 +86,7 @@ struct BackendSpec {
   std::string name{};
   std::vector<std::string> models{};  // empty = serves any model
   int64_t kv_capacity_tokens = 0;     // 0 = unknown (index slice uses a default)
+  std::string pool{};                 // the tenants' pool it belongs to (RoutingRequest::pools)
 };
 
 struct RouterStats {
@@ -115,8 +116,9 @@ class Router {
   void SetModels(BackendId backend, std::vector<std::string> models);
   void OnMetrics(BackendId backend, const EngineMetricsSample& sample);
 
-  // Decides and records the dispatch. NotFound if no backend serves request.model (or any
-  // model, when the fleet is empty); Unavailable if none of those is eligible.
+  // Decides and records the dispatch among the backends in request.pools (all, when empty).
+  // NotFound if none of them serves request.model (or any model, when the fleet is empty);
+  // Unavailable if none of those is eligible.
   // REQUIRES: request.id is not in flight.
   absl::StatusOr<Decision> Route(const RoutingRequest& request);
 

@@ -204,6 +204,33 @@ TEST_F(RouterTest, RequestWithoutModelIsServedByAnyBackend) {
   EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(RouterTest, RoutesAndReroutesOnlyWithinTheRequestsPools) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "shared0", .pool = "shared"});
+  router->AddBackend({.name = "own", .pool = "dedicated"});
+  router->AddBackend({.name = "shared1", .pool = "shared"});
+  for (uint64_t id = 1; id <= 6; ++id) {
+    RoutingRequest request = Request(id, {}, 10);
+    request.pools = {"dedicated"};
+    absl::StatusOr<Decision> d = router->Route(request);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->backend, 1u);
+    // No alternate outside the pool: a failed dispatch is not retried elsewhere.
+    EXPECT_FALSE(router->Reroute(id).has_value());
+  }
+  RoutingRequest shared = Request(7, {}, 10);
+  shared.pools = {"shared"};
+  std::set<BackendId> used;
+  for (uint64_t id = 7; id <= 12; ++id) {
+    shared.id = id;
+    used.insert(router->Route(shared).value().backend);
+  }
+  EXPECT_EQ(used, (std::set<BackendId>{0, 2}));
+  RoutingRequest nowhere = Request(13, {}, 10);
+  nowhere.pools = {"gpu-h200"};
+  EXPECT_EQ(router->Route(nowhere).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(RouterTest, RemovedBackendForgetsItsIndexEntries) {
   auto router = Make("round_robin");
   const BackendId a = router->AddBackend({.name = "a"});

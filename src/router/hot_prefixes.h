@@ -1,0 +1,78 @@
+// The hottest prefixes the gateway routes, by hashed id (never text), for autoscalers and
+// operators: which shared prefix carries the load, and how much of it.
+//
+// A prefix's id is the chain hash of its first kIdBlocks blocks of the routing key (64
+// characters each: the first ~1,000 characters, typically a system prompt or tool preamble);
+// shorter prompts use their last full block. Counting is Space-Saving (Metwally et al., 2005)
+// over `capacity` counters: a new id replaces the smallest counter and inherits its count, so
+// any id whose true count exceeds total/capacity is kept, and counts are over-estimated by at
+// most the replaced minimum (reported as `error`). Counts cover fixed windows of `window`; the
+// figures reported are the last complete window's (requests/s and prompt tokens/s).
+//
+// Usage:
+//   HotPrefixes hot(clock, {.capacity = 1024, .window = std::chrono::seconds(10)});
+//   hot.Record(key, prompt_tokens);
+//   for (const HotPrefix& p : hot.Top(10)) ... p.id, p.requests_per_s ...
+//
+// Thread-safety: thread-safe (one mutex; Record is a hash-map update).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/clock.h"
+#include "core/routing/prefix_key.h"
+
+namespace warmroute::router {
+
+struct HotPrefix {
+  uint64_t id = 0;
+  double requests_per_s = 0;
+  double prompt_tokens_per_s = 0;
+  double error_requests_per_s = 0;  // Space-Saving's over-estimate bound
+};
+
+class HotPrefixes {
+ public:
+  static constexpr size_t kIdBlocks = 16;
+
+  struct Options {
+    size_t capacity = 1024;
+    std::chrono::milliseconds window{10'000};
+  };
+
+  HotPrefixes(const Clock& clock, Options options);
+  HotPrefixes(const HotPrefixes&) = delete;
+  HotPrefixes& operator=(const HotPrefixes&) = delete;
+
+  // Counts one request (no-op for a key without a full block).
+  void Record(const routing::PrefixKey& key, int64_t prompt_tokens);
+
+  // The `n` busiest prefixes of the last complete window, busiest first.
+  std::vector<HotPrefix> Top(size_t n);
+
+  // The id Record uses for `key` (0: none).
+  static uint64_t IdOf(const routing::PrefixKey& key);
+
+ private:
+  struct Counter {
+    double requests = 0;
+    double tokens = 0;
+    double error = 0;
+  };
+  // Moves to the window containing `now`; call with mu_ held.
+  void AdvanceLocked(TimePoint now);
+
+  const Clock& clock_;
+  const Options options_;
+  std::mutex mu_;
+  TimePoint window_start_{};
+  bool started_ = false;
+  absl::flat_hash_map<uint64_t, Counter> current_;
+  std::vector<HotPrefix> last_;  // the last complete window, sorted
+};
+
+}  // namespace warmroute::router

@@ -1,0 +1,265 @@
+"""Tenancy end to end (src/router/tenants.h, tenancy_config.h, rate_limiter.h, admission.h):
+`warmroute serve` with API keys in front of real `warmroute engine` replicas on loopback.
+
+What the engine reports is the proof: vLLM-style usage.prompt_tokens_details.cached_tokens shows
+whether KV blocks were shared. Isolated tenants sending the same prompt share nothing, a
+shared_group shares, a client-supplied cache_salt cannot break isolation, keys are refused with
+401 and never logged, limits answer 429 with Retry-After and hold the configured rate.
+"""
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import uuid
+
+from emulator_process import EmulatorProcess
+from gateway_process import GatewayProcess, run_serve
+from test_gateway import error_of, metric_sum, wait_until
+
+MODEL = "tiny"
+SECRET = "integration-test-salt-secret"
+KEYS = {"alpha": "sk-alpha-1", "beta": "sk-beta-1", "gamma": "sk-gamma-1", "delta": "sk-delta-1",
+        "narrow": "sk-narrow-1", "metered": "sk-metered-1"}
+SYSTEM = "You answer questions about the warmroute gateway, briefly and precisely. " * 10
+
+ENGINE = None
+
+
+def setUpModule():
+    global ENGINE
+    ENGINE = EmulatorProcess(["--profile", "tiny", "--no-jitter", "--replicas", "2"], replicas=2)
+    ENGINE.__enter__()
+
+
+def tearDownModule():
+    if ENGINE is not None:
+        ENGINE.__exit__(None, None, None)
+
+
+def digest(key):
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def tenant(name, **extra):
+    return dict({"name": name, "api_keys_sha256": [digest(KEYS[name])]}, **extra)
+
+
+def config(replicas=(0,), access_log="off", **sections):
+    doc = {
+        "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
+        "backends": [{"name": f"r{i}", "url": f"http://{ENGINE.replicas[i].host}:"
+                      f"{ENGINE.replicas[i].port}"} for i in replicas],
+        "health": {"probe_interval_ms": 100},
+        "scrape": {"interval_ms": 100},
+        "observability": {"access_log": access_log},
+        "tenancy": {"salt_secret": SECRET},
+        "tenants": [
+            tenant("alpha"), tenant("beta"),
+            tenant("gamma", isolation={"shared_group": "team"}),
+            tenant("delta", isolation={"shared_group": "team"}),
+            tenant("narrow", models=["some-other-model"]),
+            tenant("metered", rate_limits={"requests_per_s": 20}),
+        ],
+    }
+    doc.update(sections)
+    return doc
+
+
+def body(content, **extra):
+    """A chat request whose whole prompt is specific to `content` (the system prompt starts with
+    it: salts are stable across gateways, so a tenant's earlier tests must not warm this one)."""
+    return dict({"model": MODEL, "max_tokens": 2, "messages": [
+        {"role": "system", "content": f"[{content}] {SYSTEM}"},
+        {"role": "user", "content": content}]}, **extra)
+
+
+def auth(name):
+    return {"Authorization": f"Bearer {KEYS[name]}"}
+
+
+def cached_tokens(doc):
+    return doc["usage"]["prompt_tokens_details"]["cached_tokens"]
+
+
+class TenancyTest(unittest.TestCase):
+    def post(self, gw, who, payload, expect=200):
+        status, headers, data = gw.request("POST", "/v1/chat/completions", payload,
+                                           headers=auth(who) if who else None)
+        self.assertEqual(status, expect, data[:400])
+        return headers, json.loads(data)
+
+    def test_isolated_tenants_share_no_cache_and_each_hits_its_own(self):
+        question = f"isolation {uuid.uuid4()}"
+        with GatewayProcess(config()) as gw:  # one replica: both tenants meet on one engine
+            _, first = self.post(gw, "alpha", body(question))
+            prompt = first["usage"]["prompt_tokens"]
+            _, again = self.post(gw, "alpha", body(question))
+            self.assertGreater(cached_tokens(again), 0.8 * prompt, again["usage"])
+            _, other = self.post(gw, "beta", body(question))
+            self.assertEqual(cached_tokens(other), 0, other["usage"])
+            _, other_again = self.post(gw, "beta", body(question))
+            self.assertGreater(cached_tokens(other_again), 0.8 * prompt)
+
+    def test_a_shared_group_shares_its_cache(self):
+        question = f"group {uuid.uuid4()}"
+        with GatewayProcess(config()) as gw:
+            _, first = self.post(gw, "gamma", body(question))
+            _, peer = self.post(gw, "delta", body(question))
+            self.assertGreater(cached_tokens(peer), 0.8 * first["usage"]["prompt_tokens"])
+            _, outsider = self.post(gw, "alpha", body(question))
+            self.assertEqual(cached_tokens(outsider), 0)
+
+    def test_a_client_cache_salt_cannot_break_isolation(self):
+        question = f"salt {uuid.uuid4()}"
+        # Control: straight to the engine, one salt shares — the check below can fail.
+        replica = ENGINE.replicas[0]
+        status, _ = replica.request("POST", "/v1/chat/completions",
+                                    body(f"control {question}", cache_salt="shared"))
+        self.assertEqual(status, 200)
+        status, data = replica.request("POST", "/v1/chat/completions",
+                                       body(f"control {question}", cache_salt="shared"))
+        self.assertGreater(cached_tokens(json.loads(data)), 0)
+        with GatewayProcess(config()) as gw:
+            self.post(gw, "alpha", body(question, cache_salt="shared"))
+            _, other = self.post(gw, "beta", body(question, cache_salt="shared"))
+            self.assertEqual(cached_tokens(other), 0, other["usage"])
+            # Nor can a salt written with an escaped key ("cache\u005fsalt").
+            raw = json.dumps(body(question)).replace(
+                '"model"', '"cache\\u005fsalt": "shared", "model"', 1).encode()
+            status, _, data = gw.request("POST", "/v1/chat/completions", raw,
+                                         headers=dict(auth("gamma"),
+                                                      **{"Content-Type": "application/json"}))
+            self.assertEqual(status, 200, data[:300])
+            self.assertEqual(cached_tokens(json.loads(data)), 0)
+
+    def test_bad_keys_are_refused_and_keys_never_logged(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log_path = os.path.join(tmp, "access.log")
+            with GatewayProcess(config(access_log=log_path)) as gw:
+                for headers in (None, {"Authorization": "Bearer sk-wrong"},
+                                {"Authorization": "Basic c2stYWxwaGEtMQ=="},
+                                {"Authorization": f"Bearer {KEYS['alpha']}x"}):
+                    status, resp_headers, data = gw.request(
+                        "POST", "/v1/chat/completions", body("hi"), headers=headers)
+                    self.assertEqual(status, 401, data)
+                    err = error_of(self, data, "AuthenticationError")
+                    self.assertNotIn("sk-", err["message"])
+                    self.assertNotIn("x-warmroute-backend", resp_headers)
+                status, _, data = gw.request("GET", "/v1/models")
+                self.assertEqual(status, 401)
+                status, _, data = gw.request("GET", "/v1/models", headers=auth("narrow"))
+                self.assertEqual(status, 200)
+                self.assertEqual(json.loads(data)["data"], [])  # its model is not served here
+                # (models are discovered from the backends' /v1/models shortly after start)
+                wait_until(lambda: json.loads(gw.request("GET", "/v1/models",
+                                                         headers=auth("alpha"))[2])["data"],
+                           message="model discovery")
+                status, _, data = gw.request("GET", "/v1/models", headers=auth("alpha"))
+                self.assertEqual([m["id"] for m in json.loads(data)["data"]], [MODEL])
+                # A model outside the tenant's allow-list: 404, as OpenAI answers.
+                status, _, data = gw.request("POST", "/v1/chat/completions", body("hi"),
+                                             headers=auth("narrow"))
+                self.assertEqual(status, 404, data)
+                error_of(self, data, "NotFoundError")
+                # Nothing else changed: a good key still works.
+                self.post(gw, "alpha", body("still fine"))
+                text = gw.metrics_text()
+                self.assertEqual(metric_sum(text, "warmroute_request_rejections_total",
+                                            reason="unauthenticated"), 4)
+                self.assertEqual(metric_sum(text, "warmroute_tenant_requests_total",
+                                            tenant="alpha", code="200"), 1)
+                for key in KEYS.values():
+                    self.assertNotIn(key, text)
+            with open(log_path) as f:
+                lines = [json.loads(line) for line in f if line.strip()]
+        self.assertIn("alpha", [line.get("tenant") for line in lines])
+        logged = json.dumps(lines)
+        for key in KEYS.values():
+            self.assertNotIn(key, logged)
+        self.assertNotIn("still fine", logged)  # no prompt text unless log_prompts
+
+    def test_rate_limit_holds_the_configured_rate_over_ten_seconds(self):
+        # metered: 20 requests/s, burst 20 (the default: one second). Offered: ~50/s from 3
+        # clients for 10 s. Allowed: the burst, then the rate.
+        rate, seconds = 20, 10.0
+        counts = {"ok": 0, "429": 0, "other": 0}
+        retry_after = []
+        lock = threading.Lock()
+        with GatewayProcess(config(replicas=(0, 1))) as gw:
+            start = time.monotonic()
+            deadline = start + seconds
+
+            def client():
+                conn = gw.connection()
+                while True:
+                    now = time.monotonic()
+                    if now >= deadline:
+                        break
+                    status, headers, data = gw.request("POST", "/v1/chat/completions",
+                                                       body("metered"), headers=auth("metered"),
+                                                       conn=conn)
+                    with lock:
+                        if status == 200:
+                            counts["ok"] += 1
+                        elif status == 429:
+                            counts["429"] += 1
+                            retry_after.append(headers.get("retry-after"))
+                        else:
+                            counts["other"] += 1
+                    time.sleep(0.05)
+                conn.close()
+            threads = [threading.Thread(target=client) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            elapsed = time.monotonic() - start
+            text = gw.metrics_text()
+        expected = rate + rate * seconds
+        print(f"\nrate limit: {counts['ok']} allowed in {elapsed:.2f} s at {rate}/s (+{rate} burst), "
+              f"expected {expected:.0f}; {counts['429']} refused", flush=True)
+        self.assertEqual(counts["other"], 0)
+        self.assertGreater(counts["429"], 0, "the clients did not exceed the limit")
+        self.assertLessEqual(abs(counts["ok"] - expected), 0.05 * expected, counts)
+        self.assertTrue(all(r == "1" for r in retry_after), retry_after[:5])
+        self.assertEqual(metric_sum(text, "warmroute_rate_limited_total", tenant="metered",
+                                    limit="requests"), counts["429"])
+
+    def test_tenant_and_pool_metrics_pass_promtool(self):
+        with GatewayProcess(config(replicas=(0, 1))) as gw:
+            self.post(gw, "alpha", body(f"metrics {uuid.uuid4()}"))
+            status, _, _ = gw.request("POST", "/v1/chat/completions", body("x"),
+                                      headers={"Authorization": "Bearer nope"})
+            self.assertEqual(status, 401)
+            wait_until(lambda: metric_sum(gw.metrics_text(), "warmroute_tenant_requests_total",
+                                          tenant="alpha") >= 1, message="tenant metric")
+            text = gw.metrics_text()
+        proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual((proc.stdout + proc.stderr).strip(), "")
+        self.assertEqual(metric_sum(text, "warmroute_pool_backends", pool="default"), 2)
+        self.assertEqual(metric_sum(text, "warmroute_pool_healthy_backends", pool="default"), 2)
+        self.assertIn("# TYPE warmroute_pool_prefill_backlog_seconds gauge", text)
+        self.assertIn('warmroute_tenant_time_to_first_token_seconds_count{tenant="alpha"} 1', text)
+        self.assertEqual(metric_sum(text, "warmroute_rate_limit_redis_up"), 0)
+
+    def test_config_errors_name_the_key(self):
+        doc = config()
+        doc["tenancy"] = {}
+        code, _, err = run_serve(doc)
+        self.assertEqual(code, 2, err)
+        self.assertIn("tenancy.salt_secret: required when tenants are configured", err)
+        doc = config()
+        doc["backends"][0]["kind"] = "sglang"  # no cache_salt: isolated tenants cannot share it
+        code, _, err = run_serve(doc)
+        self.assertEqual(code, 2, err)
+        self.assertIn("cannot isolate caches with cache_salt", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
