@@ -69,6 +69,8 @@ class RedisRateStore {
 
   // Checks the request and prompt-token buckets of `tenant` and, only if both allow, takes 1
   // and `prompt_tokens` (negative counts as 0) from them. max_concurrent is ignored (see above).
+  // When both buckets refuse, retry_after is the longer wait (after which the request would
+  // pass) and `limit` names that bucket.
   // A tenant without bucket limits is allowed without any I/O.
   // Errors: InvalidArgument (a limit with rate_per_s <= 0 or burst < 1, a non-finite number);
   // Unavailable (Redis down, slow, in back-off, or answering errors); Cancelled (the calling
