@@ -27,32 +27,33 @@ LimitDecision LocalRateLimiter::Take(std::string_view tenant, const TenantLimits
   const TimePoint now = clock_.Now();
   std::lock_guard lock(mu_);
   State& state = tenants_[std::string(tenant)];
+  LimitDecision decision;
+  const auto refuse = [&decision](std::chrono::milliseconds wait, std::string_view limit) {
+    if (decision.allowed || wait > decision.retry_after) {
+      decision = {.allowed = false, .retry_after = wait, .limit = std::string(limit)};
+    }
+  };
   double request_level = 0;
   double token_level = 0;
   double token_cost = 0;
   if (limits.requests) {
     request_level = Level(state.requests.tokens, state.requests.updated, now, *limits.requests);
-    if (request_level < 1) {
-      return {.allowed = false,
-              .retry_after = WaitFor(1 - request_level, *limits.requests),
-              .limit = "requests"};
-    }
+    if (request_level < 1) refuse(WaitFor(1 - request_level, *limits.requests), kRequestsLimit);
   }
   if (limits.prompt_tokens) {
     token_cost = std::min(std::max(prompt_tokens, 0.0), limits.prompt_tokens->burst);
     token_level = Level(state.prompt_tokens.tokens, state.prompt_tokens.updated, now,
                         *limits.prompt_tokens);
     if (token_level < token_cost) {
-      return {.allowed = false,
-              .retry_after = WaitFor(token_cost - token_level, *limits.prompt_tokens),
-              .limit = "prompt_tokens"};
+      refuse(WaitFor(token_cost - token_level, *limits.prompt_tokens), kPromptTokensLimit);
     }
   }
+  if (!decision.allowed) return decision;
   if (limits.requests) state.requests = {.tokens = request_level - 1, .updated = now};
   if (limits.prompt_tokens) {
     state.prompt_tokens = {.tokens = token_level - token_cost, .updated = now};
   }
-  return {};
+  return decision;
 }
 
 bool LocalRateLimiter::AcquireConcurrent(std::string_view tenant, const TenantLimits& limits) {

@@ -27,10 +27,6 @@ using Timer =
 
 constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<net::Executor>{});
 
-// LimitDecision::limit of a refusal by each bucket (rate_limits.h).
-constexpr std::string_view kRequestsLimit = "requests";
-constexpr std::string_view kPromptTokensLimit = "prompt_tokens";
-
 // The whole check-and-take, atomic on the server (docs/rate-limits.md).
 //   KEYS[1], KEYS[2]: the request and prompt-token buckets, hashes {tokens, at (µs, server
 //   time)}. ARGV[3i-2], ARGV[3i-1], ARGV[3i]: rate per second, burst and cost of bucket i; a
