@@ -154,7 +154,40 @@ std::string StreamErrorEvent(const absl::Status& status) {
 
 Proxy::Proxy(ProxyShared shared, std::shared_ptr<const ProxySettings> settings,
              net::Executor executor)
-    : shared_(shared), settings_(std::move(settings)), executor_(executor) {}
+    : shared_(shared), executor_(executor) {
+  SetSettings(std::move(settings));
+}
+
+void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
+  const bool redis_changed = !settings_ || settings_->redis_url != settings->redis_url ||
+                             settings_->redis_timeout != settings->redis_timeout;
+  settings_ = std::move(settings);
+  if (!redis_changed) return;
+  redis_.reset();
+  if (settings_->redis_url.empty()) return;
+  absl::StatusOr<net::RedisEndpoint> endpoint = net::ParseRedisUrl(settings_->redis_url);
+  if (!endpoint.ok()) return;  // the config validator refused it already
+  RedisRateStoreOptions options;
+  options.endpoint = *endpoint;
+  options.command_timeout = settings_->redis_timeout;
+  options.connect_timeout = std::max(settings_->redis_timeout, std::chrono::milliseconds(100));
+  redis_ = std::make_unique<RedisRateStore>(executor_, options, *shared_.clock);
+}
+
+net::Task<LimitDecision> Proxy::TakeBuckets(const std::string& tenant, const TenantLimits& limits,
+                                            double prompt_tokens) {
+  if (redis_) {
+    absl::StatusOr<LimitDecision> cluster = co_await redis_->Take(tenant, limits, prompt_tokens);
+    if (cluster.ok()) {
+      shared_.metrics->OnRedisResult(true);
+      co_return *cluster;
+    }
+    // Unavailable (down, slow, backing off): the store logs the transition once; every
+    // decision taken locally meanwhile is counted.
+    shared_.metrics->OnRedisResult(false);
+  }
+  co_return shared_.limiter->Take(tenant, limits, prompt_tokens);
+}
 
 net::UpstreamPool& Proxy::Pool(const BackendTarget& target) {
   auto it = pools_.find(target.address);
@@ -254,8 +287,8 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
         decision = {.allowed = false, .retry_after = std::chrono::seconds(1), .limit = "concurrent"};
       } else {
         concurrency.emplace(shared_.limiter, call.tenant);
-        decision = shared_.limiter->Take(call.tenant, limits,
-                                         static_cast<double>(routing_request.prompt_tokens));
+        const double prompt_tokens = static_cast<double>(routing_request.prompt_tokens);
+        decision = co_await TakeBuckets(call.tenant, limits, prompt_tokens);
       }
       if (!decision.allowed) {
         concurrency.reset();

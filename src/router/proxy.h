@@ -3,7 +3,7 @@
 //   with tenants: authenticate the API key (401; tenants.h) → parse the body once (core/request;
 //   400 naming the bad field) → the tenant's models (404) → prefix key (approximate mode, keyed
 //   by model and the tenant's cache domain, else the x-warmroute-tenant header / cache_salt) →
-//   the tenant's rate limits (429 + Retry-After; rate_limiter.h) → admission (weighted-fair
+//   the tenant's rate limits (429 + Retry-After; rate_limiter.h, or redis_rate_store.h) → admission (weighted-fair
 //   across tenants; 429 when the queue is full) → routing decision among the tenant's pools
 //   (Backends; 404 for an unknown model, 503 when no backend is eligible) → forward the original
 //   bytes (forwarding.h: the tenant's cache_salt set) on a pooled keep-alive connection → relay.
@@ -46,6 +46,7 @@
 #include "router/gateway_metrics.h"
 #include "router/hot_prefixes.h"
 #include "router/rate_limiter.h"
+#include "router/redis_rate_store.h"
 #include "router/tenants.h"
 
 namespace warmroute::router {
@@ -58,6 +59,9 @@ struct ProxySettings {
   size_t max_response_bytes = size_t{256} << 20;  // a non-streaming response body
   std::shared_ptr<const Tenants> tenants;            // null or !enabled(): no tenancy
   bool log_prompts = false;
+  // Cluster-wide rate limits (redis_rate_store.h); empty: local only.
+  std::string redis_url;
+  std::chrono::milliseconds redis_timeout{50};
 };
 
 // The parts every worker's Proxy shares.
@@ -90,19 +94,23 @@ class Proxy {
   const std::shared_ptr<const ProxySettings>& settings() const { return settings_; }
 
   // Takes effect for requests that start afterwards (config reload). Worker thread only.
-  void SetSettings(std::shared_ptr<const ProxySettings> settings) {
-    settings_ = std::move(settings);
-  }
+  void SetSettings(std::shared_ptr<const ProxySettings> settings);
 
  private:
   // This thread's pool for `target`, created on first use; creating one also drops the pools of
   // backends no longer present.
   net::UpstreamPool& Pool(const BackendTarget& target);
 
+  // The tenant's rate-limit verdict: from Redis when configured and answering (cluster-wide),
+  // else from the local limiter (and the fallback is counted). Concurrency is always local.
+  net::Task<LimitDecision> TakeBuckets(const std::string& tenant, const TenantLimits& limits,
+                                       double prompt_tokens);
+
   ProxyShared shared_;
   std::shared_ptr<const ProxySettings> settings_;
   net::Executor executor_;
   absl::flat_hash_map<std::string, std::unique_ptr<net::UpstreamPool>> pools_;
+  std::unique_ptr<RedisRateStore> redis_;  // this thread's connection; null: local limits
 };
 
 }  // namespace warmroute::router

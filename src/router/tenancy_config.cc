@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "net/redis_connection.h"
 
 namespace warmroute::router {
 namespace {
@@ -186,9 +187,11 @@ absl::Status ParseTenancy(MapReader& root, TenancyConfig* out) {
     if (redis != nullptr) {
       WR_RETURN_IF_ERROR(ReadNonEmptyString(redis, map.PathOf("redis"), &out->redis_url));
     }
-    if (redis != nullptr && out->redis_url.rfind("redis://", 0) != 0) {
-      return KeyError(map.PathOf("redis"), redis,
-                      absl::StrCat("expected redis://host:port, got '", out->redis_url, "'"));
+    if (redis != nullptr) {
+      absl::StatusOr<net::RedisEndpoint> endpoint = net::ParseRedisUrl(out->redis_url);
+      if (!endpoint.ok()) {
+        return KeyError(map.PathOf("redis"), redis, std::string(endpoint.status().message()));
+      }
     }
     WR_RETURN_IF_ERROR(ReadMillis(map.Get("redis_timeout_ms"), map.PathOf("redis_timeout_ms"), 1,
                                   &out->redis_timeout));

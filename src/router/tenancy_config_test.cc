@@ -121,7 +121,8 @@ TEST(TenancyConfigTest, ErrorsNameTheKey) {
       {"tenancy: {salt_secret: 0123456789abcdef0}\ntenants: [{name: a, pools: [gpu]}]\n"
        "backends: [{url: 'http://h:1'}]",
        "tenants[0].pools[0]: no backend is in pool 'gpu'"},
-      {"rate_limits: {redis: 'http://h:1'}", "rate_limits.redis: expected redis://host:port"},
+      {"rate_limits: {redis: 'http://h:1'}",
+       "rate_limits.redis: bad Redis URL \"http://h:1\": expected redis://host[:port]"},
       {"tenancy: {anonymous_tenant: x}", "tenancy.anonymous_tenant: names no tenant"},
   };
   for (const auto& c : cases) {

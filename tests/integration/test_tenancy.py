@@ -4,11 +4,15 @@
 What the engine reports is the proof: vLLM-style usage.prompt_tokens_details.cached_tokens shows
 whether KV blocks were shared. Isolated tenants sending the same prompt share nothing, a
 shared_group shares, a client-supplied cache_salt cannot break isolation, keys are refused with
-401 and never logged, limits answer 429 with Retry-After and hold the configured rate.
+401 and never logged, limits answer 429 with Retry-After and hold the configured rate — on one
+gateway, and across two gateway replicas sharing a real `redis-server` (started here on
+loopback; scripts/install-deps.sh installs it), which keep serving on local limits when Redis
+dies.
 """
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import tempfile
 import threading
@@ -16,7 +20,7 @@ import time
 import unittest
 import uuid
 
-from emulator_process import EmulatorProcess
+from emulator_process import EmulatorProcess, free_tcp_port, terminate
 from gateway_process import GatewayProcess, run_serve
 from test_gateway import error_of, metric_sum, wait_until
 
@@ -259,6 +263,133 @@ class TenancyTest(unittest.TestCase):
         code, _, err = run_serve(doc)
         self.assertEqual(code, 2, err)
         self.assertIn("cannot isolate caches with cache_salt", err)
+
+
+
+# --- Cluster-wide limits: two gateways, one real redis-server -------------------------------
+
+REDIS_SERVER = os.environ.get("WARMROUTE_REDIS_SERVER", "/usr/bin/redis-server")
+
+
+class RedisServer:
+    """redis-server in the foreground on 127.0.0.1:`port`, no persistence."""
+
+    def __init__(self, port):
+        self.port = port
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def ping():
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                    s.sendall(b"PING\r\n")
+                    return s.recv(16).startswith(b"+PONG")
+            except OSError:
+                return False
+        wait_until(ping, timeout=10, message="redis-server")
+
+    def stop(self):
+        if self.proc is not None:
+            terminate(self.proc)
+            self.proc = None
+
+
+def redis_config(redis_port):
+    return {
+        "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
+        "backends": [{"name": f"r{i}", "url": f"http://{r.host}:{r.port}"}
+                     for i, r in enumerate(ENGINE.replicas)],
+        "observability": {"access_log": "off"},
+        "tenancy": {"salt_secret": "integration-test-salt-secret"},
+        "rate_limits": {"redis": f"redis://127.0.0.1:{redis_port}", "redis_timeout_ms": 50},
+        "tenants": [{"name": "metered", "api_keys_sha256": [digest(KEYS["metered"])],
+                     "rate_limits": {"requests_per_s": 20}}],
+    }
+
+
+class ClusterRateLimitTest(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(os.access(REDIS_SERVER, os.X_OK),
+                        f"{REDIS_SERVER} is missing: run scripts/install-deps.sh")
+        self.redis = RedisServer(free_tcp_port())
+        self.redis.start()
+
+    def tearDown(self):
+        self.redis.stop()
+
+    def test_two_gateways_share_one_limit_within_five_percent(self):
+        rate, seconds = 20, 10.0
+        counts = {"ok": [0, 0], "429": [0, 0], "other": 0}
+        lock = threading.Lock()
+        with GatewayProcess(redis_config(self.redis.port)) as a, \
+                GatewayProcess(redis_config(self.redis.port)) as b:
+            gateways = [a, b]
+            deadline = time.monotonic() + seconds
+
+            def client(i):
+                gw = gateways[i % 2]
+                conn = gw.connection()
+                while time.monotonic() < deadline:
+                    status, _, _ = gw.request("POST", "/v1/chat/completions", body("shared"),
+                                              headers=auth("metered"), conn=conn)
+                    with lock:
+                        if status == 200:
+                            counts["ok"][i % 2] += 1
+                        elif status == 429:
+                            counts["429"][i % 2] += 1
+                        else:
+                            counts["other"] += 1
+                    time.sleep(0.05)
+                conn.close()
+            threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            texts = [gw.metrics_text() for gw in gateways]
+        allowed = sum(counts["ok"])
+        expected = rate + rate * seconds  # one shared burst, then the rate
+        print(f"\ncluster limit: {allowed} allowed ({counts['ok'][0]} + {counts['ok'][1]}) by two "
+              f"gateways in {seconds:g} s at {rate}/s (+{rate} burst), expected {expected:.0f}; "
+              f"{sum(counts['429'])} refused", flush=True)
+        self.assertEqual(counts["other"], 0)
+        self.assertTrue(all(counts["ok"]) and all(counts["429"]), counts)
+        self.assertLessEqual(abs(allowed - expected), 0.05 * expected, counts)
+        for text in texts:
+            self.assertEqual(metric_sum(text, "warmroute_rate_limit_redis_up"), 1)
+            self.assertEqual(metric_sum(text, "warmroute_rate_limit_redis_fallbacks_total"), 0)
+
+    def test_a_dead_redis_never_blocks_requests_and_is_used_again_when_back(self):
+        with GatewayProcess(redis_config(self.redis.port)) as gw:
+            status, _, _ = gw.request("POST", "/v1/chat/completions", body("warm"),
+                                      headers=auth("metered"))
+            self.assertEqual(status, 200)
+            self.assertEqual(metric_sum(gw.metrics_text(), "warmroute_rate_limit_redis_up"), 1)
+            self.redis.stop()
+            slowest = 0.0
+            for i in range(10):
+                start = time.monotonic()
+                status, _, data = gw.request("POST", "/v1/chat/completions", body(f"down {i}"),
+                                             headers=auth("metered"))
+                slowest = max(slowest, time.monotonic() - start)
+                self.assertEqual(status, 200, data[:300])  # 11 requests: within the burst of 20
+            print(f"\nslowest request with Redis down: {slowest * 1e3:.1f} ms", flush=True)
+            self.assertLess(slowest, 1.0)
+            text = gw.metrics_text()
+            self.assertEqual(metric_sum(text, "warmroute_rate_limit_redis_up"), 0)
+            self.assertGreaterEqual(
+                metric_sum(text, "warmroute_rate_limit_redis_fallbacks_total"), 10)
+            self.assertRegex(gw.log(), r"(?i)redis")
+            self.redis.start()  # same port: the gateway reconnects after its back-off
+
+            def redis_used_again():
+                gw.request("POST", "/v1/chat/completions", body("back"), headers=auth("metered"))
+                return metric_sum(gw.metrics_text(), "warmroute_rate_limit_redis_up") == 1
+            wait_until(redis_used_again, timeout=20, interval=0.5, message="Redis reconnect")
 
 
 if __name__ == "__main__":
