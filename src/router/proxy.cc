@@ -182,6 +182,11 @@ net::Task<LimitDecision> Proxy::TakeBuckets(const std::string& tenant, const Ten
       shared_.metrics->OnRedisResult(true);
       co_return *cluster;
     }
+    // The client left while waiting (Cancelled): its answer no longer matters, and Redis did
+    // not fail. Decided locally without counting a fallback.
+    if (cluster.status().code() == absl::StatusCode::kCancelled) {
+      co_return shared_.limiter->Take(tenant, limits, prompt_tokens);
+    }
     // Unavailable (down, slow, backing off): the store logs the transition once; every
     // decision taken locally meanwhile is counted.
     shared_.metrics->OnRedisResult(false);
