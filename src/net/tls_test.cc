@@ -6,20 +6,26 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "common/status.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
 
 namespace warmroute::net {
 namespace {
 
 using ::testing::HasSubstr;
 
-// A temp dir with a self-signed certificate (cert.pem, key.pem) and another key (other.pem),
-// made with OpenSSL's API (no CLI, no network).
+// A temp dir with a self-signed certificate for "localhost" (cert.pem, key.pem) and another key
+// (other.pem), made with OpenSSL's API (no CLI).
 class TlsFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,6 +74,120 @@ class TlsFilesTest : public ::testing::Test {
 
   std::filesystem::path dir_;
 };
+
+// HttpServer with TLS and UpstreamPool with TLS, against each other on loopback.
+class TlsExchangeTest : public TlsFilesTest {
+ protected:
+  // Starts a TLS server answering "echo:<body>"; returns its port.
+  uint16_t ServeTls() {
+    auto context =
+        MakeTlsServerContext({.cert_file = Path("cert.pem"), .key_file = Path("key.pem")});
+    EXPECT_TRUE(context.ok()) << context.status();
+    HttpServerOptions options;
+    options.tls = *context;
+    auto server = HttpServer::Create(
+        io_, options, [](HttpRequest request, ResponseWriter& writer) -> Task<void> {
+          // GCC 12: no temporaries in a co_await expression.
+          ResponseHead head;
+          std::string body = "echo:" + request.body;
+          co_await writer.Reply(std::move(head), std::move(body));
+        });
+    EXPECT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    server_->Start();
+    return server_->port();
+  }
+
+  // A pool to the server, trusting `ca_file` and checking the name "localhost".
+  std::unique_ptr<UpstreamPool> TlsPool(uint16_t port, const std::string& ca_file) {
+    auto context = MakeTlsClientContext({.ca_file = ca_file});
+    EXPECT_TRUE(context.ok()) << context.status();
+    PoolOptions options;
+    options.tls = *context;
+    options.tls_server_name = "localhost";
+    return std::make_unique<UpstreamPool>(io_.get_executor(), "127.0.0.1", port, options);
+  }
+
+  void Run(std::function<Task<void>()> body) {
+    std::exception_ptr failure;
+    boost::asio::co_spawn(
+        io_,
+        [&]() -> Task<void> {
+          co_await body();
+          server_->Stop();
+        },
+        [&](std::exception_ptr e) {
+          failure = e;
+          server_->Stop();
+        });
+    io_.run();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  boost::asio::io_context io_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(TlsExchangeTest, ExchangesOverTlsAndReusesThePooledConnection) {
+  const uint16_t port = ServeTls();
+  Run([&]() -> Task<void> {
+    const UpstreamTimeouts timeouts;
+    std::unique_ptr<UpstreamPool> pool = TlsPool(port, Path("cert.pem"));
+    for (int i = 0; i < 3; ++i) {
+      UpstreamRequest request{.method = "POST", .target = "/", .headers = nullptr, .body = "hi"};
+      auto x = co_await UpstreamExchange::Start(*pool, request, timeouts);
+      EXPECT_TRUE(x.ok()) << x.status();
+      if (!x.ok()) co_return;
+      EXPECT_EQ((*x)->head().status, 200);
+      auto body = co_await (*x)->ReadAll(1 << 20);
+      EXPECT_TRUE(body.ok()) << body.status();
+      EXPECT_EQ(body.value_or(""), "echo:hi");
+      x->reset();
+      EXPECT_EQ(pool->idle_connections(), 1u) << "the TLS connection goes back to the pool";
+    }
+  });
+}
+
+TEST_F(TlsExchangeTest, UnverifiableServerIsAConnectFailureAndPlaintextIsRefused) {
+  const uint16_t port = ServeTls();
+  Run([&]() -> Task<void> {
+    const UpstreamTimeouts timeouts;
+    // Trusting only the system's CAs, which do not know this self-signed certificate.
+    auto context = MakeTlsClientContext({});
+    EXPECT_TRUE(context.ok());
+    PoolOptions options;
+    options.tls = *context;
+    options.tls_server_name = "localhost";
+    UpstreamPool untrusting(io_.get_executor(), "127.0.0.1", port, options);
+    UpstreamRequest request{.method = "GET", .target = "/", .headers = nullptr, .body = {}};
+    auto x = co_await UpstreamExchange::Start(untrusting, request, timeouts);
+    EXPECT_FALSE(x.ok());
+    EXPECT_TRUE(ConnectFailed(x.status())) << x.status();
+    EXPECT_NE(x.status().message().find("certificate verify failed"), absl::string_view::npos)
+        << x.status();
+
+    // The wrong name: the certificate is for localhost.
+    auto trusting = MakeTlsClientContext({.ca_file = Path("cert.pem")});
+    EXPECT_TRUE(trusting.ok());
+    PoolOptions wrong_name;
+    wrong_name.tls = *trusting;
+    wrong_name.tls_server_name = "example.com";
+    UpstreamPool misnamed(io_.get_executor(), "127.0.0.1", port, wrong_name);
+    auto y = co_await UpstreamExchange::Start(misnamed, request, timeouts);
+    EXPECT_FALSE(y.ok());
+    EXPECT_TRUE(ConnectFailed(y.status())) << y.status();
+
+    // A plaintext client gets no HTTP answer from the TLS server.
+    UpstreamPool plaintext(io_.get_executor(), "127.0.0.1", port);
+    auto z = co_await UpstreamExchange::Start(plaintext, request, timeouts);
+    EXPECT_FALSE(z.ok());
+
+    // The server still serves TLS clients.
+    std::unique_ptr<UpstreamPool> pool = TlsPool(port, Path("cert.pem"));
+    auto ok = co_await UpstreamExchange::Start(*pool, request, timeouts);
+    EXPECT_TRUE(ok.ok()) << ok.status();
+  });
+}
 
 TEST_F(TlsFilesTest, MakesServerAndClientContextsFromMatchingFiles) {
   EXPECT_TRUE(
