@@ -24,6 +24,7 @@ from emulator_process import EmulatorProcess, binary
 from gateway_process import GatewayProcess, run_serve
 
 MODEL = "tiny"
+TOKEN = "tls-test-token"
 PKI = None      # temp dir with the certificates
 ENGINE = None   # one `--profile tiny` replica serving TLS, requiring client certificates
 
@@ -92,6 +93,7 @@ def gateway_config(listen_tls=None, backend=None, **listen):
         "health": {"probe_interval_ms": 100, "probe_timeout_ms": 1000},
         "scrape": {"interval_ms": 100},
         "retries": 0,
+        "admin": {"token": TOKEN},
         "observability": {"access_log": "off"},
     }
     if listen_tls is not None:
@@ -203,6 +205,27 @@ class GatewayTlsTest(unittest.TestCase):
         chunks = [json.loads(e) for e in events[:-1]]
         self.assertTrue(any(c["choices"] and c["choices"][0]["delta"].get("content")
                             for c in chunks), body)
+
+    def test_probes_scrapes_and_model_discovery_go_over_mtls(self):
+        def backend():
+            conn = http.client.HTTPSConnection(self.gw.host, self.gw.port, timeout=10,
+                                               context=client_context())
+            try:
+                conn.request("GET", "/admin/backends",
+                             headers={"Authorization": f"Bearer {TOKEN}"})
+                resp = conn.getresponse()
+                self.assertEqual(resp.status, 200)
+                return json.loads(resp.read())["backends"][0]
+            finally:
+                conn.close()
+
+        self.assertTrue(wait_until(lambda: backend()["metrics"] is not None and
+                                   backend()["discovered_models"] == [MODEL]), backend())
+        b = backend()
+        self.assertEqual(b["url"], f"https://{ENGINE.replicas[0].host}:{ENGINE.replicas[0].port}")
+        self.assertEqual(b["state"], "up")
+        self.assertGreater(b["kv_capacity_tokens"], 0)  # from the scraped vllm:cache_config_info
+        self.assertIn("health probe ok", self.gw.log())
 
     def test_keep_alive_connection_serves_several_requests(self):
         conn = http.client.HTTPSConnection(self.gw.host, self.gw.port, timeout=10,
