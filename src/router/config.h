@@ -10,12 +10,11 @@
 //   policy:        name (routing::PolicyNames), params (name -> number), validated by building
 //                  the policy with routing::MakePolicy
 //   prefix_key:    block_chars (> 0), max_chars (>= block_chars)
-//   backends:      list of {name (default host:port of the url), url (required, http://host:port),
+//   backends:      list of {name (default host:port of the url), url (required,
+//                  http://host:port or https://host:port),
 //                  kind (vllm|sglang|llamacpp|trtllm|openai), models ([] = any),
 //                  kv_capacity_tokens (0 = unknown), tls: {ca_file, cert_file, key_file,
 //                  server_name} (only with an https:// url)}; names and urls (host:port) unique
-// TLS files are read and checked while parsing ("listen.tls.cert_file: cannot read '/x': No such
-// file or directory", "... does not match the certificate ...", net/tls.h).
 //   timeouts:      connect_ms, first_byte_ms (request sent -> response head), idle_stream_ms
 //                  (between two body reads of a response)
 //   retries:       0..2
@@ -26,9 +25,11 @@
 //   admin:         token (bearer token; empty = admin API disabled)
 //   observability: access_log (stderr | off | a file path), response_headers
 // Durations are in milliseconds, > 0 (scrape.interval_ms >= 0) and at most one day.
+// TLS files are read and checked while parsing (net/tls.h): "listen.tls.cert_file: cannot read
+// '/x': No such file or directory", "listen.tls.key_file: the private key in ... does not match".
 // Errors are InvalidArgument naming the key path and the value, with the YAML line when known:
-//   "backends[1].url: expected http://host:port, got 'ftp://x' (the scheme must be http://)
-//    (line 12)", "timeouts.connect_ms: must be > 0, got -3 (line 20)",
+//   "backends[1].url: expected http://host:port or https://host:port, got 'ftp://x' (the scheme
+//    must be http:// or https://) (line 12)", "timeouts.connect_ms: must be > 0, got -3 (line 20)",
 //   "line 4, column 3: YAML error: ..." for a syntax error.
 // The offending key path is also attached as the status's param (common/status.h).
 // See deploy/*.yaml for a complete example per routing policy.
@@ -96,7 +97,7 @@ struct BackendTlsConfig {
 
 struct BackendConfig {
   std::string name;  // unique; default: host:port
-  std::string url;   // canonical: "http://host:port" (no trailing '/')
+  std::string url;   // canonical: "http://host:port" or "https://..." (no trailing '/')
   std::string host;  // IPv6 without brackets
   uint16_t port = 0;
   BackendTlsConfig tls;
