@@ -3,8 +3,13 @@
 from /proc/PID/stat before and after a wrk run) and, with --syscalls, system calls per request
 (strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only).
 
+With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
+warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
+then skipped. Each wrk connection is kept alive, so this is the cost of TLS records, not of
+handshakes.
+
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [haproxy nginx round_robin warmroute ...]
+       [--syscalls] [--tls DIR] [haproxy nginx round_robin warmroute ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls).
 """
 import argparse
@@ -30,7 +35,7 @@ def cpu_us(pid):
     return int(fields[11]) * tick, int(fields[12]) * tick
 
 
-def start_proxy(which, port, backends, tmp, binary):
+def start_proxy(which, port, backends, tmp, binary, tls_dir=None):
     if which == "haproxy":
         with open(f"{tmp}/h.cfg", "w") as f:
             f.write(po.haproxy_conf(port, backends))
@@ -41,15 +46,20 @@ def start_proxy(which, port, backends, tmp, binary):
             f.write(po.nginx_proxy_conf(tmp, port, backends))
         return subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c",
                                  f"{tmp}/p.conf", "-p", tmp])
+    conf = po.warmroute_conf(port, backends, which)
+    if tls_dir:
+        conf = conf.replace("  threads: 2\n",
+                            f"  threads: 2\n  tls:\n    cert_file: {tls_dir}/server.pem\n"
+                            f"    key_file: {tls_dir}/server.key\n")
     with open(f"{tmp}/w.yaml", "w") as f:
-        f.write(po.warmroute_conf(port, backends, which))
+        f.write(conf)
     return subprocess.Popen([binary, "serve", "--config", f"{tmp}/w.yaml", "--log-level", "warn"],
                             stdout=subprocess.DEVNULL)
 
 
-def wrk(port, script, connections, threads, seconds):
+def wrk(port, script, connections, threads, seconds, scheme="http"):
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", script,
-                          f"http://127.0.0.1:{port}"], capture_output=True, text=True).stdout
+                          f"{scheme}://127.0.0.1:{port}"], capture_output=True, text=True).stdout
     return int(re.search(r"(\d+) requests in", out).group(1))
 
 
@@ -57,8 +67,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(po.ROOT, "build/release/src/cli/warmroute"))
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
+    scheme = "https" if a.tls else "http"
+    if a.tls:
+        a.proxies = [p for p in a.proxies if p not in ("haproxy", "nginx")]
     tmp = tempfile.mkdtemp(prefix="wr-proxy-cost-")
     backends = [po.free_port() for _ in range(4)]
     with open(f"{tmp}/b.conf", "w") as f:
@@ -68,7 +82,7 @@ def main():
     try:
         for which in a.proxies:
             port = po.free_port()
-            proxy = start_proxy(which, port, backends, tmp, a.bin)
+            proxy = start_proxy(which, port, backends, tmp, a.bin, a.tls)
             try:
                 po.wait_port(port)
                 time.sleep(1.5)  # first health probes
@@ -79,7 +93,7 @@ def main():
                     with open(script, "w") as f:
                         f.write(po.WRK_LUA % {"kind": kind, "big": big})
                     before = [cpu_us(p) for p in pids]
-                    n = wrk(port, script, 64, 2, 4)
+                    n = wrk(port, script, 64, 2, 4, scheme)
                     after = [cpu_us(p) for p in pids]
                     user = sum(x[0] - y[0] for x, y in zip(after, before)) / n
                     sys_ = sum(x[1] - y[1] for x, y in zip(after, before)) / n
@@ -89,7 +103,7 @@ def main():
                         st = subprocess.Popen(["strace", "-c", "-f", "-o", f"{tmp}/st.txt", "-p",
                                                str(proxy.pid)], stderr=subprocess.DEVNULL)
                         time.sleep(0.5)
-                        n = wrk(port, script, 8, 1, 3)
+                        n = wrk(port, script, 8, 1, 3, scheme)
                         st.send_signal(signal.SIGINT)
                         st.wait()
                         calls = 0

@@ -9,7 +9,8 @@ packages=(
   libboost1.81-dev            # Asio + Beast with C++20 coroutines (header-only)
   libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libabsl-dev libxxhash-dev cppzmq-dev libzmq3-dev libmsgpuck-dev
-  prometheus-cpp-dev libhiredis-dev libssl-dev
+  prometheus-cpp-dev libhiredis-dev
+  libssl-dev openssl          # TLS (OpenSSL::SSL); the CLI makes test certificates (test_tls.py)
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus                  # promtool, to validate /metrics in tests
   python3-msgpack python3-zmq # independent decoder and subscriber of KV events in tests (/usr/bin/python3)

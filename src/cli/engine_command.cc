@@ -4,7 +4,10 @@
 // or SIGTERM (exit 0):
 //   replica 0 listening on 127.0.0.1:8000
 //   replica 0 kv-events on tcp://*:5557          (with --kv-events)
-// Invalid flags exit 2 with a message on stderr; a port that cannot be bound exits 1.
+// Invalid flags exit 2 with a message on stderr (TLS files are read and checked at start:
+// "--tls-cert: cannot read '/x': No such file or directory"); a port that cannot be bound exits 1.
+// With --tls-cert/--tls-key every replica serves HTTPS (TLS >= 1.2), and with --tls-client-ca
+// it requires client certificates signed by those CAs.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -103,6 +106,11 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
                   "KV event encoding: map (vLLM's current form, the default) or array (the older "
                   "tagged-array form, vLLM <= 0.23)")
       ->capture_default_str();
+  cmd->add_option("--tls-cert", f.tls.cert_file,
+                  "PEM certificate chain: serve HTTPS with it (with --tls-key)");
+  cmd->add_option("--tls-key", f.tls.key_file, "PEM private key of --tls-cert");
+  cmd->add_option("--tls-client-ca", f.tls.client_ca_file,
+                  "PEM CA certificates: require client certificates signed by them (mTLS)");
   cmd->add_flag("--no-jitter", flags->no_jitter, "no step-time jitter");
   cmd->add_option("--body-limit-mb", flags->body_limit_mb, "request body limit in MiB")
       ->capture_default_str();

@@ -74,6 +74,21 @@ absl::StatusOr<std::string> KvEndpointFor(const std::string& base, int index, in
   return absl::StrCat(base, "-", index);
 }
 
+// The TLS context of every replica's server (null without --tls-cert/--tls-key/--tls-client-ca);
+// errors name the flag at fault.
+absl::StatusOr<std::shared_ptr<net::TlsContext>> TlsContextOf(const net::TlsServerOptions& tls) {
+  if (tls.cert_file.empty() && tls.key_file.empty() && tls.client_ca_file.empty()) {
+    return std::shared_ptr<net::TlsContext>();
+  }
+  absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsServerContext(tls);
+  if (context.ok()) return context;
+  const std::string option = ParamOf(context.status()).value_or("");
+  const std::string flag = option == "cert_file"  ? "tls-cert"
+                           : option == "key_file" ? "tls-key"
+                                                  : "tls-client-ca";
+  return InvalidParam(flag, absl::StrCat("--", flag, ": ", context.status().message()));
+}
+
 }  // namespace
 
 std::string ProfileNames() {
@@ -89,6 +104,7 @@ class Fleet::Impl {
  public:
   absl::Status Build(const FleetOptions& o) {
     WR_RETURN_IF_ERROR(Validate(o));
+    WR_ASSIGN_OR_RETURN(const std::shared_ptr<net::TlsContext> tls, TlsContextOf(o.tls));
     const engine::TimingProfile* profile = engine::FindTimingProfile(o.profile);
     if (profile == nullptr) {
       return WithParam(absl::NotFoundError(absl::StrCat("unknown profile '", o.profile,
@@ -131,6 +147,7 @@ class Fleet::Impl {
       so.host = o.host;
       so.port = o.port == 0 ? 0 : static_cast<uint16_t>(o.port + i);
       so.body_limit_bytes = o.body_limit_bytes;
+      so.tls = tls;
       EngineApi* api = apis_.back().get();
       WR_ASSIGN_OR_RETURN(
           std::unique_ptr<net::HttpServer> server,

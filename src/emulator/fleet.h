@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "emulator/kv_event_publisher.h"
+#include "net/tls.h"
 
 namespace warmroute::emulator {
 
@@ -45,6 +46,9 @@ struct FleetOptions {
   std::string kv_events_endpoint = "tcp://*:5557";
   KvEventEncoding kv_events_encoding = KvEventEncoding::kArray;
   size_t body_limit_bytes = size_t{32} << 20;
+  // tls.cert_file set: every replica serves HTTPS (--tls-cert, --tls-key), and with
+  // tls.client_ca_file requires client certificates (--tls-client-ca).
+  net::TlsServerOptions tls;
 };
 
 struct ReplicaEndpoint {

@@ -1,10 +1,16 @@
 #include "net/http_client.h"
 
+#include <arpa/inet.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <span>
 #include <utility>
 
@@ -20,6 +26,7 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
+using TlsStream = beast::ssl_stream<Stream>;
 using Resolver = asio::ip::basic_resolver<tcp, Executor>;
 
 constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<Executor>{});
@@ -43,11 +50,47 @@ absl::Status ConnectError(const std::string& where, const beast::error_code& ec)
   return status;
 }
 
+// A TLS handshake failure: like a connect failure, nothing of the request was sent.
+absl::Status HandshakeError(const std::string& where, const beast::error_code& ec, SSL* ssl) {
+  if (ec == beast::error::timeout) {
+    return ConnectError(where, ec);
+  }
+  std::string why = ec.message();
+  const long verify = SSL_get_verify_result(ssl);
+  if (verify != X509_V_OK) absl::StrAppend(&why, " (", X509_verify_cert_error_string(verify), ")");
+  absl::Status status =
+      absl::UnavailableError(absl::StrCat("TLS handshake with ", where, " failed: ", why));
+  status.SetPayload(std::string(kConnectFailedPayload), absl::Cord("1"));
+  return status;
+}
+
+bool IsIpLiteral(const std::string& host) {
+  unsigned char address[16];
+  return inet_pton(AF_INET, host.c_str(), address) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), address) == 1;
+}
+
 }  // namespace
 
+// A pooled connection: plaintext (`plain`) or TLS (`tls`), exactly one of them.
 struct UpstreamPool::Connection {
-  explicit Connection(Executor executor) : stream(executor) { buffer.reserve(kReadBufferBytes); }
-  Stream stream;
+  Connection(Executor executor, TlsContext* context) {
+    if (context != nullptr) {
+      tls.emplace(executor, *context);
+    } else {
+      plain.emplace(executor);
+    }
+    buffer.reserve(kReadBufferBytes);
+  }
+  // The TCP layer: timeouts and the socket.
+  Stream& tcp() { return tls ? tls->next_layer() : *plain; }
+  // op(stream) on the connection's stream; `op` returns the same awaitable for both kinds.
+  template <typename Op>
+  auto On(Op op) {
+    return tls ? op(*tls) : op(*plain);
+  }
+  std::optional<Stream> plain;
+  std::optional<TlsStream> tls;
   beast::flat_buffer buffer;
   // Where ReadSome puts body pieces; kept with the connection so that an exchange on a pooled
   // connection allocates nothing for it.
@@ -58,6 +101,8 @@ struct UpstreamPool::State {
   std::vector<std::unique_ptr<Connection>> idle;
   size_t max_idle = 0;
   bool closed = false;
+  std::shared_ptr<TlsContext> tls;  // null: plaintext
+  std::string tls_server_name;      // SNI and the verified name (TLS only)
   // Resolved once, again after a connect failure (the name may have moved).
   std::optional<Resolver::results_type> endpoints;
 };
@@ -69,6 +114,8 @@ UpstreamPool::UpstreamPool(Executor executor, std::string host, uint16_t port, P
       options_(options),
       state_(std::make_shared<State>()) {
   state_->max_idle = options_.max_idle;
+  state_->tls = options_.tls;
+  state_->tls_server_name = options_.tls_server_name.empty() ? host_ : options_.tls_server_name;
 }
 
 UpstreamPool::~UpstreamPool() {
@@ -81,7 +128,7 @@ size_t UpstreamPool::idle_connections() const { return state_->idle.size(); }
 void UpstreamPool::CloseIdle() {
   for (auto& c : state_->idle) {
     beast::error_code ec;
-    c->stream.socket().close(ec);
+    c->tcp().socket().close(ec);
   }
   state_->idle.clear();
 }
@@ -100,12 +147,12 @@ struct UpstreamExchange::Impl {
                           connection->buffer.size() == 0 && !state->closed &&
                           state->idle.size() < state->max_idle;
     if (reusable) {
-      connection->stream.expires_never();
+      connection->tcp().expires_never();
       state->idle.push_back(std::move(connection));
     } else {
       beast::error_code ec;
-      connection->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-      connection->stream.socket().close(ec);
+      connection->tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+      connection->tcp().socket().close(ec);
     }
   }
 };
@@ -138,20 +185,31 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
   const std::string where = absl::StrCat(host, ":", port);
   if (!state.endpoints) {
     Resolver resolver(executor);
-    auto [ec, results] = co_await resolver.async_resolve(
-        host, std::to_string(port), tcp::resolver::numeric_service, kTask);
+    auto [ec, results] = co_await resolver.async_resolve(host, std::to_string(port),
+                                                         tcp::resolver::numeric_service, kTask);
     if (ec || results.empty()) co_return ConnectError(where, ec);
     state.endpoints = std::move(results);
   }
-  auto connection = std::make_unique<UpstreamPool::Connection>(executor);
-  connection->stream.expires_after(timeout);
-  auto [ec, endpoint] = co_await connection->stream.async_connect(*state.endpoints, kTask);
+  auto connection = std::make_unique<UpstreamPool::Connection>(executor, state.tls.get());
+  Stream& stream = connection->tcp();
+  stream.expires_after(timeout);
+  auto [ec, endpoint] = co_await stream.async_connect(*state.endpoints, kTask);
   if (ec) {
     state.endpoints.reset();
     co_return ConnectError(where, ec);
   }
   beast::error_code ignored;
-  connection->stream.socket().set_option(tcp::no_delay(true), ignored);
+  stream.socket().set_option(tcp::no_delay(true), ignored);
+  if (connection->tls) {
+    // The handshake is part of connecting: within the same timeout, and a failure means that
+    // nothing was sent.
+    TlsStream& tls = *connection->tls;
+    const std::string& name = state.tls_server_name;
+    if (!IsIpLiteral(name)) SSL_set_tlsext_host_name(tls.native_handle(), name.c_str());
+    tls.set_verify_callback(asio::ssl::host_name_verification(name));
+    auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::client, kTask);
+    if (hec) co_return HandshakeError(where, hec, tls.native_handle());
+  }
   co_return connection;
 }
 
@@ -193,18 +251,18 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     impl->connection = TakeIdle(*state);
     const bool reused = impl->connection != nullptr;
     if (!reused) {
-      auto connection =
-          co_await Connect(executor, *state, host, port, timeouts.connect);
+      auto connection = co_await Connect(executor, *state, host, port, timeouts.connect);
       if (!connection.ok()) co_return connection.status();
       impl->connection = std::move(*connection);
     }
-    Stream& stream = impl->connection->stream;
+    UpstreamPool::Connection& connection = *impl->connection;
     // A reused connection that fails before any response byte was closed by the upstream while
     // idle (a race the peek cannot exclude): try once more on a new connection.
     const bool may_retry = reused && attempt == 0;
 
-    stream.expires_after(timeouts.first_byte);
-    auto [wec, wn] = co_await http::async_write(stream, message, kTask);
+    connection.tcp().expires_after(timeouts.first_byte);
+    auto write = connection.On([&](auto& s) { return http::async_write(s, message, kTask); });
+    auto [wec, wn] = co_await std::move(write);
     if (wec) {
       impl->failed = true;
       if (may_retry) continue;
@@ -217,15 +275,17 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     impl->parser.emplace();
     impl->parser->body_limit(boost::none);
     if (request.method == "HEAD") impl->parser->skip(true);
-    auto [hec, hn] =
-        co_await http::async_read_header(stream, impl->connection->buffer, *impl->parser, kTask);
+    auto read_head = connection.On([&](auto& s) {
+      return http::async_read_header(s, connection.buffer, *impl->parser, kTask);
+    });
+    auto [hec, hn] = co_await std::move(read_head);
     if (hec) {
       impl->failed = true;
       const bool nothing_read = impl->connection->buffer.size() == 0 && hn == 0;
       if (may_retry && nothing_read && hec != beast::error::timeout) continue;
       if (hec == beast::error::timeout) {
-        co_return absl::DeadlineExceededError(absl::StrCat(
-            "no response from ", where, " within ", timeouts.first_byte.count(), " ms"));
+        co_return absl::DeadlineExceededError(absl::StrCat("no response from ", where, " within ",
+                                                           timeouts.first_byte.count(), " ms"));
       }
       co_return absl::UnavailableError(
           absl::StrCat("reading the response head from ", where, " failed: ", hec.message()));
@@ -253,7 +313,7 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
   Impl& x = *impl_;
   if (x.done) co_return std::string_view();
   if (x.failed) co_return absl::UnavailableError("the upstream response already failed");
-  Stream& stream = x.connection->stream;
+  UpstreamPool::Connection& connection = *x.connection;
   char* const piece = x.connection->piece.get();
   // What is already buffered is parsed without I/O (and without arming the idle timer): a
   // non-streaming body usually arrives with its head.
@@ -279,15 +339,17 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
     auto& body = x.parser->get().body();
     body.data = piece;
     body.size = kPieceBytes;
-    stream.expires_after(x.timeouts.idle_stream);
-    auto [ec, n] = co_await http::async_read_some(stream, x.connection->buffer, *x.parser, kTask);
+    connection.tcp().expires_after(x.timeouts.idle_stream);
+    auto read = connection.On(
+        [&](auto& s) { return http::async_read_some(s, connection.buffer, *x.parser, kTask); });
+    auto [ec, n] = co_await std::move(read);
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::end_of_stream && x.parser->is_done()) ec = {};
     if (ec) {
       x.failed = true;
       if (ec == beast::error::timeout) {
-        co_return absl::DeadlineExceededError(absl::StrCat(
-            "the upstream sent nothing for ", x.timeouts.idle_stream.count(), " ms"));
+        co_return absl::DeadlineExceededError(
+            absl::StrCat("the upstream sent nothing for ", x.timeouts.idle_stream.count(), " ms"));
       }
       co_return absl::UnavailableError(
           absl::StrCat("reading the upstream response failed: ", ec.message()));

@@ -34,6 +34,13 @@
 // A pool may be destroyed while exchanges it started still run: they finish on their own and
 // close their connection instead of returning it.
 //
+// TLS (PoolOptions::tls set): each new connection does a TLS handshake right after TCP connect,
+// within UpstreamTimeouts::connect, verifying the upstream's certificate against the context's
+// CAs and tls_server_name (SNI is sent for a DNS name); the context may carry a client
+// certificate (mTLS). A failed handshake is a connect failure (ConnectFailed: nothing was sent),
+// "TLS handshake with host:port failed: certificate verify failed (unable to get local issuer
+// certificate)". Pooled connections stay TLS sessions: keep-alive saves the handshakes.
+//
 // Thread-safety: a pool and its exchanges belong to one io_context thread.
 #pragma once
 
@@ -47,6 +54,7 @@
 
 #include "absl/status/statusor.h"
 #include "net/response_writer.h"
+#include "net/tls.h"
 
 namespace warmroute::net {
 
@@ -58,6 +66,9 @@ struct UpstreamTimeouts {
 
 struct PoolOptions {
   size_t max_idle = 256;  // idle keep-alive connections kept per pool
+  // Set: TLS to the upstream (net/tls.h's MakeTlsClientContext). Null: plaintext.
+  std::shared_ptr<TlsContext> tls = nullptr;
+  std::string tls_server_name = {};  // SNI and the name the certificate must match; empty: host
 };
 
 struct UpstreamRequest {
@@ -87,6 +98,8 @@ class UpstreamPool {
   const std::string& host() const { return host_; }
   uint16_t port() const { return port_; }
   size_t idle_connections() const;
+  // The pool's TLS context; null for plaintext.
+  TlsContext* tls_context() const { return options_.tls.get(); }
   // Closes every idle connection (e.g. the backend was removed).
   void CloseIdle();
 

@@ -3,19 +3,22 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <array>
+#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 
@@ -32,6 +35,8 @@ using namespace asio::experimental::awaitable_operators;
 
 using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
 using Socket = Stream::socket_type;
+// A TLS connection: Beast's ssl_stream coalesces a write's buffers into one TLS record.
+using TlsStream = beast::ssl_stream<Stream>;
 using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
 using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                          asio::wait_traits<std::chrono::steady_clock>, Executor>;
@@ -48,6 +53,13 @@ absl::Status ClientGone(const beast::error_code& ec) {
   return absl::UnavailableError("client connection failed: " + ec.message());
 }
 
+// The TCP layer of a connection: it carries the timeouts and the socket.
+Stream& TcpOf(Stream& stream) { return stream; }
+Stream& TcpOf(TlsStream& stream) { return stream.next_layer(); }
+
+template <typename S>
+constexpr bool kIsTls = std::is_same_v<S, TlsStream>;
+
 // Logs the failure of a detached coroutine.
 void LogIfFailed(const char* what, std::exception_ptr e) {
   if (!e) return;
@@ -59,13 +71,15 @@ void LogIfFailed(const char* what, std::exception_ptr e) {
 }
 
 // Response heads are written by hand (status line, Content-Type, the handler's headers, then
-// Content-Length or Transfer-Encoding and Connection) and every write is first tried as one
-// non-blocking writev: on a healthy connection the kernel takes it at once, so no timer is armed
-// and no reactor round trip happens. Only what the kernel did not take is written
-// asynchronously, under write_timeout.
+// Content-Length or Transfer-Encoding and Connection). On a plaintext connection every write is
+// first tried as one non-blocking writev: on a healthy connection the kernel takes it at once, so
+// no timer is armed and no reactor round trip happens. Only what the kernel did not take is
+// written asynchronously, under write_timeout. On a TLS connection each write is one
+// asynchronous write of one TLS record (ssl_stream coalesces the buffers), under write_timeout.
+template <typename S>
 class ConnectionWriter final : public ResponseWriter {
  public:
-  ConnectionWriter(Stream& stream, bool keep_alive, std::chrono::milliseconds write_timeout)
+  ConnectionWriter(S& stream, bool keep_alive, std::chrono::milliseconds write_timeout)
       : stream_(stream), keep_alive_(keep_alive), write_timeout_(write_timeout) {}
 
   Task<absl::Status> Reply(ResponseHead head, std::string body) override {
@@ -89,9 +103,9 @@ class ConnectionWriter final : public ResponseWriter {
     if (data.empty()) co_return absl::OkStatus();
     char size[24];
     const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-    std::array<asio::const_buffer, 3> buffers = {
-        asio::buffer(size, static_cast<size_t>(n)), asio::buffer(data.data(), data.size()),
-        asio::buffer("\r\n", 2)};
+    std::array<asio::const_buffer, 3> buffers = {asio::buffer(size, static_cast<size_t>(n)),
+                                                 asio::buffer(data.data(), data.size()),
+                                                 asio::buffer("\r\n", 2)};
     co_return co_await Write(buffers);
   }
 
@@ -107,7 +121,7 @@ class ConnectionWriter final : public ResponseWriter {
   void Abort() override {
     failed_ = true;
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    TcpOf(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
   }
 
   bool streaming() const { return streaming_; }
@@ -146,24 +160,32 @@ class ConnectionWriter final : public ResponseWriter {
     return text;
   }
 
-  // Writes every byte of `buffers`: first one non-blocking attempt, then asynchronously.
+  // Writes every byte of `buffers`: on plaintext first one non-blocking attempt, then
+  // asynchronously.
   template <typename Buffers>
   Task<absl::Status> Write(const Buffers& buffers) {
     if (failed_) co_return absl::UnavailableError("client connection failed");
-    // The socket is in non-blocking mode (ServeConnection): this never waits.
-    beast::error_code ec;
-    const size_t total = asio::buffer_size(buffers);
-    const size_t written = stream_.socket().write_some(buffers, ec);
-    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
-      co_return Done(ec);
+    if constexpr (kIsTls<S>) {
+      TcpOf(stream_).expires_after(write_timeout_);
+      auto [wec, n] = co_await asio::async_write(stream_, buffers, kTask);
+      TcpOf(stream_).expires_never();
+      co_return Done(wec);
+    } else {
+      // The socket is in non-blocking mode (ServeConnection): this never waits.
+      beast::error_code ec;
+      const size_t total = asio::buffer_size(buffers);
+      const size_t written = stream_.socket().write_some(buffers, ec);
+      if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+        co_return Done(ec);
+      }
+      if (written == total) co_return absl::OkStatus();
+      beast::buffers_suffix<Buffers> rest(buffers);
+      rest.consume(written);
+      stream_.expires_after(write_timeout_);
+      auto [wec, n] = co_await asio::async_write(stream_, rest, kTask);
+      stream_.expires_never();
+      co_return Done(wec);
     }
-    if (written == total) co_return absl::OkStatus();
-    beast::buffers_suffix<Buffers> rest(buffers);
-    rest.consume(written);
-    stream_.expires_after(write_timeout_);
-    auto [wec, n] = co_await asio::async_write(stream_, rest, kTask);
-    stream_.expires_never();
-    co_return Done(wec);
   }
 
   absl::Status Done(const beast::error_code& ec) {
@@ -172,7 +194,7 @@ class ConnectionWriter final : public ResponseWriter {
     return ClientGone(ec);
   }
 
-  Stream& stream_;
+  S& stream_;
   const bool keep_alive_;
   const std::chrono::milliseconds write_timeout_;
   bool started_ = false;
@@ -197,14 +219,17 @@ HttpRequest ToHttpRequest(http::request<http::string_body>&& message) {
 }
 
 // Completes when the client closes the connection (or it fails); never completes while the
-// client is merely silent or has sent a pipelined request (that wait ends by cancellation).
-Task<void> WatchForClose(Socket& socket) {
+// client is merely silent or has sent a pipelined request (that wait ends by cancellation). On
+// TLS a client that closes first sends an alert record (close_notify): that counts as closing.
+Task<void> WatchForClose(Socket& socket, bool tls) {
   for (;;) {
     auto [ec] = co_await socket.async_wait(Socket::wait_read, kTask);
     if (ec) co_return;
     char byte;
     const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0) co_return;  // orderly close
+    constexpr char kTlsAlertRecord = 21;
+    if (tls && byte == kTlsAlertRecord) co_return;
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
       co_return;  // reset
@@ -235,8 +260,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (acceptor_.open(endpoint.protocol(), ec) ||
         acceptor_.set_option(asio::socket_base::reuse_address(true), ec) ||
         (options_.reuse_port &&
-         acceptor_.set_option(
-             asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec)) ||
+         acceptor_.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true),
+                              ec)) ||
         acceptor_.bind(endpoint, ec) ||
         acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
       return absl::UnavailableError("cannot listen on " + options_.host + ":" +
@@ -274,9 +299,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         co_await backoff.async_wait(kTask);
         continue;
       }
-      asio::co_spawn(self->acceptor_.get_executor(),
-                     ServeConnection(self, Stream(std::move(socket))),
-                     [](std::exception_ptr e) { LogIfFailed("connection", e); });
+      if (self->options_.tls) {
+        asio::co_spawn(self->acceptor_.get_executor(),
+                       ServeConnection<TlsStream>(self, std::move(socket)),
+                       [](std::exception_ptr e) { LogIfFailed("connection", e); });
+      } else {
+        asio::co_spawn(self->acceptor_.get_executor(),
+                       ServeConnection<Stream>(self, std::move(socket)),
+                       [](std::exception_ptr e) { LogIfFailed("connection", e); });
+      }
     }
   }
 
@@ -295,14 +326,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // Sends a complete error response and closes the connection gracefully.
-  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, Stream& stream, absl::Status status) {
-    ConnectionWriter writer(stream, /*keep_alive=*/false, self->options_.write_timeout);
+  template <typename S>
+  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, absl::Status status) {
+    ConnectionWriter<S> writer(stream, /*keep_alive=*/false, self->options_.write_timeout);
     absl::Status sent = co_await writer.ReplyError(status);
     if (!sent.ok()) co_return;
     beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    TcpOf(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
     // Discard what the client still sends so that closing does not reset the connection.
-    stream.expires_after(kDrainTimeout);
+    TcpOf(stream).expires_after(kDrainTimeout);
     std::vector<char> sink(kReadBufferBytes);
     size_t drained = 0;
     while (drained < kDrainLimitBytes) {
@@ -330,26 +362,58 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
            ec == asio::error::connection_reset || ec == asio::error::bad_descriptor;
   }
 
-  static Task<void> ServeConnection(std::shared_ptr<Impl> self, Stream stream) {
+  static Stream NewStream(Impl&, Socket socket, Stream*) { return Stream(std::move(socket)); }
+  static TlsStream NewStream(Impl& self, Socket socket, TlsStream*) {
+    return TlsStream(std::move(socket), *self.options_.tls);
+  }
+
+  // The TLS handshake, within header_timeout. False (logged at debug level) when it failed: a
+  // plaintext client, no or a bad client certificate, an unsupported version, a timeout.
+  static Task<bool> Handshake(TlsStream& stream, const HttpServerOptions& options) {
+    beast::error_code ec;
+    const tcp::endpoint peer = stream.next_layer().socket().remote_endpoint(ec);
+    stream.next_layer().expires_after(options.header_timeout);
+    auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTask);
+    stream.next_layer().expires_never();
+    if (!hec) co_return true;
+    if (hec == beast::error::timeout) {
+      spdlog::debug("TLS handshake with {}:{} timed out after {} ms", peer.address().to_string(),
+                    peer.port(), options.header_timeout.count());
+    } else {
+      spdlog::debug("TLS handshake with {}:{} failed: {}", peer.address().to_string(), peer.port(),
+                    hec.message());
+    }
+    co_return false;
+  }
+
+  template <typename S>
+  static Task<void> ServeConnection(std::shared_ptr<Impl> self, Socket socket) {
     if (self->stopped_) co_return;
-    self->connections_.insert(&stream);
+    S stream = NewStream(*self, std::move(socket), static_cast<S*>(nullptr));
+    Stream& tcp_stream = TcpOf(stream);
+    self->connections_.insert(&tcp_stream);
     struct Unregister {
       Impl* impl;
       Stream* stream;
       ~Unregister() { impl->connections_.erase(stream); }
-    } unregister{self.get(), &stream};
+    } unregister{self.get(), &tcp_stream};
 
     beast::error_code ec;
-    stream.socket().set_option(tcp::no_delay(true), ec);
-    // Non-blocking for ConnectionWriter's speculative writes (set once: it costs an ioctl).
-    stream.socket().non_blocking(true, ec);
+    tcp_stream.socket().set_option(tcp::no_delay(true), ec);
+    if constexpr (kIsTls<S>) {
+      const bool secured = co_await Handshake(stream, self->options_);
+      if (!secured) co_return;
+    } else {
+      // Non-blocking for ConnectionWriter's speculative writes (set once: it costs an ioctl).
+      tcp_stream.socket().non_blocking(true, ec);
+    }
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
     const HttpServerOptions& options = self->options_;
 
     for (;;) {
       if (buffer.size() == 0) {  // keep-alive: wait for the next request
-        stream.expires_after(options.idle_timeout);
+        tcp_stream.expires_after(options.idle_timeout);
         auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
         if (rec) co_return;
         buffer.commit(n);
@@ -374,7 +438,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         co_return;
       }
       if (!parser.is_header_done()) {
-        stream.expires_after(options.header_timeout);
+        tcp_stream.expires_after(options.header_timeout);
         auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kTask);
         if (hec) {
           if (!IsClosedOrTimedOut(hec)) {
@@ -386,11 +450,11 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (!parser.is_done()) {
         if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
           http::response<http::empty_body> go_on{http::status::continue_, 11};
-          stream.expires_after(options.write_timeout);
+          tcp_stream.expires_after(options.write_timeout);
           auto [wec, wn] = co_await http::async_write(stream, go_on, kTask);
           if (wec) co_return;
         }
-        stream.expires_after(options.body_timeout);
+        tcp_stream.expires_after(options.body_timeout);
         auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kTask);
         if (bec) {
           if (!IsClosedOrTimedOut(bec)) {
@@ -399,15 +463,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
           co_return;
         }
       }
-      stream.expires_never();
+      tcp_stream.expires_never();
       HttpRequest request = ToHttpRequest(parser.release());
       const std::string target = request.target;
       const bool keep_alive = request.keep_alive;
-      ConnectionWriter writer(stream, keep_alive, options.write_timeout);
+      ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout);
       if (buffer.size() == 0) {
         // Watch the socket while the handler runs: a client that goes away cancels it.
         auto winner = co_await (RunHandler(self, std::move(request), writer) ||
-                                WatchForClose(stream.socket()));
+                                WatchForClose(tcp_stream.socket(), kIsTls<S>));
         if (winner.index() == 1) {
           spdlog::debug("client closed the connection during a request");
           co_return;
@@ -424,7 +488,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       if (writer.failed()) co_return;
       if (!keep_alive) {
-        stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+        tcp_stream.socket().shutdown(tcp::socket::shutdown_send, ec);
         co_return;
       }
     }

@@ -9,6 +9,13 @@
 // cancelled. Each write must complete within write_timeout. A handler that returns without
 // answering gets a 500; one that returns mid-stream gets its stream finished.
 //
+// TLS (options.tls set): every connection starts with a TLS handshake that must complete within
+// header_timeout; one that fails (a plaintext client, no or an untrusted client certificate when
+// the context requires one, TLS < 1.2) or times out is closed and logged at debug level, and
+// nothing else is affected. The plaintext path stays as it is: hand-built heads written with
+// one speculative writev; TLS writes go as one record per response piece. Closing sends no
+// close_notify (the response framing tells where it ends).
+//
 // Usage:
 //   boost::asio::io_context io;
 //   HttpServerOptions options;                                   // port 0: ephemeral
@@ -32,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "net/response_writer.h"
+#include "net/tls.h"
 
 namespace warmroute::net {
 
@@ -47,6 +55,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds header_timeout{10'000};  // first byte to end of the request head
   std::chrono::milliseconds body_timeout{60'000};    // end of head to end of body
   std::chrono::milliseconds write_timeout{60'000};   // each write to the client
+  // Set: TLS on every connection (net/tls.h's MakeTlsServerContext). Null: plaintext.
+  std::shared_ptr<TlsContext> tls = nullptr;
 };
 
 // Handles one request. Takes the request by value (it lives in the coroutine frame); `writer`

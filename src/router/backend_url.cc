@@ -10,6 +10,7 @@ namespace warmroute::router {
 namespace {
 
 constexpr std::string_view kScheme = "http://";
+constexpr std::string_view kTlsScheme = "https://";
 
 bool IsHostNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -21,12 +22,12 @@ bool IsIpv6Char(char c) {
          c == '.';
 }
 
-bool StartsWithSchemeIgnoringCase(std::string_view url) {
-  if (url.size() < kScheme.size()) return false;
-  for (size_t i = 0; i < kScheme.size(); ++i) {
+bool StartsWithSchemeIgnoringCase(std::string_view url, std::string_view scheme) {
+  if (url.size() < scheme.size()) return false;
+  for (size_t i = 0; i < scheme.size(); ++i) {
     char c = url[i];
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != kScheme[i]) return false;
+    if (c != scheme[i]) return false;
   }
   return true;
 }
@@ -35,15 +36,18 @@ bool StartsWithSchemeIgnoringCase(std::string_view url) {
 
 absl::StatusOr<HttpHostPort> ParseBackendUrl(std::string_view url) {
   const auto invalid = [url](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("expected http://host:port, got '",
-                                                   absl::CHexEscape(std::string(url)), "' (",
-                                                   std::string(why), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected http://host:port or https://host:port, got '",
+                     absl::CHexEscape(std::string(url)), "' (", std::string(why), ")"));
   };
-  if (!StartsWithSchemeIgnoringCase(url)) return invalid("the scheme must be http://");
-  std::string_view rest = url.substr(kScheme.size());
+  HttpHostPort out;
+  out.tls = StartsWithSchemeIgnoringCase(url, kTlsScheme);
+  if (!out.tls && !StartsWithSchemeIgnoringCase(url, kScheme)) {
+    return invalid("the scheme must be http:// or https://");
+  }
+  std::string_view rest = url.substr(out.tls ? kTlsScheme.size() : kScheme.size());
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
 
-  HttpHostPort out;
   std::string_view port_text;
   if (!rest.empty() && rest.front() == '[') {
     const size_t close = rest.find(']');
@@ -100,7 +104,7 @@ std::string HostPortString(const HttpHostPort& address) {
 }
 
 std::string CanonicalBackendUrl(const HttpHostPort& address) {
-  return absl::StrCat("http://", HostPortString(address));
+  return absl::StrCat(std::string(address.tls ? kTlsScheme : kScheme), HostPortString(address));
 }
 
 }  // namespace warmroute::router

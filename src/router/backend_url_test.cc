@@ -33,15 +33,27 @@ TEST(BackendUrlTest, AcceptsTrailingSlashUpperCaseSchemeNamesAndIpv6) {
   EXPECT_EQ(HostPortString(*hp), "[::1]:65535");
 }
 
+TEST(BackendUrlTest, AcceptsHttpsForTls) {
+  absl::StatusOr<HttpHostPort> hp = ParseBackendUrl("HTTPS://vllm-0.local:8443/");
+  ASSERT_TRUE(hp.ok()) << hp.status();
+  EXPECT_TRUE(hp->tls);
+  EXPECT_EQ(hp->host, "vllm-0.local");
+  EXPECT_EQ(hp->port, 8443);
+  EXPECT_EQ(CanonicalBackendUrl(*hp), "https://vllm-0.local:8443");
+  EXPECT_EQ(HostPortString(*hp), "vllm-0.local:8443");
+  EXPECT_FALSE(ParseBackendUrl("http://a:1")->tls);
+}
+
 TEST(BackendUrlTest, RejectsEverythingElseSayingWhy) {
   struct Case {
     std::string url;
     std::string why;
   };
   const Case cases[] = {
-      {"ftp://x", "the scheme must be http://"},
-      {"https://a:1", "the scheme must be http://"},
-      {"127.0.0.1:8001", "the scheme must be http://"},
+      {"ftp://x", "the scheme must be http:// or https://"},
+      {"httpss://a:1", "the scheme must be http:// or https://"},
+      {"127.0.0.1:8001", "the scheme must be http:// or https://"},
+      {"https://a", "missing :port"},
       {"http://a", "missing :port"},
       {"http://a/v1", "a path or query is not allowed"},
       {"http://a:8001/v1", "a path or query is not allowed"},
@@ -63,7 +75,8 @@ TEST(BackendUrlTest, RejectsEverythingElseSayingWhy) {
   for (const Case& c : cases) {
     absl::Status status = ParseBackendUrl(c.url).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.url;
-    EXPECT_THAT(status.message(), HasSubstr("expected http://host:port, got '" + c.url + "'"))
+    EXPECT_THAT(status.message(), HasSubstr("expected http://host:port or https://host:port, "
+                                            "got '" + c.url + "'"))
         << c.url;
     EXPECT_THAT(status.message(), HasSubstr(c.why)) << c.url;
   }

@@ -7,20 +7,38 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 
 namespace warmroute::router {
 
 using routing::BackendId;
+
+namespace {
+
+// The TLS context of an https:// backend (null for http://); errors name the tls key at fault.
+absl::StatusOr<std::shared_ptr<net::TlsContext>> TlsContextOf(const BackendConfig& config) {
+  if (!config.tls.enabled) return std::shared_ptr<net::TlsContext>();
+  absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsClientContext(
+      {.ca_file = config.tls.ca_file, .cert_file = config.tls.cert_file,
+       .key_file = config.tls.key_file});
+  if (context.ok()) return context;
+  return absl::InvalidArgumentError(absl::StrCat("backend ", config.name, ": tls.",
+                                                 ParamOf(context.status()).value_or(""), ": ",
+                                                 context.status().message()));
+}
+
+}  // namespace
 
 Backends::Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptions options,
                    const Clock& clock, uint64_t seed, EjectionOptions ejection)
     : clock_(clock), ejection_(ejection), router_(std::move(policy), options, clock, seed) {}
 
 absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const BackendConfig& config) {
+  WR_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, TlsContextOf(config));
   std::lock_guard lock(mu_);
   absl::Status unique = CheckUniqueLocked(config, /*replacing=*/nullptr);
   if (!unique.ok()) return unique;
-  return AddLocked(config);
+  return AddLocked(config, std::move(tls));
 }
 
 absl::Status Backends::Remove(const std::string& name) {
@@ -35,6 +53,7 @@ absl::Status Backends::Remove(const std::string& name) {
 
 absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
     const BackendConfig& config) {
+  WR_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, TlsContextOf(config));
   std::lock_guard lock(mu_);
   Entry* old = FindLocked(config.name);
   if (old == nullptr) {
@@ -44,7 +63,7 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   if (!unique.ok()) return unique;
   old->present = false;
   router_.RemoveBackend(old->target->id);
-  return AddLocked(config);  // may grow entries_: `old` is not used past this point
+  return AddLocked(config, std::move(tls));  // may grow entries_: `old` is not used past here
 }
 
 Backends::Entry* Backends::FindLocked(const std::string& name) {
@@ -70,7 +89,8 @@ absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
   return absl::OkStatus();
 }
 
-std::shared_ptr<const BackendTarget> Backends::AddLocked(const BackendConfig& config) {
+std::shared_ptr<const BackendTarget> Backends::AddLocked(
+    const BackendConfig& config, std::shared_ptr<net::TlsContext> tls_context) {
   const BackendId id = router_.AddBackend({.name = config.name,
                                            .models = config.models,
                                            .kv_capacity_tokens = config.kv_capacity_tokens,
@@ -86,6 +106,8 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(const BackendConfig& co
   target->kv_capacity_tokens = config.kv_capacity_tokens;
   target->pool = config.pool;
   target->address = absl::StrCat(config.host, ":", config.port);
+  target->tls = config.tls;
+  target->tls_context = std::move(tls_context);
   while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
   entries_[id] = Entry(target, ejection_);
   entries_[id].configured_capacity = config.kv_capacity_tokens;

@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "core/routing/policy.h"
 #include "core/routing/router.h"
+#include "net/tls.h"
 #include "router/backend_health.h"
 #include "router/config.h"
 #include "router/engine_metrics.h"
@@ -48,6 +49,8 @@ struct BackendTarget {
   int64_t kv_capacity_tokens = 0;   // configured; 0 = unknown (then scraped)
   std::string pool;                 // tenancy_config.h
   std::string address;              // "host:port", the key of connection pools
+  BackendTlsConfig tls;             // configured (tls.enabled: an https:// url)
+  std::shared_ptr<net::TlsContext> tls_context;  // built from `tls`; null for http://
 };
 
 struct Dispatch {
@@ -81,7 +84,8 @@ class Backends {
   Backends(const Backends&) = delete;
   Backends& operator=(const Backends&) = delete;
 
-  // AlreadyExists when the name or the address is taken.
+  // AlreadyExists when the name or the address is taken; InvalidArgument when the TLS files of
+  // an https:// backend cannot be used (net/tls.h).
   absl::StatusOr<std::shared_ptr<const BackendTarget>> Add(const BackendConfig& config);
   // NotFound for an unknown name. In-flight requests finish; nothing new is sent.
   absl::Status Remove(const std::string& name);
@@ -143,7 +147,8 @@ class Backends {
   // AlreadyExists when a present backend other than `replacing` has config's name or address;
   // call with mu_ held.
   absl::Status CheckUniqueLocked(const BackendConfig& config, const Entry* replacing) const;
-  std::shared_ptr<const BackendTarget> AddLocked(const BackendConfig& config);
+  std::shared_ptr<const BackendTarget> AddLocked(const BackendConfig& config,
+                                                 std::shared_ptr<net::TlsContext> tls_context);
   Dispatch MakeDispatch(routing::BackendId backend, const routing::Decision& decision) const;
 
   mutable std::mutex mu_;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "net/json_writer.h"
+#include "net/tls.h"
 #include "router/backend_url.h"
 #include "router/config_document.h"
 #include "router/config_reader.h"
@@ -25,6 +26,74 @@ using Type = ConfigNode::Type;
 
 constexpr size_t kMaxConfigFileBytes = size_t{16} << 20;
 
+// An optional file path: absent leaves `out` as it is, given it must not be empty.
+absl::Status ReadPath(const ConfigNode* node, std::string_view path, std::string* out) {
+  if (node == nullptr) return absl::OkStatus();
+  return ReadNonEmptyString(node, path, out);
+}
+
+// An error of net/tls.h (its param names the option at fault) as an error of key
+// `tls_path`.<option>, with the line of that option when given.
+absl::Status TlsKeyError(const absl::Status& status, const std::string& tls_path,
+                         const ConfigNode* tls_node) {
+  const std::string option = ParamOf(status).value_or("");
+  const ConfigNode* at = tls_node;
+  if (tls_node != nullptr) {
+    for (const auto& [key, value] : tls_node->entries) {
+      if (key == option) at = &value;
+    }
+  }
+  return KeyError(option.empty() ? tls_path : absl::StrCat(tls_path, ".", option), at,
+                  std::string(status.message()));
+}
+
+// listen.tls; the files are read and checked by building the TLS context.
+absl::Status ParseListenTls(MapReader& listen, ListenTlsConfig* out) {
+  const ConfigNode* node = listen.Get("tls");
+  if (node == nullptr) return absl::OkStatus();
+  const std::string path = listen.PathOf("tls");
+  WR_RETURN_IF_ERROR(MapReader::CheckMap(*node, path));
+  MapReader map(*node, path);
+  const ConfigNode* cert = map.Get("cert_file");
+  const ConfigNode* key = map.Get("key_file");
+  if (cert == nullptr) return KeyError(map.PathOf("cert_file"), node, "required");
+  if (key == nullptr) return KeyError(map.PathOf("key_file"), node, "required");
+  WR_RETURN_IF_ERROR(ReadPath(cert, map.PathOf("cert_file"), &out->cert_file));
+  WR_RETURN_IF_ERROR(ReadPath(key, map.PathOf("key_file"), &out->key_file));
+  WR_RETURN_IF_ERROR(
+      ReadPath(map.Get("client_ca_file"), map.PathOf("client_ca_file"), &out->client_ca_file));
+  WR_RETURN_IF_ERROR(map.CheckNoUnknownKeys());
+  const absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsServerContext(
+      {.cert_file = out->cert_file, .key_file = out->key_file,
+       .client_ca_file = out->client_ca_file});
+  if (!context.ok()) return TlsKeyError(context.status(), path, node);
+  return absl::OkStatus();
+}
+
+// backends[i].tls. REQUIRES: out->tls.enabled is set from the url.
+absl::Status ParseBackendTls(MapReader& backend, BackendConfig* out) {
+  const ConfigNode* node = backend.Get("tls");
+  const std::string path = backend.PathOf("tls");
+  BackendTlsConfig& tls = out->tls;
+  if (node != nullptr) {
+    if (!tls.enabled) return KeyError(path, node, "needs an https:// url");
+    WR_RETURN_IF_ERROR(MapReader::CheckMap(*node, path));
+    MapReader map(*node, path);
+    WR_RETURN_IF_ERROR(ReadPath(map.Get("ca_file"), map.PathOf("ca_file"), &tls.ca_file));
+    WR_RETURN_IF_ERROR(ReadPath(map.Get("cert_file"), map.PathOf("cert_file"), &tls.cert_file));
+    WR_RETURN_IF_ERROR(ReadPath(map.Get("key_file"), map.PathOf("key_file"), &tls.key_file));
+    const ConfigNode* name = map.Get("server_name");
+    WR_RETURN_IF_ERROR(ReadPath(name, map.PathOf("server_name"), &tls.server_name));
+    WR_RETURN_IF_ERROR(CheckToken(name, map.PathOf("server_name"), tls.server_name));
+    WR_RETURN_IF_ERROR(map.CheckNoUnknownKeys());
+  }
+  if (!tls.enabled) return absl::OkStatus();
+  const absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsClientContext(
+      {.ca_file = tls.ca_file, .cert_file = tls.cert_file, .key_file = tls.key_file});
+  if (!context.ok()) return TlsKeyError(context.status(), path, node);
+  return absl::OkStatus();
+}
+
 absl::Status ParseListen(MapReader& map, ListenConfig* out) {
   WR_RETURN_IF_ERROR(ReadNonEmptyString(map.Get("host"), map.PathOf("host"), &out->host));
   WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("port"), map.PathOf("port"), 0, 65535, &out->port));
@@ -36,6 +105,7 @@ absl::Status ParseListen(MapReader& map, ListenConfig* out) {
                              &out->header_limit_kb));
   WR_RETURN_IF_ERROR(ReadMillis(map.Get("header_timeout_ms"), map.PathOf("header_timeout_ms"), 1,
                                 &out->header_timeout));
+  WR_RETURN_IF_ERROR(ParseListenTls(map, &out->tls));
   return ReadMillis(map.Get("idle_timeout_ms"), map.PathOf("idle_timeout_ms"), 1,
                     &out->idle_timeout);
 }
@@ -93,6 +163,8 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
   out->url = CanonicalBackendUrl(*address);
   out->host = address->host;
   out->port = address->port;
+  out->tls.enabled = address->tls;
+  WR_RETURN_IF_ERROR(ParseBackendTls(map, out));
 
   out->name = HostPortString(*address);
   const ConfigNode* name = map.Get("name");
@@ -311,6 +383,15 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("header_limit_kb").Int(listen.header_limit_kb);
   w.Key("header_timeout_ms").Int(listen.header_timeout.count());
   w.Key("idle_timeout_ms").Int(listen.idle_timeout.count());
+  if (listen.tls.enabled()) {
+    w.Key("tls").BeginObject();
+    w.Key("cert_file").String(listen.tls.cert_file);
+    w.Key("key_file").String(listen.tls.key_file);
+    if (!listen.tls.client_ca_file.empty()) {
+      w.Key("client_ca_file").String(listen.tls.client_ca_file);
+    }
+    w.EndObject();
+  }
   w.EndObject();
 
   w.Key("policy").BeginObject();
@@ -336,6 +417,19 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
     w.EndArray();
     w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
     w.Key("pool").String(b.pool);
+    if (b.tls.enabled) {
+      // Only the keys given: an absent key means its default, an empty one is an error.
+      w.Key("tls").BeginObject();
+      const std::pair<const char*, const std::string*> keys[] = {
+          {"ca_file", &b.tls.ca_file},
+          {"cert_file", &b.tls.cert_file},
+          {"key_file", &b.tls.key_file},
+          {"server_name", &b.tls.server_name}};
+      for (const auto& [key, value] : keys) {
+        if (!value->empty()) w.Key(key).String(*value);
+      }
+      w.EndObject();
+    }
     w.EndObject();
   }
   w.EndArray();

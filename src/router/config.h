@@ -5,13 +5,16 @@
 // Schema (every key optional unless noted; unknown keys are errors; a key given as null means
 // its default). Defaults are the member initialisers below.
 //   listen:        host, port (0..65535, 0 = ephemeral), threads (0 = all cores), body_limit_mb,
-//                  header_limit_kb, header_timeout_ms, idle_timeout_ms
+//                  header_limit_kb, header_timeout_ms, idle_timeout_ms,
+//                  tls: {cert_file, key_file (both required), client_ca_file} (absent: plaintext)
 //   policy:        name (routing::PolicyNames), params (name -> number), validated by building
 //                  the policy with routing::MakePolicy
 //   prefix_key:    block_chars (> 0), max_chars (>= block_chars)
-//   backends:      list of {name (default host:port of the url), url (required, http://host:port),
+//   backends:      list of {name (default host:port of the url), url (required,
+//                  http://host:port or https://host:port),
 //                  kind (vllm|sglang|llamacpp|trtllm|openai), models ([] = any),
-//                  kv_capacity_tokens (0 = unknown), pool (default "default")}; names and urls
+//                  kv_capacity_tokens (0 = unknown), pool (default "default"), tls: {ca_file,
+//                  cert_file, key_file, server_name} (only with an https:// url)}; names and urls
 //                  (host:port) unique
 //   timeouts:      connect_ms, first_byte_ms (request sent -> response head), idle_stream_ms
 //                  (between two body reads of a response)
@@ -24,9 +27,11 @@
 //   observability: access_log (stderr | off | a file path), response_headers, log_prompts
 //   tenancy, tenants, rate_limits: API keys, tenants, isolation and limits (tenancy_config.h)
 // Durations are in milliseconds, > 0 (scrape.interval_ms >= 0) and at most one day.
+// TLS files are read and checked while parsing (net/tls.h): "listen.tls.cert_file: cannot read
+// '/x': No such file or directory", "listen.tls.key_file: the private key in ... does not match".
 // Errors are InvalidArgument naming the key path and the value, with the YAML line when known:
-//   "backends[1].url: expected http://host:port, got 'ftp://x' (the scheme must be http://)
-//    (line 12)", "timeouts.connect_ms: must be > 0, got -3 (line 20)",
+//   "backends[1].url: expected http://host:port or https://host:port, got 'ftp://x' (the scheme
+//    must be http:// or https://) (line 12)", "timeouts.connect_ms: must be > 0, got -3 (line 20)",
 //   "line 4, column 3: YAML error: ..." for a syntax error.
 // The offending key path is also attached as the status's param (common/status.h).
 // See deploy/*.yaml for a complete example per routing policy.
@@ -57,6 +62,15 @@ namespace warmroute::router {
 
 using Millis = std::chrono::milliseconds;
 
+// listen.tls: TLS termination on the client listener (net/http_server.h). Absent: plaintext.
+struct ListenTlsConfig {
+  std::string cert_file;       // PEM certificate chain (required)
+  std::string key_file;        // PEM private key of that certificate (required)
+  std::string client_ca_file;  // set: clients must present a certificate signed by these CAs
+  bool enabled() const { return !cert_file.empty(); }
+  bool operator==(const ListenTlsConfig&) const = default;
+};
+
 struct ListenConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0: ephemeral
@@ -65,6 +79,7 @@ struct ListenConfig {
   int64_t header_limit_kb = 64;
   Millis header_timeout{10'000};
   Millis idle_timeout{120'000};
+  ListenTlsConfig tls;
 };
 
 struct PolicyConfig {
@@ -72,11 +87,23 @@ struct PolicyConfig {
   routing::PolicyParams params;  // overrides of the policy's defaults
 };
 
+// backends[i].tls: TLS (and optionally mTLS) to an https:// backend (net/http_client.h); also
+// used by its health probes and metrics scrapes.
+struct BackendTlsConfig {
+  bool enabled = false;     // the url is https://
+  std::string ca_file;      // PEM CAs that verify the backend; empty: the system's CA store
+  std::string cert_file;    // PEM client certificate presented to the backend, with key_file
+  std::string key_file;
+  std::string server_name;  // SNI and the name its certificate must match; empty: the url's host
+  bool operator==(const BackendTlsConfig&) const = default;
+};
+
 struct BackendConfig {
   std::string name;  // unique; default: host:port
-  std::string url;   // canonical: "http://host:port" (no trailing '/')
+  std::string url;   // canonical: "http://host:port" or "https://..." (no trailing '/')
   std::string host;  // IPv6 without brackets
   uint16_t port = 0;
+  BackendTlsConfig tls;
   EngineKind kind = EngineKind::kVllm;
   std::vector<std::string> models;  // empty: serves any model
   int64_t kv_capacity_tokens = 0;   // 0: unknown (read from the engine's metrics when it can)

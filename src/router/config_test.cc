@@ -175,7 +175,7 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
   const Case cases[] = {
       {"timeouts:\n  connect_ms: -3\n", "timeouts.connect_ms: must be > 0, got -3 (line 2)"},
       {"backends:\n  - url: http://a:1\n  - url: ftp://x\n",
-       "backends[1].url: expected http://host:port, got 'ftp://x'"},
+       "backends[1].url: expected http://host:port or https://host:port, got 'ftp://x'"},
       {"listen:\n  port: 70000\n", "listen.port: must be <= 65535, got 70000 (line 2)"},
       {"listen:\n  port: \"8080\"\n", "listen.port: expected an integer, got '8080' (line 2)"},
       {"listen:\n  port: 80.5\n", "listen.port: expected an integer, got 80.5"},
@@ -236,6 +236,23 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
       {"listen:\n  port: 1\n  port: 2\n", "listen.port: duplicate key (line 3)"},
       {"- a\n- b\n", "config: expected a map, got a list"},
       {"listen:\n  port: [1\n", "YAML error"},
+      {"listen:\n  tls:\n    cert_file: /nonexistent/c.pem\n    key_file: /nonexistent/k.pem\n",
+       "listen.tls.cert_file: cannot read '/nonexistent/c.pem': No such file or directory "
+       "(line 3)"},
+      {"listen:\n  tls:\n    key_file: k.pem\n", "listen.tls.cert_file: required"},
+      {"listen:\n  tls:\n    cert_file: c.pem\n    key_file: \"\"\n",
+       "listen.tls.key_file: must not be empty"},
+      {"listen:\n  tls: {cert_file: c, key_file: k, ca_file: x}\n",
+       "listen.tls.ca_file: unknown key (known: cert_file, key_file, client_ca_file)"},
+      {"backends:\n  - url: http://a:1\n    tls: {ca_file: x}\n",
+       "backends[0].tls: needs an https:// url (line 3)"},
+      {"backends:\n  - url: https://a:1\n    tls:\n      ca_file: /nonexistent/ca.pem\n",
+       "backends[0].tls.ca_file: cannot read '/nonexistent/ca.pem': No such file or directory "
+       "(line 4)"},
+      {"backends:\n  - url: https://a:1\n    tls: {cert_file: /x}\n",
+       "backends[0].tls.key_file: required with cert_file"},
+      {"backends:\n  - url: https://a:1\n    tls: {sni: x}\n",
+       "backends[0].tls.sni: unknown key (known: ca_file, cert_file, key_file, server_name)"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<GatewayConfig> config = ParseGatewayConfig(c.yaml);
@@ -243,6 +260,24 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
     EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << c.yaml;
     EXPECT_THAT(std::string(config.status().message()), HasSubstr(c.expected)) << c.yaml;
   }
+}
+
+TEST(GatewayConfigTest, HttpsBackendSpeaksTlsAndRoundTrips) {
+  absl::StatusOr<GatewayConfig> config = ParseGatewayConfig(
+      "backends:\n  - {name: r0, url: 'HTTPS://a:8443/', tls: {server_name: vllm-0.internal}}\n"
+      "  - {name: r1, url: http://b:1}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->backends[0].url, "https://a:8443");
+  EXPECT_TRUE(config->backends[0].tls.enabled);
+  EXPECT_EQ(config->backends[0].tls.server_name, "vllm-0.internal");
+  EXPECT_FALSE(config->backends[1].tls.enabled);
+  EXPECT_FALSE(config->listen.tls.enabled());
+  const std::string json = EffectiveConfigJson(*config);
+  EXPECT_THAT(json, HasSubstr(R"("tls":{"server_name":"vllm-0.internal"})"));
+  absl::StatusOr<GatewayConfig> again = ParseGatewayConfig(json);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->backends[0].tls, config->backends[0].tls);
+  EXPECT_EQ(EffectiveConfigJson(*again), json);
 }
 
 TEST(GatewayConfigTest, ErrorCarriesKeyPathAsParam) {
@@ -276,7 +311,8 @@ TEST(BackendJsonTest, SameValidationAndMessagesAsYaml) {
     std::string param;
   };
   const Case cases[] = {
-      {R"({"url": "ftp://x"})", "url: expected http://host:port, got 'ftp://x'", "url"},
+      {R"({"url": "ftp://x"})",
+       "url: expected http://host:port or https://host:port, got 'ftp://x'", "url"},
       {R"({"name": "r0"})", "url: required", "url"},
       {R"({"url": "http://h:1", "kind": "tgi"})", "kind: unknown engine kind 'tgi'", "kind"},
       {R"({"url": "http://h:1", "kv_capacity_tokens": "5"})",
@@ -285,7 +321,7 @@ TEST(BackendJsonTest, SameValidationAndMessagesAsYaml) {
        "models[0]"},
       {R"({"url": "http://h:1", "url": "http://h:2"})", "url: duplicate key", "url"},
       {R"({"url": "http://h:1", "weight": 1})",
-       "weight: unknown key (known: url, name, kind, "
+       "weight: unknown key (known: url, tls, name, kind, "
        "models, kv_capacity_tokens, pool)",
        "weight"},
       {R"({"url": "http://h:1", "name": null, "kind": null})", "", ""},  // nulls: defaults

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "core/routing/policy_registry.h"
 #include "net/http_server.h"
 #include "net/json_writer.h"
@@ -57,7 +58,7 @@ PollerOptions PollerOptionsOf(const GatewayConfig& c) {
 
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
   return a.url == b.url && a.kind == b.kind && a.models == b.models &&
-         a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool;
+         a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool && a.tls == b.tls;
 }
 
 // Replies `status` with its OpenAI error body but HTTP status `http_status` (405).
@@ -126,6 +127,20 @@ class Gateway::Impl {
     options.header_limit_bytes = static_cast<size_t>(config_.listen.header_limit_kb) << 10;
     options.header_timeout = config_.listen.header_timeout;
     options.idle_timeout = config_.listen.idle_timeout;
+    if (config_.listen.tls.enabled()) {
+      const ListenTlsConfig& tls = config_.listen.tls;
+      absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsServerContext(
+          {.cert_file = tls.cert_file, .key_file = tls.key_file,
+           .client_ca_file = tls.client_ca_file});
+      if (!context.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("listen.tls.",
+                                                       ParamOf(context.status()).value_or(""),
+                                                       ": ", context.status().message()));
+      }
+      options.tls = std::move(*context);
+      spdlog::info("TLS on the listener ({}){}", tls.cert_file,
+                   tls.client_ca_file.empty() ? "" : ", client certificates required");
+    }
     for (int i = 0; i < threads; ++i) {
       auto worker = std::make_unique<Worker>();
       worker->proxy = std::make_unique<Proxy>(shared, settings, worker->io.get_executor());
@@ -241,7 +256,8 @@ class Gateway::Impl {
     const ListenConfig& b = next.listen;
     needs_restart(a.host != b.host || a.port != b.port || a.threads != b.threads ||
                       a.body_limit_mb != b.body_limit_mb || a.header_limit_kb != b.header_limit_kb ||
-                      a.header_timeout != b.header_timeout || a.idle_timeout != b.idle_timeout,
+                      a.header_timeout != b.header_timeout || a.idle_timeout != b.idle_timeout ||
+                      a.tls != b.tls,
                   "listen");
     needs_restart(previous.policy.name != next.policy.name ||
                       previous.policy.params != next.policy.params,

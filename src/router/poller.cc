@@ -43,12 +43,19 @@ std::vector<std::string> ModelIds(const std::string& body) {
   return ids;
 }
 
+// Pool options for `target` (its TLS settings: probes and scrapes go the way requests go).
+net::PoolOptions PoolOptionsOf(const BackendTarget& target, size_t max_idle) {
+  return net::PoolOptions{.max_idle = max_idle,
+                          .tls = target.tls_context,
+                          .tls_server_name = target.tls.server_name};
+}
+
 }  // namespace
 
 struct Poller::BackendPoll {
   BackendPoll(net::Executor executor, const BackendTarget& target)
-      : pool(executor, target.host, target.port, net::PoolOptions{.max_idle = 2}),
-        probe_pool(executor, target.host, target.port, net::PoolOptions{.max_idle = 0}) {}
+      : pool(executor, target.host, target.port, PoolOptionsOf(target, 2)),
+        probe_pool(executor, target.host, target.port, PoolOptionsOf(target, 0)) {}
   net::UpstreamPool pool;  // scrapes and model discovery: keep-alive
   // Probes open a new connection each time: a backend that stopped accepting connections must
   // fail its probe even while old keep-alive connections to it still work.
@@ -86,6 +93,13 @@ net::Task<void> Poller::Loop() {
     for (const std::shared_ptr<const BackendTarget>& target : backends_.Targets()) {
       present.insert(target->address);
       auto it = polls_.find(target->address);
+      if (it != polls_.end() && it->second->pool.tls_context() != target->tls_context.get()) {
+        // Replaced at the same address with other TLS settings: start afresh once idle.
+        const BackendPoll& old = *it->second;
+        if (old.probing || old.scraping || old.discovering) continue;
+        polls_.erase(it);
+        it = polls_.end();
+      }
       if (it == polls_.end()) {
         it = polls_.emplace(target->address, std::make_unique<BackendPoll>(executor_, *target))
                  .first;

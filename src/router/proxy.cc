@@ -196,6 +196,10 @@ net::Task<LimitDecision> Proxy::TakeBuckets(const std::string& tenant, const Ten
 
 net::UpstreamPool& Proxy::Pool(const BackendTarget& target) {
   auto it = pools_.find(target.address);
+  if (it != pools_.end() && it->second->tls_context() != target.tls_context.get()) {
+    pools_.erase(it);  // replaced at the same address with other TLS settings
+    it = pools_.end();
+  }
   if (it == pools_.end()) {
     // A new address: first forget the pools of backends that are gone (removed, or replaced at
     // another address), closing their idle connections. Exchanges still running on one of them
@@ -209,9 +213,12 @@ net::UpstreamPool& Proxy::Pool(const BackendTarget& target) {
         ++p;
       }
     }
+    net::PoolOptions options;
+    options.tls = target.tls_context;
+    options.tls_server_name = target.tls.server_name;
     it = pools_
-             .emplace(target.address,
-                      std::make_unique<net::UpstreamPool>(executor_, target.host, target.port))
+             .emplace(target.address, std::make_unique<net::UpstreamPool>(
+                                          executor_, target.host, target.port, options))
              .first;
   }
   return *it->second;
