@@ -144,10 +144,9 @@ TEST(SimMembershipTest, AddedReplicaGetsRequestsOnlyOnceAdded) {
   options.workload.params["system_prompts"] = 64;
   options.workload.params["zipf_exponent"] = 0.6;
   const uint32_t added = options.membership->replica;
-  // TODO: warmroute too: it never routes to the added replica here, whose prefill-rate estimate
-  // starts at RouterOptions::initial_prefill_tokens_per_s (10k tokens/s) while the router has
-  // learned the others' (the tiny profile: 100k tokens/s), so it looks 10x slower.
-  for (const char* policy : {"consistent_hash", "sglang_cache_aware", "round_robin"}) {
+  // warmroute prices TTFT with the router's learned prefill rates: the added replica must not
+  // look slower than the others for want of samples (router.h: AddBackend's prior).
+  for (const char* policy : {"warmroute", "consistent_hash", "sglang_cache_aware", "round_robin"}) {
     const RunResult run = MustRun(options, policy);
     EXPECT_GT(run.replicas[added].requests, 0) << policy;
     EXPECT_EQ(run.replicas[added].requests, run.replicas[added].requests_after_change) << policy;
