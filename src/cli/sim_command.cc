@@ -139,7 +139,8 @@ int RunSim(const SimFlags& flags) {
   options.hit_window = FromSeconds(flags.hit_window_s);
   if (!(flags.hit_window_s > 0)) return Fail(2, "--hit-window-s must be positive");
   if (!(flags.dip.baseline_s > 0)) return Fail(2, "--dip-baseline-s must be positive");
-  if (!(flags.dip.tolerance_pp >= 0)) return Fail(2, "--recovery-tolerance-pp must not be negative");
+  if (!(flags.dip.tolerance_pp >= 0))
+    return Fail(2, "--recovery-tolerance-pp must not be negative");
   if (flags.dip.hold_windows < 1) return Fail(2, "--recovery-windows must be at least 1");
 
   absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet =
@@ -153,7 +154,8 @@ int RunSim(const SimFlags& flags) {
         sim::ParseMembershipChange(flags.membership, options.replicas.size(), flags.seed);
     if (!change.ok()) return Fail(2, change.status());
     options.membership = *change;
-    if (!flags.sweep_loads.empty()) return Fail(2, "--membership cannot be combined with --sweep-loads");
+    if (!flags.sweep_loads.empty())
+      return Fail(2, "--membership cannot be combined with --sweep-loads");
   }
   if (flags.key_max_chars != 0) {
     if (flags.key_max_chars < options.prefix_key.block_chars || flags.key_max_chars > (1 << 24)) {
@@ -236,8 +238,9 @@ int RunSim(const SimFlags& flags) {
   // A change no earlier than the last arrival routes nothing after it; the simulation checks this
   // exactly (an InvalidArgument, exit 2), this catches the plain case before any run.
   if (options.membership && !trace) {
-    const double span_s = static_cast<double>(flags.requests) /
-                          (options.workload.rate_per_s * workload::RequestsPerArrival(options.workload));
+    const double span_s =
+        static_cast<double>(flags.requests) /
+        (options.workload.rate_per_s * workload::RequestsPerArrival(options.workload));
     if (ToSeconds(options.membership->at) >= span_s) {
       return Fail(2, absl::StrFormat("--membership %s: %g s is beyond the run: %lld requests "
                                      "arrive over about %.0f s at this rate",
@@ -253,8 +256,7 @@ int RunSim(const SimFlags& flags) {
   std::printf("gateway: network delay %g ms each way, metrics scraped every %g ms\n",
               flags.network_delay_ms, flags.scrape_interval_ms);
   if (options.membership) {
-    std::printf("membership: %s (%s)\n",
-                sim::DescribeMembershipChange(*options.membership).c_str(),
+    std::printf("membership: %s (%s)\n", sim::DescribeMembershipChange(*options.membership).c_str(),
                 options.membership->kind == sim::MembershipChange::Kind::kAdd
                     ? "the fleet starts without it"
                     : "in-flight requests finish on it, nothing new is sent");

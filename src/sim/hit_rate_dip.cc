@@ -22,8 +22,7 @@ struct TokenSum {
 // The start, relative to the change, of the first of hold_windows consecutive windows of `after`
 // with a hit rate >= level - tolerance; nullopt if none (or no level).
 std::optional<double> FirstBackWithin(const HitRateSeries& series, const std::vector<size_t>& after,
-                                      double change_at_s, double level,
-                                      const DipOptions& options) {
+                                      double change_at_s, double level, const DipOptions& options) {
   if (std::isnan(level)) return std::nullopt;
   const double floor = level - options.tolerance_pp / 100;
   const size_t hold = static_cast<size_t>(std::max(1, options.hold_windows));

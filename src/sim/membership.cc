@@ -18,9 +18,10 @@ constexpr uint64_t kChoiceSalt = 0x6d656d6272ull;
 constexpr double kMaxSeconds = 365.0 * 24 * 3600;
 
 absl::Status SyntaxError(std::string_view spec, std::string_view why) {
-  return InvalidParam(kParam, absl::StrCat("--membership \"", std::string(spec), "\": ", std::string(why),
-                                           "; expected add@SECONDS or remove@SECONDS, e.g. "
-                                           "remove@60"));
+  return InvalidParam(kParam,
+                      absl::StrCat("--membership \"", std::string(spec), "\": ", std::string(why),
+                                   "; expected add@SECONDS or remove@SECONDS, e.g. "
+                                   "remove@60"));
 }
 
 }  // namespace
@@ -64,8 +65,10 @@ absl::StatusOr<MembershipChange> ParseMembershipChange(std::string_view spec, si
   if (replicas < 2) {
     return InvalidParam(
         kParam,
-        absl::StrCat("--membership \"", std::string(spec), "\" needs a fleet of at least 2 "
-                     "replicas, got ", replicas,
+        absl::StrCat("--membership \"", std::string(spec),
+                     "\" needs a fleet of at least 2 "
+                     "replicas, got ",
+                     replicas,
                      change.kind == MembershipChange::Kind::kRemove
                          ? ": removing the only replica leaves nothing to route to"
                          : ": the fleet starts one replica short and must not start empty"));

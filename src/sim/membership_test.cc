@@ -44,12 +44,12 @@ TEST(MembershipChangeTest, RejectsBadSpecsNamingTheFlagAndTheProblem) {
     size_t replicas;
     const char* says;
   };
-  for (const Case& c : {Case{"foo", 8, "no '@'"}, Case{"grow@10", 8, "unknown change \"grow\""},
-                        Case{"add@", 8, "not a number"}, Case{"add@ten", 8, "not a number"},
-                        Case{"remove@0", 8, "positive"}, Case{"remove@-5", 8, "positive"},
-                        Case{"remove@inf", 8, "not a number"}, Case{"add@1e12", 8, "at most a year"},
-                        Case{"remove@10", 1, "at least 2 replicas"},
-                        Case{"add@10", 1, "at least 2 replicas"}}) {
+  for (const Case& c :
+       {Case{"foo", 8, "no '@'"}, Case{"grow@10", 8, "unknown change \"grow\""},
+        Case{"add@", 8, "not a number"}, Case{"add@ten", 8, "not a number"},
+        Case{"remove@0", 8, "positive"}, Case{"remove@-5", 8, "positive"},
+        Case{"remove@inf", 8, "not a number"}, Case{"add@1e12", 8, "at most a year"},
+        Case{"remove@10", 1, "at least 2 replicas"}, Case{"add@10", 1, "at least 2 replicas"}}) {
     absl::StatusOr<MembershipChange> change = ParseMembershipChange(c.spec, c.replicas, 1);
     ASSERT_FALSE(change.ok()) << c.spec;
     EXPECT_EQ(change.status().code(), absl::StatusCode::kInvalidArgument) << c.spec;

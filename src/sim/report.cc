@@ -180,7 +180,7 @@ void WriteMembership(Json& j, const RunResult& run, const DipOptions& options) {
   j.Int(f.windows_after);
   j.Key("requests_to_replica_after_change");
   j.Int(change.replica < run.replicas.size() ? run.replicas[change.replica].requests_after_change
-                                              : 0);
+                                             : 0);
   j.EndObject();
 }
 
@@ -506,11 +506,10 @@ std::string FormatDipTable(const std::vector<RunResult>& runs, const DipOptions&
   const double window = first->hit_series.window_s;
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"policy", absl::StrFormat("hit before (last %g s)", options.baseline_s),
-                  absl::StrFormat("lowest %g s window before", window),
-                  "dip (lowest window after)", "drop (pp)", "dip at (s after)",
-                  "recovery (s)", absl::StrFormat("hit after (last %g s)", options.baseline_s),
-                  "settled (s)", "hit (whole run)",
-                  absl::StrCat("requests to ", replica, " after (share)")});
+                  absl::StrFormat("lowest %g s window before", window), "dip (lowest window after)",
+                  "drop (pp)", "dip at (s after)", "recovery (s)",
+                  absl::StrFormat("hit after (last %g s)", options.baseline_s), "settled (s)",
+                  "hit (whole run)", absl::StrCat("requests to ", replica, " after (share)")});
   for (const RunResult& run : runs) {
     if (!run.membership) continue;
     const DipFigures f = AnalyseDip(run.hit_series, ToSeconds(run.membership->at), options);
@@ -519,17 +518,16 @@ std::string FormatDipTable(const std::vector<RunResult>& runs, const DipOptions&
     const int64_t changed_after = change.replica < run.replicas.size()
                                       ? run.replicas[change.replica].requests_after_change
                                       : 0;
-    const double share = all_after > 0 ? static_cast<double>(changed_after) /
-                                             static_cast<double>(all_after)
-                                       : DipFigures::kNaN;
-    rows.push_back(
-        {run.name, Percent(f.before), Percent(f.before_min), Percent(f.dip),
-         std::isnan(f.dip_pp) ? "n/a" : absl::StrFormat("%.1f", f.dip_pp),
-         std::isnan(f.dip_at_s) ? "n/a" : absl::StrFormat("%g", f.dip_at_s),
-         f.recovery_s ? absl::StrFormat("%g", *f.recovery_s) : "not recovered",
-         Percent(f.after), f.settle_s ? absl::StrFormat("%g", *f.settle_s) : "n/a",
-         Percent(ComputeFigures(run).hit_rate),
-         absl::StrFormat("%d (%s)", changed_after, Percent(share))});
+    const double share = all_after > 0
+                             ? static_cast<double>(changed_after) / static_cast<double>(all_after)
+                             : DipFigures::kNaN;
+    rows.push_back({run.name, Percent(f.before), Percent(f.before_min), Percent(f.dip),
+                    std::isnan(f.dip_pp) ? "n/a" : absl::StrFormat("%.1f", f.dip_pp),
+                    std::isnan(f.dip_at_s) ? "n/a" : absl::StrFormat("%g", f.dip_at_s),
+                    f.recovery_s ? absl::StrFormat("%g", *f.recovery_s) : "not recovered",
+                    Percent(f.after), f.settle_s ? absl::StrFormat("%g", *f.settle_s) : "n/a",
+                    Percent(ComputeFigures(run).hit_rate),
+                    absl::StrFormat("%d (%s)", changed_after, Percent(share))});
   }
   std::string out;
   if (markdown) {

@@ -84,7 +84,8 @@ struct SweepPoint {
 std::string FormatSweep(const std::vector<SweepPoint>& sweep, bool markdown);
 
 // Writes the header, every run's figures, per-replica totals, load and hit-rate series (with the
-// membership change's dip figures, read with header.dip), and the bounds as JSON to `path`. Internal error naming the path when it cannot be written.
+// membership change's dip figures, read with header.dip), and the bounds as JSON to `path`.
+// Internal error naming the path when it cannot be written.
 absl::Status WriteJson(const std::string& path, const ReportHeader& header,
                        const std::vector<RunResult>& runs, const RunResult* pooled);
 

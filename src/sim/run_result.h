@@ -19,11 +19,11 @@
 namespace warmroute::sim {
 
 struct ReplicaTotals {
-  int64_t requests = 0;        // requests dispatched to this replica
+  int64_t requests = 0;               // requests dispatched to this replica
   int64_t requests_after_change = 0;  // of those, dispatched at or after the membership change
-  int64_t prompt_tokens = 0;   // engine prompt tokens of its finished requests
-  int64_t cached_tokens = 0;   // of those, served from its prefix cache (engine-reported)
-  int64_t prefill_tokens = 0;  // prompt tokens it actually computed (incl. recomputation)
+  int64_t prompt_tokens = 0;          // engine prompt tokens of its finished requests
+  int64_t cached_tokens = 0;          // of those, served from its prefix cache (engine-reported)
+  int64_t prefill_tokens = 0;         // prompt tokens it actually computed (incl. recomputation)
   int64_t generated_tokens = 0;
   int64_t preemptions = 0;
   int64_t steps = 0;

@@ -71,8 +71,9 @@ SimOptions ChangeOptions(MembershipChange::Kind kind) {
 
 // Line() plus the dip figures of a run with a membership change.
 std::string DipLine(const RunResult& run) {
-  const DipFigures f = AnalyseDip(run.hit_series, ToSeconds(run.membership->at),
-                                  DipOptions{.baseline_s = 2, .tolerance_pp = 2, .hold_windows = 2});
+  const DipFigures f =
+      AnalyseDip(run.hit_series, ToSeconds(run.membership->at),
+                 DipOptions{.baseline_s = 2, .tolerance_pp = 2, .hold_windows = 2});
   return absl::StrFormat("  %s before=%.17g dip=%.17g dip_at=%g recovery=%s after=%.17g\n",
                          DescribeMembershipChange(*run.membership), f.before, f.dip, f.dip_at_s,
                          f.recovery_s ? absl::StrFormat("%g", *f.recovery_s) : "none", f.after);

@@ -81,10 +81,10 @@ absl::Status ValidateOptions(const SimOptions& options) {
   }
   if (const auto& change = options.membership; change.has_value()) {
     if (options.replicas.size() < 2 || change->replica >= options.replicas.size()) {
-      return InvalidParam("membership", absl::StrCat("a membership change needs a fleet of at "
-                                                     "least 2 replicas and one of them; got r",
-                                                     change->replica, " of ",
-                                                     options.replicas.size()));
+      return InvalidParam("membership",
+                          absl::StrCat("a membership change needs a fleet of at "
+                                       "least 2 replicas and one of them; got r",
+                                       change->replica, " of ", options.replicas.size()));
     }
     if (change->at <= Duration(0)) {
       return InvalidParam("membership", "the membership change must come after the start");
@@ -133,7 +133,7 @@ class EventLoop {
     bound_ = std::make_unique<InfiniteCacheBound>(block_size);
   }
 
-    // InvalidArgument when a membership change comes no earlier than the last arrival: no request
+  // InvalidArgument when a membership change comes no earlier than the last arrival: no request
   // would be routed after it.
   absl::StatusOr<RunResult> Run();
 
@@ -204,8 +204,7 @@ void EventLoop::ApplyMembershipChange() {
 
 void EventLoop::CountHit(TimePoint arrival, int64_t prompt, int64_t cached) {
   const Duration window = options_.hit_window;
-  const Duration origin =
-      options_.membership ? options_.membership->at % window : Duration(0);
+  const Duration origin = options_.membership ? options_.membership->at % window : Duration(0);
   const Duration since = arrival - TimePoint{};
   if (since < origin) return;
   const auto k = static_cast<size_t>((since - origin) / window);
@@ -274,12 +273,13 @@ absl::StatusOr<RunResult> EventLoop::Run() {
         absl::StrFormat("--membership: the change at %g s is not before the last arrival at "
                         "%.1f s, so no request would be routed after it; choose an earlier time or "
                         "more requests",
-                        ToSeconds(options_.membership->at), ToSeconds(last_arrival_ - TimePoint{})));
+                        ToSeconds(options_.membership->at),
+                        ToSeconds(last_arrival_ - TimePoint{})));
   }
   {  // keep whole windows only: those that end by the last arrival
     HitRateSeries& series = result_.hit_series;
-    const double whole = std::floor(
-        (ToSeconds(last_arrival_ - TimePoint{}) - series.origin_s) / series.window_s);
+    const double whole =
+        std::floor((ToSeconds(last_arrival_ - TimePoint{}) - series.origin_s) / series.window_s);
     const size_t keep = std::min(series.size(), static_cast<size_t>(std::max(0.0, whole)));
     series.requests.resize(keep);
     series.prompt_tokens.resize(keep);
