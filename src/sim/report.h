@@ -9,6 +9,7 @@
 //   imbalance       max / mean over replicas of prompt tokens computed (prefill, recomputation
 //                   included) and of busy time (Σ step durations); 1.0 is perfectly even.
 //   preemptions     Σ over replicas.
+//   hit-rate dip    a run with a membership change: before, dip, recovery, after (hit_rate_dip.h).
 //
 // Thread-safety: pure functions.
 #pragma once
