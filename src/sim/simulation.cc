@@ -133,8 +133,9 @@ class EventLoop {
     bound_ = std::make_unique<InfiniteCacheBound>(block_size);
   }
 
-  // InvalidArgument when a membership change comes no earlier than the last arrival: no request
-  // would be routed after it.
+  // Fleet runs: InvalidArgument when a membership change comes no earlier than the last arrival
+  // (no request would be routed after it). The pooled bound does not check: it has no fleet to
+  // change, and a closed-loop stream may end at another time there.
   absl::StatusOr<RunResult> Run();
 
  private:
@@ -266,7 +267,7 @@ absl::StatusOr<RunResult> EventLoop::Run() {
       Handle(event);
     }
   }
-  if (options_.membership &&
+  if (router_ != nullptr && options_.membership &&
       (!membership_applied_ || TimePoint{} + options_.membership->at >= last_arrival_)) {
     return InvalidParam(
         "membership",
