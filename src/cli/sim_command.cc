@@ -37,6 +37,8 @@
 #include "core/workload/workload.h"
 #include "sim/capacity.h"
 #include "sim/comparison.h"
+#include "sim/hit_rate_dip.h"
+#include "sim/membership.h"
 #include "sim/plots.h"
 #include "sim/replica_spec.h"
 #include "sim/report.h"
@@ -66,6 +68,9 @@ struct SimFlags {
   int64_t calibration_requests = 2048;
   bool no_bounds = false;
   int64_t key_max_chars = 0;  // 0: PrefixKeyOptions' default
+  std::string membership;
+  double hit_window_s = 5;
+  sim::DipOptions dip;
   std::string sweep_loads;
   std::string json;
   std::string markdown;
@@ -131,6 +136,12 @@ int RunSim(const SimFlags& flags) {
   if (!(flags.scrape_interval_ms > 0)) return Fail(2, "--scrape-interval-ms must be positive");
   if (!(flags.series_interval_s > 0)) return Fail(2, "--series-interval-s must be positive");
   if (flags.requests < 1) return Fail(2, "--requests must be at least 1");
+  options.hit_window = FromSeconds(flags.hit_window_s);
+  if (!(flags.hit_window_s > 0)) return Fail(2, "--hit-window-s must be positive");
+  if (!(flags.dip.baseline_s > 0)) return Fail(2, "--dip-baseline-s must be positive");
+  if (!(flags.dip.tolerance_pp >= 0))
+    return Fail(2, "--recovery-tolerance-pp must not be negative");
+  if (flags.dip.hold_windows < 1) return Fail(2, "--recovery-windows must be at least 1");
 
   absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet =
       flags.replica_specs.empty()
@@ -138,6 +149,14 @@ int RunSim(const SimFlags& flags) {
           : sim::ParseReplicaSpecs(flags.replica_specs);
   if (!fleet.ok()) return Fail(2, fleet.status());
   options.replicas = *std::move(fleet);
+  if (!flags.membership.empty()) {
+    absl::StatusOr<sim::MembershipChange> change =
+        sim::ParseMembershipChange(flags.membership, options.replicas.size(), flags.seed);
+    if (!change.ok()) return Fail(2, change.status());
+    options.membership = *change;
+    if (!flags.sweep_loads.empty())
+      return Fail(2, "--membership cannot be combined with --sweep-loads");
+  }
   if (flags.key_max_chars != 0) {
     if (flags.key_max_chars < options.prefix_key.block_chars || flags.key_max_chars > (1 << 24)) {
       return Fail(2, absl::StrCat("--key-max-chars must be in [", options.prefix_key.block_chars,
@@ -216,12 +235,33 @@ int RunSim(const SimFlags& flags) {
     }
   }
 
+  // A change no earlier than the last arrival routes nothing after it; the simulation checks this
+  // exactly (an InvalidArgument, exit 2), this catches the plain case before any run.
+  if (options.membership && !trace) {
+    const double span_s =
+        static_cast<double>(flags.requests) /
+        (options.workload.rate_per_s * workload::RequestsPerArrival(options.workload));
+    if (ToSeconds(options.membership->at) >= span_s) {
+      return Fail(2, absl::StrFormat("--membership %s: %g s is beyond the run: %lld requests "
+                                     "arrive over about %.0f s at this rate",
+                                     flags.membership, ToSeconds(options.membership->at),
+                                     static_cast<long long>(flags.requests), span_s));
+    }
+  }
+
   std::printf("warmroute sim: workload %s, %s, %lld requests, seed %llu\n", workload_label.c_str(),
               sim::DescribeFleet(options.replicas).c_str(), static_cast<long long>(flags.requests),
               static_cast<unsigned long long>(flags.seed));
   std::printf("arrivals: %s\n", arrivals.c_str());
-  std::printf("gateway: network delay %g ms each way, metrics scraped every %g ms\n\n",
+  std::printf("gateway: network delay %g ms each way, metrics scraped every %g ms\n",
               flags.network_delay_ms, flags.scrape_interval_ms);
+  if (options.membership) {
+    std::printf("membership: %s (%s)\n", sim::DescribeMembershipChange(*options.membership).c_str(),
+                options.membership->kind == sim::MembershipChange::Kind::kAdd
+                    ? "the fleet starts without it"
+                    : "in-flight requests finish on it, nothing new is sent");
+  }
+  std::printf("\n");
   std::fflush(stdout);
 
   int64_t simulated = 0;
@@ -243,7 +283,8 @@ int RunSim(const SimFlags& flags) {
                            .seed = flags.seed,
                            .arrivals = arrivals,
                            .network_delay_ms = flags.network_delay_ms,
-                           .scrape_interval_ms = flags.scrape_interval_ms};
+                           .scrape_interval_ms = flags.scrape_interval_ms,
+                           .dip = flags.dip};
   const char* legend =
       "hit = engine-reported cached / prompt tokens; ttft/e2e measured at the gateway; pf-imb and "
       "busy-imb = max/mean over replicas of prefill tokens computed and busy time.\n";
@@ -289,7 +330,9 @@ int RunSim(const SimFlags& flags) {
 
   absl::StatusOr<sim::Comparison> c =
       sim::RunComparison(options, policies, *params, !flags.no_bounds, progress);
-  if (!c.ok()) return Fail(1, c.status());
+  if (!c.ok()) {  // invalid input found by the runs (e.g. a --membership time past a trace's end)
+    return Fail(c.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1, c.status());
+  }
   const sim::RunResult* pooled = c->pooled ? &*c->pooled : nullptr;
   header.wall_s = wall_since_start();
   header.simulated_requests = simulated;
@@ -299,6 +342,8 @@ int RunSim(const SimFlags& flags) {
               static_cast<long long>(simulated), header.wall_s,
               static_cast<double>(simulated) / header.wall_s);
   std::printf("%s", legend);
+  const std::string dip_table = sim::FormatDipTable(c->runs, flags.dip, /*markdown=*/false);
+  if (!dip_table.empty()) std::printf("\n%s", dip_table.c_str());
   std::fflush(stdout);
 
   if (!flags.json.empty()) {
@@ -307,9 +352,19 @@ int RunSim(const SimFlags& flags) {
     }
   }
   if (!flags.markdown.empty()) {
-    const std::string md = absl::StrCat(
+    std::string md = absl::StrCat(
         "Workload `", workload_label, "`, ", header.fleet, ", ", flags.requests, " requests, seed ",
         flags.seed, ". Arrivals: ", arrivals, ".\n\n", sim::FormatMarkdownTable(c->runs, pooled));
+    if (options.membership) {
+      absl::StrAppendFormat(
+          &md,
+          "\nMembership change: %s. Hit rate per %g s window of arrivals; recovery (settled): the "
+          "first window from which %d windows in a row are within %g pp of the hit rate before "
+          "(after).\n\n%s",
+          sim::DescribeMembershipChange(*options.membership), flags.hit_window_s,
+          flags.dip.hold_windows, flags.dip.tolerance_pp,
+          sim::FormatDipTable(c->runs, flags.dip, /*markdown=*/true));
+    }
     if (absl::Status s = WriteTextFile(flags.markdown, md); !s.ok()) return Fail(1, s);
   }
   if (!flags.plots.empty()) {
@@ -368,6 +423,23 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--key-max-chars", f.key_max_chars,
                   "match depth of the routers' prefix key in characters (default 16384, as the "
                   "gateway's prefix_key.max_chars)");
+  cmd->add_option("--membership", f.membership,
+                  "add@SECONDS or remove@SECONDS: a replica (chosen by the seed) joins or leaves "
+                  "the fleet that many simulated seconds into each run, through the gateway's "
+                  "Router calls; reports the hit-rate dip and recovery");
+  cmd->add_option("--hit-window-s", f.hit_window_s,
+                  "window of the hit-rate series (JSON, plots, --membership figures)")
+      ->capture_default_str();
+  cmd->add_option("--dip-baseline-s", f.dip.baseline_s,
+                  "--membership: the hit rate before the change is over this many seconds before "
+                  "it (and the one after over the run's last as many)")
+      ->capture_default_str();
+  cmd->add_option("--recovery-tolerance-pp", f.dip.tolerance_pp,
+                  "--membership: recovered = back within this many percentage points of before")
+      ->capture_default_str();
+  cmd->add_option("--recovery-windows", f.dip.hold_windows,
+                  "--membership: ... for this many windows in a row")
+      ->capture_default_str();
   cmd->add_flag("--no-bounds", f.no_bounds,
                 "skip the pooled-cache and infinite-cache bounds (saves memory at scale)");
   cmd->add_option("--sweep-loads", f.sweep_loads,

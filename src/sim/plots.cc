@@ -41,6 +41,40 @@ std::string LoadData(const RunResult& run, bool per_replica) {
   return out;
 }
 
+// hit_rate_series.{dat,gp}: one data block per run (window midpoint, hit rate in percent; NaN for
+// a window without requests), a dashed line at the membership change if there was one.
+absl::Status WriteHitRatePlot(const std::filesystem::path& root,
+                              const std::vector<RunResult>& runs) {
+  std::string data;
+  std::string plot = absl::StrCat(Terminal("hit_rate_series.png"),
+                                  "set xlabel 'arrival time (s)'\n"
+                                  "set ylabel 'hit rate (% of prompt tokens)'\n");
+  std::string title = "hit rate per window of arrivals";
+  for (const RunResult& run : runs) {
+    if (!run.membership) continue;
+    const double at_s = ToSeconds(run.membership->at);
+    absl::StrAppendFormat(&plot, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2\n", at_s,
+                          at_s);
+    title += ": " + DescribeMembershipChange(*run.membership);
+    break;
+  }
+  absl::StrAppend(&plot, "set title ", Quote(title), "\nplot ");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const HitRateSeries& series = runs[i].hit_series;
+    absl::StrAppend(&data, "# ", runs[i].name, ": window midpoint (s), hit rate (%)\n");
+    for (size_t k = 0; k < series.size(); ++k) {
+      absl::StrAppendFormat(&data, "%.6g %.6g\n", series.start_s(k) + series.window_s / 2,
+                            100 * series.hit_rate(k));
+    }
+    data += "\n\n";
+    absl::StrAppend(&plot, i ? ", \\\n     " : "", "'hit_rate_series.dat' index ", i,
+                    " using 1:2 with lines lw 2 title ", Quote(runs[i].name));
+  }
+  plot += "\n";
+  if (absl::Status s = WriteFile(root / "hit_rate_series.dat", data); !s.ok()) return s;
+  return WriteFile(root / "hit_rate_series.gp", plot);
+}
+
 }  // namespace
 
 absl::Status WriteSweepPlot(const std::string& dir, const std::vector<SweepPoint>& sweep) {
@@ -110,6 +144,8 @@ absl::Status WritePlots(const std::string& dir, const std::vector<RunResult>& ru
     scripts.push_back(slug + ".gp");
   }
 
+  if (absl::Status s = WriteHitRatePlot(root, runs); !s.ok()) return s;
+  scripts.push_back("hit_rate_series.gp");
   return gnuplot::Run(root, scripts);
 }
 

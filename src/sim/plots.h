@@ -2,6 +2,8 @@
 //   ttft_cdf.png          TTFT CDF of every policy, log-scale time axis
 //   load_<policy>.png     per-replica load (requests in the engine) over time, one per policy
 //                         (one line per replica up to 16 replicas; min / mean / max beyond)
+//   hit_rate_series.png   hit rate per window of arrivals (RunResult::hit_series) of every policy,
+//                         the membership change (if any) marked by a dashed line
 //   ttft_p99_vs_load.png  a load sweep: TTFT p99 of every policy against offered load
 // Each PNG comes with its .dat data and .gp script in the same directory, so a plot can be
 // restyled and redrawn with `gnuplot FILE.gp` from that directory.

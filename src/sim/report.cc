@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/stats/samples.h"
 
 namespace warmroute::sim {
@@ -119,7 +120,71 @@ void WriteFigures(Json& j, const Figures& f) {
   j.Int(f.failed);
 }
 
-void WriteRun(Json& j, const RunResult& run) {
+void WriteHitSeries(Json& j, const HitRateSeries& series) {
+  j.BeginObject();
+  j.Key("window_s");
+  j.Num(series.window_s);
+  j.Key("origin_s");
+  j.Num(series.origin_s);
+  j.Key("requests");
+  j.NumArray<int64_t>(series.requests);
+  j.Key("prompt_tokens");
+  j.NumArray<int64_t>(series.prompt_tokens);
+  j.Key("cached_tokens");
+  j.NumArray<int64_t>(series.cached_tokens);
+  j.Key("hit_rate");
+  j.BeginArray();
+  for (size_t k = 0; k < series.size(); ++k) j.Num(series.hit_rate(k));
+  j.EndArray();
+  j.EndObject();
+}
+
+void WriteMembership(Json& j, const RunResult& run, const DipOptions& options) {
+  const MembershipChange& change = *run.membership;
+  const double at_s = ToSeconds(change.at);
+  const DipFigures f = AnalyseDip(run.hit_series, at_s, options);
+  j.BeginObject();
+  j.Key("change");
+  j.Str(DescribeMembershipChange(change));
+  j.Key("kind");
+  j.Str(MembershipKindName(change.kind));
+  j.Key("replica");
+  j.Int(change.replica);
+  j.Key("at_s");
+  j.Num(at_s);
+  j.Key("baseline_s");
+  j.Num(options.baseline_s);
+  j.Key("tolerance_pp");
+  j.Num(options.tolerance_pp);
+  j.Key("hold_windows");
+  j.Int(options.hold_windows);
+  j.Key("hit_rate_before");
+  j.Num(f.before);
+  j.Key("lowest_window_before");
+  j.Num(f.before_min);
+  j.Key("dip_hit_rate");
+  j.Num(f.dip);
+  j.Key("dip_pp");
+  j.Num(f.dip_pp);
+  j.Key("dip_at_s");
+  j.Num(f.dip_at_s);
+  j.Key("recovery_s");
+  j.Num(f.recovery_s.value_or(DipFigures::kNaN));
+  j.Key("hit_rate_after");
+  j.Num(f.after);
+  j.Key("settle_s");
+  j.Num(f.settle_s.value_or(DipFigures::kNaN));
+  j.Key("windows_before");
+  j.Int(f.windows_before);
+  j.Key("windows_after");
+  j.Int(f.windows_after);
+  j.Key("requests_to_replica_after_change");
+  j.Int(change.replica < run.replicas.size() ? run.replicas[change.replica].requests_after_change
+                                             : 0);
+  j.EndObject();
+}
+
+void WriteRun(Json& j, const RunResult& run, const DipOptions& dip) {
   j.BeginObject();
   j.Key("name");
   j.Str(run.name);
@@ -154,6 +219,8 @@ void WriteRun(Json& j, const RunResult& run) {
     j.BeginObject();
     j.Key("requests");
     j.Int(r.requests);
+    j.Key("requests_after_change");
+    j.Int(r.requests_after_change);
     j.Key("prompt_tokens");
     j.Int(r.prompt_tokens);
     j.Key("cached_tokens");
@@ -184,6 +251,12 @@ void WriteRun(Json& j, const RunResult& run) {
   for (const auto& s : run.series.prefill_tps) j.NumArray<float>(s);
   j.EndArray();
   j.EndObject();
+  j.Key("hit_rate_series");
+  WriteHitSeries(j, run.hit_series);
+  if (run.membership) {
+    j.Key("membership");
+    WriteMembership(j, run, dip);
+  }
   j.EndObject();
 }
 
@@ -218,7 +291,9 @@ void WriteHeader(Json& j, const ReportHeader& header) {
   j.Num(header.wall_s > 0 ? static_cast<double>(header.simulated_requests) / header.wall_s : 0);
 }
 
-std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100 * fraction); }
+std::string Percent(double fraction) {
+  return std::isnan(fraction) ? "n/a" : absl::StrFormat("%.1f%%", 100 * fraction);
+}
 std::string Millis(double seconds) { return absl::StrFormat("%.0f", 1000 * seconds); }
 
 }  // namespace
@@ -295,7 +370,7 @@ absl::Status WriteJson(const std::string& path, const ReportHeader& header,
   WriteHeader(j, header);
   j.Key("policies");
   j.BeginArray();
-  for (const RunResult& run : runs) WriteRun(j, run);
+  for (const RunResult& run : runs) WriteRun(j, run, header.dip);
   j.EndArray();
   j.Key("bounds");
   j.BeginObject();
@@ -307,7 +382,7 @@ absl::Status WriteJson(const std::string& path, const ReportHeader& header,
       j.Num(InfiniteHitRate(*pooled));
     }
     j.Key("pooled_run");
-    WriteRun(j, *pooled);
+    WriteRun(j, *pooled, header.dip);
   }
   j.EndObject();
   j.EndObject();
@@ -409,6 +484,76 @@ std::string FormatSweep(const std::vector<SweepPoint>& sweep, bool markdown) {
     for (const SweepPoint& p : sweep) {
       const std::string cell = absl::StrFormat("(%s)", Percent(p.pooled_hit_rate));
       out += markdown ? absl::StrCat(" ", cell, " |") : absl::StrFormat(" %15s", cell);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace warmroute::sim
+
+namespace warmroute::sim {
+
+std::string FormatDipTable(const std::vector<RunResult>& runs, const DipOptions& options,
+                           bool markdown) {
+  const RunResult* first = nullptr;
+  for (const RunResult& run : runs) {
+    if (run.membership && first == nullptr) first = &run;
+  }
+  if (first == nullptr) return "";
+  const MembershipChange& change = *first->membership;
+  const std::string replica = absl::StrCat("r", change.replica);
+  const double window = first->hit_series.window_s;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"policy", absl::StrFormat("hit before (last %g s)", options.baseline_s),
+                  absl::StrFormat("lowest %g s window before", window), "dip (lowest window after)",
+                  "drop (pp)", "dip at (s after)", "recovery (s)",
+                  absl::StrFormat("hit after (last %g s)", options.baseline_s), "settled (s)",
+                  "hit (whole run)", absl::StrCat("requests to ", replica, " after (share)")});
+  for (const RunResult& run : runs) {
+    if (!run.membership) continue;
+    const DipFigures f = AnalyseDip(run.hit_series, ToSeconds(run.membership->at), options);
+    int64_t all_after = 0;
+    for (const ReplicaTotals& r : run.replicas) all_after += r.requests_after_change;
+    const int64_t changed_after = change.replica < run.replicas.size()
+                                      ? run.replicas[change.replica].requests_after_change
+                                      : 0;
+    const double share = all_after > 0
+                             ? static_cast<double>(changed_after) / static_cast<double>(all_after)
+                             : DipFigures::kNaN;
+    rows.push_back({run.name, Percent(f.before), Percent(f.before_min), Percent(f.dip),
+                    std::isnan(f.dip_pp) ? "n/a" : absl::StrFormat("%.1f", f.dip_pp),
+                    std::isnan(f.dip_at_s) ? "n/a" : absl::StrFormat("%g", f.dip_at_s),
+                    f.recovery_s ? absl::StrFormat("%g", *f.recovery_s) : "not recovered",
+                    Percent(f.after), f.settle_s ? absl::StrFormat("%g", *f.settle_s) : "n/a",
+                    Percent(ComputeFigures(run).hit_rate),
+                    absl::StrFormat("%d (%s)", changed_after, Percent(share))});
+  }
+  std::string out;
+  if (markdown) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      out += absl::StrCat("| ", absl::StrJoin(rows[r], " | "), " |\n");
+      if (r == 0) {
+        out += "| ---";
+        for (size_t c = 1; c < rows[r].size(); ++c) out += " | ---:";
+        out += " |\n";
+      }
+    }
+    return out;
+  }
+  out = absl::StrFormat(
+      "membership change: %s; hit rate per %g s window of arrivals; recovery (settled): the "
+      "first window from which %d windows in a row are within %g pp of the hit rate before (after)"
+      "\n",
+      DescribeMembershipChange(change), window, options.hold_windows, options.tolerance_pp);
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      out += c == 0 ? absl::StrFormat("%-*s", static_cast<int>(width[c]), row[c])
+                    : absl::StrFormat("  %*s", static_cast<int>(width[c]), row[c]);
     }
     out += "\n";
   }

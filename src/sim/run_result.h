@@ -6,20 +6,24 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/routing/router.h"
 #include "core/stats/samples.h"
+#include "sim/membership.h"
 
 namespace warmroute::sim {
 
 struct ReplicaTotals {
-  int64_t requests = 0;        // requests dispatched to this replica
-  int64_t prompt_tokens = 0;   // engine prompt tokens of its finished requests
-  int64_t cached_tokens = 0;   // of those, served from its prefix cache (engine-reported)
-  int64_t prefill_tokens = 0;  // prompt tokens it actually computed (incl. recomputation)
+  int64_t requests = 0;               // requests dispatched to this replica
+  int64_t requests_after_change = 0;  // of those, dispatched at or after the membership change
+  int64_t prompt_tokens = 0;          // engine prompt tokens of its finished requests
+  int64_t cached_tokens = 0;          // of those, served from its prefix cache (engine-reported)
+  int64_t prefill_tokens = 0;         // prompt tokens it actually computed (incl. recomputation)
   int64_t generated_tokens = 0;
   int64_t preemptions = 0;
   int64_t steps = 0;
@@ -33,6 +37,29 @@ struct LoadSeries {
   std::vector<std::vector<float>> queue;
   // prefill_tps[r][k]: prompt tokens replica r computed per second over interval k.
   std::vector<std::vector<float>> prefill_tps;
+};
+
+// The engine-reported hit rate over time. Requests are bucketed by their arrival at the gateway
+// (where the routing decision is made) into windows of window_s seconds: window k covers
+// [origin_s + k window_s, origin_s + (k + 1) window_s). origin_s is in [0, window_s): the
+// windows are aligned so that a membership change falls on a window boundary (0 without one);
+// arrivals before origin_s are not counted. Only windows that end by the last arrival are kept, so
+// that none is a partial one. A window's figures are over its finished requests.
+struct HitRateSeries {
+  double window_s = 0;
+  double origin_s = 0;
+  std::vector<int64_t> requests;
+  std::vector<int64_t> prompt_tokens;
+  std::vector<int64_t> cached_tokens;
+
+  size_t size() const { return prompt_tokens.size(); }
+  double start_s(size_t k) const { return origin_s + window_s * static_cast<double>(k); }
+  // Σ cached / Σ prompt tokens of window k; NaN for a window without prompt tokens.
+  double hit_rate(size_t k) const {
+    return prompt_tokens[k] > 0
+               ? static_cast<double>(cached_tokens[k]) / static_cast<double>(prompt_tokens[k])
+               : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 struct RunResult {
@@ -55,6 +82,10 @@ struct RunResult {
 
   std::vector<ReplicaTotals> replicas;
   LoadSeries series;
+  HitRateSeries hit_series;
+
+  // The membership change applied during the run (SimOptions::membership), if any.
+  std::optional<MembershipChange> membership;
 
   // Fleet runs: the router's decisions by reason and its predicted vs reported cached tokens.
   std::map<std::string, int64_t> reasons;

@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/clock.h"
 #include "core/routing/prefix_key.h"
 #include "core/routing/router.h"
 #include "core/workload/workload.h"
+#include "sim/membership.h"
 #include "sim/replica_spec.h"
 
 namespace warmroute::sim {
@@ -35,6 +37,12 @@ struct SimOptions {
   Duration scrape_interval = std::chrono::milliseconds(200);
   // Resolution of the per-replica load series in the results (not seen by the router).
   Duration series_interval = std::chrono::seconds(1);
+  // Window of the hit-rate series in the results (RunResult::hit_series; not seen by the router).
+  Duration hit_window = std::chrono::seconds(5);
+
+  // A replica added or removed mid-run (membership.h), through the Router calls the gateway's
+  // admin API makes. REQUIRES: replica < replicas.size() and replicas.size() >= 2.
+  std::optional<MembershipChange> membership;
 
   routing::RouterOptions router;
   routing::PrefixKeyOptions prefix_key;

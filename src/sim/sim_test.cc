@@ -19,6 +19,8 @@
 #include "core/routing/policy_registry.h"
 #include "gtest/gtest.h"
 #include "sim/capacity.h"
+#include "sim/hit_rate_dip.h"
+#include "sim/membership.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
 
@@ -56,7 +58,29 @@ std::string Line(const RunResult& run) {
       f.hit_rate, f.ttft_p50_s, f.ttft_p99_s, f.e2e_p50_s);
 }
 
-// Every policy and the bounds on SmallOptions(), one line each.
+// SmallOptions() (300 requests over ~7.5 s) with a replica added or removed at 3 s, and the
+// hit-rate series in 0.5 s windows.
+SimOptions ChangeOptions(MembershipChange::Kind kind) {
+  SimOptions options = SmallOptions();
+  options.hit_window = std::chrono::milliseconds(500);
+  options.membership = MembershipChange{.kind = kind,
+                                        .at = std::chrono::seconds(3),
+                                        .replica = ChooseMembershipReplica(options.seed, 4)};
+  return options;
+}
+
+// Line() plus the dip figures of a run with a membership change.
+std::string DipLine(const RunResult& run) {
+  const DipFigures f =
+      AnalyseDip(run.hit_series, ToSeconds(run.membership->at),
+                 DipOptions{.baseline_s = 2, .tolerance_pp = 2, .hold_windows = 2});
+  return absl::StrFormat("  %s before=%.17g dip=%.17g dip_at=%g recovery=%s after=%.17g\n",
+                         DescribeMembershipChange(*run.membership), f.before, f.dip, f.dip_at_s,
+                         f.recovery_s ? absl::StrFormat("%g", *f.recovery_s) : "none", f.after);
+}
+
+// Every policy and the bounds on SmallOptions(), one line each; then the three policies of the
+// membership-change figures (docs/membership-changes.md) with a replica added and removed.
 std::string GoldenText() {
   const SimOptions options = SmallOptions();
   std::string text;
@@ -65,6 +89,12 @@ std::string GoldenText() {
   EXPECT_TRUE(pooled.ok()) << pooled.status();
   text += Line(*pooled);
   text += absl::StrFormat("infinite-cache bound hit=%.17g\n", InfiniteHitRate(*pooled));
+  for (auto kind : {MembershipChange::Kind::kAdd, MembershipChange::Kind::kRemove}) {
+    for (const char* name : {"warmroute", "consistent_hash", "sglang_cache_aware"}) {
+      const RunResult run = MustRun(ChangeOptions(kind), name);
+      text += Line(run) + DipLine(run);
+    }
+  }
   return text;
 }
 
@@ -88,6 +118,72 @@ TEST(SimGoldenTest, IdenticalRunsGiveIdenticalFigures) {
   for (const char* policy : {"warmroute", "random", "power_of_two"}) {
     EXPECT_EQ(Line(MustRun(options, policy)), Line(MustRun(options, policy))) << policy;
   }
+}
+
+TEST(SimMembershipTest, RemovedReplicaGetsNoNewRequestAndFinishesItsOwn) {
+  const SimOptions options = ChangeOptions(MembershipChange::Kind::kRemove);
+  const uint32_t removed = options.membership->replica;
+  for (const char* policy : {"warmroute", "consistent_hash", "sglang_cache_aware", "round_robin"}) {
+    const RunResult run = MustRun(options, policy);
+    ASSERT_TRUE(run.membership.has_value()) << policy;
+    EXPECT_GT(run.replicas[removed].requests, 0) << policy;  // it served before the change
+    EXPECT_EQ(run.replicas[removed].requests_after_change, 0) << policy;
+    int64_t after = 0;
+    for (const ReplicaTotals& r : run.replicas) after += r.requests_after_change;
+    EXPECT_GT(after, 100) << policy;  // the others took the rest of the stream
+    // Drained, not dropped: every request it had finished, none failed.
+    EXPECT_EQ(run.finished, 300) << policy;
+    EXPECT_EQ(run.failed, 0) << policy;
+    EXPECT_GT(run.replicas[removed].prompt_tokens, 0) << policy;
+  }
+}
+
+TEST(SimMembershipTest, AddedReplicaGetsRequestsOnlyOnceAdded) {
+  // 64 system prompts of even popularity: cold prompts still arrive after the change, and the
+  // cache-aware policies send some of them to the new, empty replica.
+  SimOptions options = ChangeOptions(MembershipChange::Kind::kAdd);
+  options.workload.params["system_prompts"] = 64;
+  options.workload.params["zipf_exponent"] = 0.6;
+  const uint32_t added = options.membership->replica;
+  // warmroute prices TTFT with the router's learned prefill rates: the added replica must not
+  // look slower than the others for want of samples (router.h: AddBackend's prior).
+  for (const char* policy : {"warmroute", "consistent_hash", "sglang_cache_aware", "round_robin"}) {
+    const RunResult run = MustRun(options, policy);
+    EXPECT_GT(run.replicas[added].requests, 0) << policy;
+    EXPECT_EQ(run.replicas[added].requests, run.replicas[added].requests_after_change) << policy;
+    EXPECT_EQ(run.finished, 300) << policy;
+  }
+  // Round robin over 3 and then over 4 replicas: the new one gets about a quarter of what
+  // arrives after the change.
+  const RunResult rr = MustRun(options, "round_robin");
+  int64_t after = 0;
+  for (const ReplicaTotals& r : rr.replicas) after += r.requests_after_change;
+  EXPECT_NEAR(static_cast<double>(rr.replicas[added].requests), after / 4.0, 1.0);
+}
+
+TEST(SimMembershipTest, SameSeedGivesTheSameDipFiguresAndSeries) {
+  for (auto kind : {MembershipChange::Kind::kAdd, MembershipChange::Kind::kRemove}) {
+    const RunResult a = MustRun(ChangeOptions(kind), "warmroute");
+    const RunResult b = MustRun(ChangeOptions(kind), "warmroute");
+    EXPECT_EQ(Line(a) + DipLine(a), Line(b) + DipLine(b));
+    EXPECT_EQ(a.hit_series.cached_tokens, b.hit_series.cached_tokens);
+    // 0.5 s windows aligned on the change at 3 s, whole windows up to the last arrival (~7.5 s).
+    EXPECT_DOUBLE_EQ(a.hit_series.origin_s, 0);
+    EXPECT_GE(a.hit_series.size(), 12u);
+    EXPECT_LE(a.hit_series.size(), 16u);
+  }
+}
+
+TEST(SimMembershipTest, ChangeAfterTheLastArrivalIsAnError) {
+  SimOptions options = ChangeOptions(MembershipChange::Kind::kRemove);
+  options.membership->at = std::chrono::seconds(600);
+  absl::StatusOr<std::unique_ptr<routing::Policy>> p = routing::MakePolicy("warmroute", {});
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<RunResult> run = SimulateFleet(options, *std::move(p));
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("not before the last arrival"), std::string::npos)
+      << run.status().message();
 }
 
 TEST(SimTest, EveryRequestFinishesAndIsAccounted) {

@@ -1,6 +1,7 @@
 #include "sim/simulation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "core/engine/engine_core.h"
 #include "core/engine/token_generator.h"
@@ -31,6 +33,7 @@ struct Event {
     kScrape,          // the gateway's scraper reads a replica's metrics
     kMetricsSeen,     // the scrape's result reaches the router (a, b, x, scraped_at)
     kSeriesTick,      // the results' load series takes a sample (not seen by the router)
+    kMembership,      // SimOptions::membership: a replica is added or removed
   };
   Kind kind = Kind::kDeliver;
   uint32_t replica = 0;
@@ -73,6 +76,20 @@ absl::Status ValidateOptions(const SimOptions& options) {
   if (options.series_interval <= Duration(0)) {
     return InvalidParam("series-interval-s", "the series interval must be positive");
   }
+  if (options.hit_window <= Duration(0)) {
+    return InvalidParam("hit-window-s", "the hit-rate window must be positive");
+  }
+  if (const auto& change = options.membership; change.has_value()) {
+    if (options.replicas.size() < 2 || change->replica >= options.replicas.size()) {
+      return InvalidParam("membership",
+                          absl::StrCat("a membership change needs a fleet of at "
+                                       "least 2 replicas and one of them; got r",
+                                       change->replica, " of ", options.replicas.size()));
+    }
+    if (change->at <= Duration(0)) {
+      return InvalidParam("membership", "the membership change must come after the start");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -90,17 +107,15 @@ class EventLoop {
     result_.name = std::move(name);
   }
 
+  // The router knows every replica from the start, except the one a membership change adds.
   void AddRouter(std::unique_ptr<routing::Policy> policy) {
     router_ = std::make_unique<routing::Router>(std::move(policy), options_.router, clock_,
                                                 Mix64(options_.seed ^ 0x726f75746572ull));
-    for (size_t i = 0; i < options_.replicas.size(); ++i) {
-      const ReplicaSpec& spec = options_.replicas[i];
-      const routing::BackendId id =
-          router_->AddBackend({.name = absl::StrCat("r", i),
-                               .models = {},
-                               .kv_capacity_tokens = spec.kv_capacity_tokens});
-      // Broken invariant, not input: the Router hands out dense ids 0..N-1 in order.
-      if (id != i) std::abort();
+    backend_of_replica_.assign(options_.replicas.size(), std::nullopt);
+    const std::optional<MembershipChange>& change = options_.membership;
+    for (uint32_t i = 0; i < options_.replicas.size(); ++i) {
+      if (change && change->kind == MembershipChange::Kind::kAdd && change->replica == i) continue;
+      AddBackend(i);
     }
   }
 
@@ -118,7 +133,10 @@ class EventLoop {
     bound_ = std::make_unique<InfiniteCacheBound>(block_size);
   }
 
-  RunResult Run();
+  // Fleet runs: InvalidArgument when a membership change comes no earlier than the last arrival
+  // (no request would be routed after it). The pooled bound does not check: it has no fleet to
+  // change, and a closed-loop stream may end at another time there.
+  absl::StatusOr<RunResult> Run();
 
  private:
   TimePoint now() const { return clock_.Now(); }
@@ -130,6 +148,10 @@ class EventLoop {
   void OnFinishSeen(const Event& event);
   void OnFailSeen(uint64_t id);
   void OnSeriesTick();
+  // Router::AddBackend for replica r, named "r<index>" whatever its backend id.
+  void AddBackend(uint32_t r);
+  void ApplyMembershipChange();
+  void CountHit(TimePoint arrival, int64_t prompt, int64_t cached);
 
   const SimOptions& options_;
   std::unique_ptr<workload::Workload> workload_;
@@ -143,8 +165,60 @@ class EventLoop {
   EventQueue<Event> events_;
   EventQueue<workload::WorkloadRequest> arrivals_;
   absl::flat_hash_map<uint64_t, Flight> flights_;
+  // Router backend ids and replica indices differ once a change adds a replica: the one added
+  // gets the next id. nullopt: the replica is not (or no longer) a backend of the router.
+  std::vector<std::optional<routing::BackendId>> backend_of_replica_;
+  std::vector<uint32_t> replica_of_backend_;
+  bool membership_applied_ = false;
+  TimePoint last_arrival_{};
   RunResult result_;
 };
+
+void EventLoop::AddBackend(uint32_t r) {
+  const routing::BackendId id =
+      router_->AddBackend({.name = absl::StrCat("r", r),
+                           .models = {},
+                           .kv_capacity_tokens = options_.replicas[r].kv_capacity_tokens});
+  // Broken invariant, not input: the Router hands out dense ids 0, 1, ... in order.
+  if (id != replica_of_backend_.size()) std::abort();
+  replica_of_backend_.push_back(r);
+  backend_of_replica_[r] = id;
+}
+
+// The gateway's admin API: POST /admin/backends is Router::AddBackend (and its scraper starts
+// polling the new backend); DELETE /admin/backends/{name} is Router::RemoveBackend, after which
+// the removed engine finishes what it has (its events still reach the router, which ignores them
+// for the index) and is no longer scraped.
+void EventLoop::ApplyMembershipChange() {
+  const MembershipChange& change = *options_.membership;
+  membership_applied_ = true;
+  result_.membership = change;
+  if (router_ == nullptr) return;  // the pooled bound has no fleet to change
+  if (change.kind == MembershipChange::Kind::kAdd) {
+    AddBackend(change.replica);
+    events_.Push(now(), Event{.kind = Event::Kind::kScrape, .replica = change.replica});
+  } else {
+    router_->RemoveBackend(*backend_of_replica_[change.replica]);
+    backend_of_replica_[change.replica].reset();
+  }
+}
+
+void EventLoop::CountHit(TimePoint arrival, int64_t prompt, int64_t cached) {
+  const Duration window = options_.hit_window;
+  const Duration origin = options_.membership ? options_.membership->at % window : Duration(0);
+  const Duration since = arrival - TimePoint{};
+  if (since < origin) return;
+  const auto k = static_cast<size_t>((since - origin) / window);
+  HitRateSeries& series = result_.hit_series;
+  if (series.size() <= k) {
+    series.requests.resize(k + 1, 0);
+    series.prompt_tokens.resize(k + 1, 0);
+    series.cached_tokens.resize(k + 1, 0);
+  }
+  ++series.requests[k];
+  series.prompt_tokens[k] += prompt;
+  series.cached_tokens[k] += cached;
+}
 
 void EventLoop::Pull() {
   std::optional<workload::WorkloadRequest> next = workload_->Next();
@@ -154,14 +228,20 @@ void EventLoop::Pull() {
   arrivals_.Push(at, *std::move(next));
 }
 
-RunResult EventLoop::Run() {
+absl::StatusOr<RunResult> EventLoop::Run() {
   const size_t n = replicas_.size();
   result_.replicas.assign(n, ReplicaTotals{});
   result_.series.interval_s = ToSeconds(options_.series_interval);
   result_.series.queue.assign(n, {});
   result_.series.prefill_tps.assign(n, {});
+  result_.hit_series.window_s = ToSeconds(options_.hit_window);
+  if (options_.membership) {
+    result_.hit_series.origin_s = ToSeconds(options_.membership->at % options_.hit_window);
+    events_.Push(TimePoint{} + options_.membership->at, Event{.kind = Event::Kind::kMembership});
+  }
   if (router_ != nullptr) {
     for (size_t i = 0; i < n; ++i) {
+      if (!backend_of_replica_[i]) continue;  // scraped once added
       const Duration phase =
           options_.scrape_interval * static_cast<int64_t>(i) / static_cast<int64_t>(n);
       events_.Push(TimePoint{} + phase,
@@ -187,6 +267,25 @@ RunResult EventLoop::Run() {
       Handle(event);
     }
   }
+  if (router_ != nullptr && options_.membership &&
+      (!membership_applied_ || TimePoint{} + options_.membership->at >= last_arrival_)) {
+    return InvalidParam(
+        "membership",
+        absl::StrFormat("--membership: the change at %g s is not before the last arrival at "
+                        "%.1f s, so no request would be routed after it; choose an earlier time or "
+                        "more requests",
+                        ToSeconds(options_.membership->at),
+                        ToSeconds(last_arrival_ - TimePoint{})));
+  }
+  {  // keep whole windows only: those that end by the last arrival
+    HitRateSeries& series = result_.hit_series;
+    const double whole =
+        std::floor((ToSeconds(last_arrival_ - TimePoint{}) - series.origin_s) / series.window_s);
+    const size_t keep = std::min(series.size(), static_cast<size_t>(std::max(0.0, whole)));
+    series.requests.resize(keep);
+    series.prompt_tokens.resize(keep);
+    series.cached_tokens.resize(keep);
+  }
   if (router_ != nullptr) result_.router = router_->stats();
   if (bound_ != nullptr) {
     result_.infinite_prompt_tokens = bound_->prompt_tokens();
@@ -200,6 +299,7 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
   PreparedRequest prepared = preparer_.Prepare(request);
   if (result_.arrived == 0) result_.first_arrival_s = ToSeconds(now() - TimePoint{});
   ++result_.arrived;
+  last_arrival_ = now();
   if (bound_ != nullptr) {
     bound_->Observe(prepared.engine.prompt_tokens, prepared.engine.root_hash, generator_,
                     prepared.engine.seed, prepared.engine.max_tokens);
@@ -213,10 +313,11 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
       Pull();
       return;
     }
-    replica = decision->backend;
+    replica = replica_of_backend_[decision->backend];
     ++result_.reasons[std::string(routing::ReasonName(decision->reason))];
   }
   ++result_.replicas[replica].requests;
+  if (membership_applied_) ++result_.replicas[replica].requests_after_change;
   Flight flight{.arrival = now(),
                 .replica = replica,
                 .seed = prepared.engine.seed,
@@ -257,6 +358,7 @@ void EventLoop::Handle(const Event& event) {
       OnFailSeen(event.id);
       return;
     case Event::Kind::kScrape: {
+      if (!backend_of_replica_[event.replica]) return;  // removed: no longer scraped
       const engine::EngineStats stats = replicas_[event.replica].core->Stats();
       events_.Push(now() + options_.network_delay, Event{.kind = Event::Kind::kMetricsSeen,
                                                          .replica = event.replica,
@@ -267,16 +369,21 @@ void EventLoop::Handle(const Event& event) {
       events_.Push(now() + options_.scrape_interval, event);
       return;
     }
-    case Event::Kind::kMetricsSeen:
-      router_->OnMetrics(event.replica,
-                         routing::EngineMetricsSample{.num_running = event.a,
-                                                      .num_waiting = event.b,
-                                                      .kv_usage = event.x,
-                                                      .scraped_at = event.scraped_at});
+    case Event::Kind::kMetricsSeen: {
+      const std::optional<routing::BackendId> backend = backend_of_replica_[event.replica];
+      if (!backend) return;  // removed while the scrape was on its way
+      router_->OnMetrics(*backend, routing::EngineMetricsSample{.num_running = event.a,
+                                                                .num_waiting = event.b,
+                                                                .kv_usage = event.x,
+                                                                .scraped_at = event.scraped_at});
       return;
+    }
     case Event::Kind::kSeriesTick:
       OnSeriesTick();
       events_.Push(now() + options_.series_interval, event);
+      return;
+    case Event::Kind::kMembership:
+      ApplyMembershipChange();
       return;
   }
 }
@@ -346,6 +453,7 @@ void EventLoop::OnFinishSeen(const Event& event) {
   totals.cached_tokens += cached;
   totals.generated_tokens += generated;
   result_.e2e_s.Add(ToSeconds(now() - flight.arrival));
+  CountHit(flight.arrival, prompt, cached);
   result_.last_finish_s = ToSeconds(now() - TimePoint{});
   const uint64_t seed = flight.seed;
   flights_.erase(it);

@@ -17,6 +17,9 @@
 //   metrics scrape              → every scrape_interval per replica (staggered): the engine's
 //                                 num_running, num_waiting and KV usage as they are at the scrape,
 //                                 given to Router::OnMetrics network_delay later.
+//   membership change           → SimOptions::membership at its time: Router::AddBackend or
+//                                 Router::RemoveBackend, as the gateway's admin API calls them
+//                                 (membership.h); a removed replica drains and is not scraped.
 // The router is given nothing else: never the engines' cache contents, never a request's
 // tokenization (its prefix key comes from the request text, as the live gateway's does).
 //
@@ -51,7 +54,8 @@ absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
 // by it. Its hit rate is what routing could reach if every replica saw every other replica's
 // cache: an (approximate) upper bound on any policy's hit rate. Its latencies are not a bound and
 // are not comparable with a fleet's. With `infinite_bound`, the run also computes the
-// infinite-cache bound (infinite_cache_bound.h) over the stream in its arrival order.
+// infinite-cache bound (infinite_cache_bound.h) over the stream in its arrival order. A
+// membership change has no fleet to act on here and is ignored (but still recorded).
 absl::StatusOr<RunResult> SimulatePooled(const SimOptions& options, bool infinite_bound);
 
 }  // namespace warmroute::sim

@@ -86,13 +86,28 @@ void Router::ApplySlice(BackendId backend) {
   index_->SetCapacity(backend, slice_blocks_[backend]);
 }
 
+double Router::PriorPrefillRate() const {
+  std::vector<double> rates;
+  for (BackendId b = 0; b < fleet_.size(); ++b) {
+    if (fleet_.backend(b).present) rates.push_back(fleet_.backend(b).prefill_tokens_per_s);
+  }
+  if (rates.empty()) return options_.initial_prefill_tokens_per_s;
+  const size_t mid = rates.size() / 2;
+  std::nth_element(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(mid), rates.end());
+  if (rates.size() % 2 == 1) return rates[mid];
+  const double upper = rates[mid];
+  return (*std::max_element(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(mid)) +
+          upper) /
+         2;
+}
+
 BackendId Router::AddBackend(const BackendSpec& spec) {
   BackendState state;
   state.name = spec.name;
   state.models = spec.models;
   state.pool = spec.pool;
   state.kv_capacity_tokens = spec.kv_capacity_tokens;
-  state.prefill_tokens_per_s = options_.initial_prefill_tokens_per_s;
+  state.prefill_tokens_per_s = PriorPrefillRate();
   const BackendId id = fleet_.Add(std::move(state));
   capacity_blocks_.push_back(0);
   slice_blocks_.push_back(0);

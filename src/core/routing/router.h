@@ -55,7 +55,8 @@ struct RouterOptions {
   double tokens_per_block = 16;
   // KV capacity assumed for a backend whose capacity is unknown (0), to size its index slice.
   int64_t default_kv_capacity_tokens = 1'000'000;
-  // Starting prefill-rate estimate (tokens/s) before any TTFT has been observed.
+  // Starting prefill-rate estimate (tokens/s) of a backend added to a fleet with no backend
+  // present; one added later starts at the median of the present backends' estimates (AddBackend).
   double initial_prefill_tokens_per_s = 10000;
   // Weight of a new sample in the prefill-rate EWMA.
   double prefill_rate_alpha = 0.1;
@@ -106,6 +107,11 @@ class Router {
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
 
+  // The new backend's prefill-rate estimate starts at the median of the present backends' (a
+  // replica added to a fleet is most likely like the others), or at
+  // RouterOptions::initial_prefill_tokens_per_s when none is present. With the fixed prior alone,
+  // a backend added after the router had learned a fleet faster than the prior looked slower
+  // than all the others to a policy that prices TTFT, got nothing, and so never learned.
   BackendId AddBackend(const BackendSpec& spec);
   // Removal keeps the id (never reused) but forgets the backend's index entries.
   void RemoveBackend(BackendId backend);
@@ -139,6 +145,7 @@ class Router {
  private:
   struct InFlight;
   void ApplySlice(BackendId backend);
+  double PriorPrefillRate() const;
   void Account(InFlight& request, BackendId backend);
   // Undoes Account; `completed`: the request finished (else failed: its speculative insert is
   // undone too when it had no first token).

@@ -276,6 +276,35 @@ TEST_F(RouterTest, PrefillRateUsesReportedCachedTokens) {
   EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 11000);
 }
 
+TEST_F(RouterTest, BackendAddedLaterStartsAtTheFleetsMedianPrefillRate) {
+  auto router = Make("round_robin");
+  router->AddBackend({.name = "a"});
+  router->AddBackend({.name = "b"});
+  router->AddBackend({.name = "c"});
+  // One 4,000-token prefill each, in 0.1 s on a, 0.2 s on b and 0.4 s on c: samples of 40k, 20k
+  // and 10k tokens/s -> estimates 13,000, 11,000 and 10,000 (EWMA, alpha 0.1).
+  for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(router->Route(Request(id, {}, 4000)).ok());
+  for (uint64_t id = 1; id <= 3; ++id) {
+    clock_.Advance(std::chrono::milliseconds(100) * (id == 3 ? 2 : 1));
+    router->OnFirstToken(id);
+    router->OnFinished(id, 0);
+  }
+  ASSERT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 13000);
+  ASSERT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 11000);
+  ASSERT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 10000);
+  const BackendId d = router->AddBackend({.name = "d"});
+  EXPECT_DOUBLE_EQ(router->fleet().backend(d).prefill_tokens_per_s, 11000);
+  // Removed backends do not count: the median of {11,000, 10,000, 11,000} is 11,000, of
+  // {10,000, 11,000} the mean of the two.
+  router->RemoveBackend(0);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(router->AddBackend({.name = "e"})).prefill_tokens_per_s,
+                   11000);
+  router->RemoveBackend(1);
+  router->RemoveBackend(d);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(router->AddBackend({.name = "f"})).prefill_tokens_per_s,
+                   10500);
+}
+
 TEST_F(RouterTest, PrefillRateIgnoresQueueDominatedAndTinySamples) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "a"});
