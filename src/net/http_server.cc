@@ -327,9 +327,20 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
   // Sends a complete error response and closes the connection gracefully.
   template <typename S>
-  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, absl::Status status) {
+  // Answers `status` (its OpenAI error body; with HTTP status `http_status` when not 0, else the
+  // status's own) and closes the connection.
+  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, absl::Status status,
+                                  int http_status = 0) {
     ConnectionWriter<S> writer(stream, /*keep_alive=*/false, self->options_.write_timeout);
-    absl::Status sent = co_await writer.ReplyError(status);
+    absl::Status sent;
+    if (http_status != 0) {
+      HttpError error = ToHttpError(status, http_status);
+      ResponseHead head;
+      head.status = http_status;
+      sent = co_await writer.Reply(std::move(head), std::move(error.body));
+    } else {
+      sent = co_await writer.ReplyError(status);
+    }
     if (!sent.ok()) co_return;
     beast::error_code ec;
     TcpOf(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -354,6 +365,12 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
                                    std::to_string(o.header_limit_bytes) + " bytes");
     }
     return absl::InvalidArgumentError("malformed HTTP request: " + ec.message());
+  }
+
+  // The HTTP status of a read error when it is not its Status's own: 431 Request Header Fields
+  // Too Large for headers over the limit (413 is for bodies).
+  static int ReadErrorHttpStatus(const beast::error_code& ec) {
+    return ec == http::error::header_limit ? 431 : 0;
   }
 
   static bool IsClosedOrTimedOut(const beast::error_code& ec) {
@@ -434,7 +451,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         if (pec || used == 0) break;
       }
       if (pec) {
-        co_await ReplyAndClose(self, stream, ReadErrorStatus(pec, options));
+        co_await ReplyAndClose(self, stream, ReadErrorStatus(pec, options),
+                               ReadErrorHttpStatus(pec));
         co_return;
       }
       if (!parser.is_header_done()) {
@@ -442,7 +460,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kTask);
         if (hec) {
           if (!IsClosedOrTimedOut(hec)) {
-            co_await ReplyAndClose(self, stream, ReadErrorStatus(hec, options));
+            co_await ReplyAndClose(self, stream, ReadErrorStatus(hec, options),
+                                   ReadErrorHttpStatus(hec));
           }
           co_return;
         }

@@ -72,8 +72,12 @@ int HttpStatusOf(absl::StatusCode code) {
 }
 
 HttpError ToHttpError(const absl::Status& status) {
+  return ToHttpError(status, HttpStatusOf(status.code()));
+}
+
+HttpError ToHttpError(const absl::Status& status, int http_status) {
   HttpError error;
-  error.status = HttpStatusOf(status.code());
+  error.status = http_status;
   std::string message(status.message());
   if (message.empty()) message = absl::StatusCodeToString(status.code());
   const std::optional<std::string> param = ParamOf(status);

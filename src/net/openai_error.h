@@ -43,6 +43,10 @@ struct HttpError {
 // The HTTP status and OpenAI-style JSON body for `status`. REQUIRES: !status.ok().
 HttpError ToHttpError(const absl::Status& status);
 
+// The same with another HTTP status than the table's (e.g. 431 for headers over the limit,
+// which are OutOfRange like a body over the limit); the body's `code` is `http_status`.
+HttpError ToHttpError(const absl::Status& status, int http_status);
+
 // The HTTP status code alone.
 int HttpStatusOf(absl::StatusCode code);
 

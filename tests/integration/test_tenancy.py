@@ -21,7 +21,7 @@ import unittest
 import uuid
 
 from emulator_process import EmulatorProcess, free_tcp_port, terminate
-from gateway_process import GatewayProcess, run_serve
+from gateway_process import GatewayProcess, parse_response, run_serve
 from test_gateway import error_of, metric_sum, wait_until
 
 MODEL = "tiny"
@@ -232,6 +232,45 @@ class TenancyTest(unittest.TestCase):
         self.assertTrue(all(r == "1" for r in retry_after), retry_after[:5])
         self.assertEqual(metric_sum(text, "warmroute_rate_limited_total", tenant="metered",
                                     limit="requests"), counts["429"])
+
+    def test_oversized_headers_get_431_and_the_admin_api_needs_its_token(self):
+        doc = config()
+        doc["listen"]["header_limit_kb"] = 8
+        doc["admin"] = {"token": "admin-secret-token"}
+        with GatewayProcess(doc) as gw:
+            sock = gw.open_raw()
+            raw = b""
+            try:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                             b"Authorization: Bearer " + b"k" * 9000 + b"\r\n\r\n")
+                sock.settimeout(5)
+                while True:
+                    data = sock.recv(65536)
+                    if not data:
+                        break
+                    raw += data
+            except OSError:
+                pass
+            finally:
+                sock.close()
+            status, _, payload = parse_response(raw)
+            self.assertEqual(status, 431, raw[:300])
+            self.assertEqual(error_of(self, payload)["code"], 431)
+            for headers in (None, {"Authorization": f"Bearer {KEYS['alpha']}"},
+                            {"Authorization": "Bearer admin-secret-tokenx"}):
+                status, _, data = gw.request("GET", "/admin/backends", headers=headers)
+                self.assertEqual(status, 401, data)
+                error_of(self, data, "AuthenticationError")
+            status, _, data = gw.request("POST", "/admin/backends",
+                                         {"url": "http://127.0.0.1:1", "name": "intruder"})
+            self.assertEqual(status, 401)
+            admin = {"Authorization": "Bearer admin-secret-token"}
+            live = gw.get_json("/admin/backends", headers=admin)
+            self.assertEqual([b["name"] for b in live["backends"]], ["r0"])  # unchanged
+            config_json = gw.get_json("/admin/config", headers=admin)
+            self.assertNotIn(SECRET, json.dumps(config_json))
+            self.assertNotIn("admin-secret-token", json.dumps(config_json))
+            self.post(gw, "alpha", body("still serving"))
 
     def test_tenant_and_pool_metrics_pass_promtool(self):
         with GatewayProcess(config(replicas=(0, 1))) as gw:
