@@ -180,6 +180,16 @@ struct GatewayMetrics::State {
           .Name("warmroute_pool_running_decodes")
           .Help("Requests past their first token in the pool")
           .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_waiting =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_engine_waiting_requests")
+          .Help("Requests the pool's engines report waiting in their queues (last scrape)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_kv_usage =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_kv_cache_usage_ratio")
+          .Help("Mean KV-cache usage the pool's healthy engines report (last scrape), 0..1")
+          .Register(*registry);
   prometheus::Family<prometheus::Gauge>& pool_backlog =
       prometheus::BuildGauge()
           .Name("warmroute_pool_prefill_backlog_seconds")
@@ -322,6 +332,7 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
   }
   struct PoolTotals {
     double backends = 0, healthy = 0, in_flight = 0, outstanding = 0, decodes = 0, rate = 0;
+    double waiting = 0, kv_usage_sum = 0, scraped = 0;
   };
   std::map<std::string, PoolTotals> pools;
   for (const BackendSnapshot& b : snapshot) {
@@ -330,9 +341,14 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
     p.in_flight += static_cast<double>(b.in_flight);
     p.outstanding += static_cast<double>(b.outstanding_prefill_tokens);
     p.decodes += static_cast<double>(b.running_decodes);
+    if (b.metrics) p.waiting += static_cast<double>(b.metrics->num_waiting);
     if (b.eligible) {
       p.healthy += 1;
       p.rate += b.prefill_tokens_per_s;
+      if (b.metrics) {
+        p.kv_usage_sum += b.metrics->kv_usage;
+        p.scraped += 1;
+      }
     }
   }
   for (const auto& [pool, p] : pools) {
@@ -342,6 +358,8 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
     state_->pool_in_flight.Add(labels).Set(p.in_flight);
     state_->pool_outstanding.Add(labels).Set(p.outstanding);
     state_->pool_decodes.Add(labels).Set(p.decodes);
+    state_->pool_waiting.Add(labels).Set(p.waiting);
+    state_->pool_kv_usage.Add(labels).Set(p.scraped > 0 ? p.kv_usage_sum / p.scraped : 0);
     // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
     state_->pool_backlog.Add(labels).Set(p.outstanding / std::max(p.rate, 1.0));
   }

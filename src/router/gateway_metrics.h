@@ -29,6 +29,8 @@
 //   warmroute_pool_backends{pool}, warmroute_pool_healthy_backends{pool}
 //   warmroute_pool_in_flight{pool}, warmroute_pool_outstanding_prefill_tokens{pool},
 //   warmroute_pool_running_decodes{pool}
+//   warmroute_pool_engine_waiting_requests{pool}       Σ engines' own queue lengths (scraped)
+//   warmroute_pool_kv_cache_usage_ratio{pool}          mean KV usage of healthy engines (scraped)
 //   warmroute_hot_prefix_requests_per_second{rank,prefix}      the 10 busiest prefixes of the
 //   warmroute_hot_prefix_prompt_tokens_per_second{rank,prefix} last 10 s window (hot_prefixes.h);
 //                                                       prefix = hex id, never text

@@ -12,6 +12,7 @@ dies.
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import tempfile
@@ -288,6 +289,8 @@ class TenancyTest(unittest.TestCase):
         self.assertEqual(metric_sum(text, "warmroute_pool_backends", pool="default"), 2)
         self.assertEqual(metric_sum(text, "warmroute_pool_healthy_backends", pool="default"), 2)
         self.assertIn("# TYPE warmroute_pool_prefill_backlog_seconds gauge", text)
+        self.assertIn('warmroute_pool_kv_cache_usage_ratio{pool="default"}', text)
+        self.assertIn('warmroute_pool_engine_waiting_requests{pool="default"}', text)
         self.assertIn('warmroute_tenant_time_to_first_token_seconds_count{tenant="alpha"} 1', text)
         self.assertEqual(metric_sum(text, "warmroute_rate_limit_redis_up"), 0)
 
@@ -429,6 +432,28 @@ class ClusterRateLimitTest(unittest.TestCase):
                 gw.request("POST", "/v1/chat/completions", body("back"), headers=auth("metered"))
                 return metric_sum(gw.metrics_text(), "warmroute_rate_limit_redis_up") == 1
             wait_until(redis_used_again, timeout=20, interval=0.5, message="Redis reconnect")
+
+
+
+class FloodBenchmarkTest(unittest.TestCase):
+    """bench/tenant_flood.py, shortened: it runs end to end and the limit holds the flood to its
+    rate (the TTFT figure itself is for docs/tenancy.md, from the full run: not asserted here)."""
+
+    def test_the_flood_benchmark_runs_and_the_limit_refuses_the_excess(self):
+        script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "tenant_flood.py")
+        proc = subprocess.run(["/usr/bin/python3", script, "--bin", os.environ["WARMROUTE_BIN"],
+                               "--seconds", "4", "--quiet-rate", "5", "--flood-limit", "5"],
+                              capture_output=True, text=True, timeout=240)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        print("\n" + proc.stdout, flush=True)
+        runs = dict((m.group(1), (int(m.group(2)), int(m.group(3)))) for m in re.finditer(
+            r"^(limited|unlimited) +run 0: .*flood: (\d+) ok, \d+ refused/failed of (\d+)",
+            proc.stdout, re.M))
+        ok, sent = runs["limited"]
+        self.assertEqual(sent, 200)
+        self.assertLessEqual(ok, 5 * 4 + 5 + 2)  # its rate over 4 s, plus the burst
+        self.assertEqual(runs["unlimited"], (200, 200))
+        self.assertRegex(proc.stdout, r"TTFT p50 rise under a limited flood: [+-]\d+\.\d%")
 
 
 if __name__ == "__main__":
