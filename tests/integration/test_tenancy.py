@@ -273,6 +273,41 @@ class TenancyTest(unittest.TestCase):
             self.assertNotIn("admin-secret-token", json.dumps(config_json))
             self.post(gw, "alpha", body("still serving"))
 
+    def test_reload_changes_keys_and_the_admin_api_keeps_pools_isolated(self):
+        doc = config()
+        doc["admin"] = {"token": "admin-secret-token"}
+        admin = {"Authorization": "Bearer admin-secret-token"}
+        with GatewayProcess(doc) as gw:
+            self.post(gw, "alpha", body("before reload"))
+            # SIGHUP: alpha's key is revoked, a new tenant appears; no restart.
+            changed = json.loads(json.dumps(doc))
+            changed["tenants"] = [t for t in changed["tenants"] if t["name"] != "alpha"]
+            changed["tenants"].append({"name": "omega", "api_keys_sha256": [digest("sk-omega")]})
+            gw.reload(changed)
+            wait_until(lambda: gw.request("POST", "/v1/chat/completions", body("after"),
+                                          headers=auth("alpha"))[0] == 401,
+                       message="the reload to revoke alpha's key")
+            status, _, data = gw.request("POST", "/v1/chat/completions", body("omega"),
+                                         headers={"Authorization": "Bearer sk-omega"})
+            self.assertEqual(status, 200, data[:300])
+            # An engine without cache_salt added at run time into the pool every isolated
+            # tenant shares: refused, the fleet unchanged.
+            replica = ENGINE.replicas[1]
+            status, _, data = gw.request(
+                "POST", "/admin/backends",
+                {"name": "sg", "url": f"http://{replica.host}:{replica.port}", "kind": "sglang"},
+                headers=admin)
+            self.assertEqual(status, 400, data)
+            self.assertIn("cannot isolate caches with cache_salt", error_of(self, data)["message"])
+            live = gw.get_json("/admin/backends", headers=admin)
+            self.assertEqual([b["name"] for b in live["backends"]], ["r0"])
+            # In a pool of its own it is accepted (no tenant uses it yet).
+            status, _, data = gw.request(
+                "POST", "/admin/backends",
+                {"name": "sg", "url": f"http://{replica.host}:{replica.port}", "kind": "sglang",
+                 "pool": "sglang-only"}, headers=admin)
+            self.assertEqual(status, 201, data)
+
     def test_tenant_and_pool_metrics_pass_promtool(self):
         with GatewayProcess(config(replicas=(0, 1))) as gw:
             self.post(gw, "alpha", body(f"metrics {uuid.uuid4()}"))
