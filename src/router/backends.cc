@@ -184,6 +184,11 @@ std::optional<Dispatch> Backends::Reroute(uint64_t request_id) {
   return Dispatch{entries_[*next].target, routing::Reason::kLeastLoad, 0};
 }
 
+void Backends::CommitInsert(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  router_.CommitInsert(request_id);
+}
+
 void Backends::OnFirstToken(uint64_t request_id) {
   std::lock_guard lock(mu_);
   router_.OnFirstToken(request_id);

@@ -102,6 +102,9 @@ class Backends {
   // The next alternate of a request whose dispatch failed before any byte reached the client;
   // nullopt when none remains (the request is then failed in the Router).
   std::optional<Dispatch> Reroute(uint64_t request_id);
+  // The speculative insert of the request's prefix chain (routing::Router::CommitInsert), kept
+  // off the decision so that the proxy can run it once the request is on its way upstream.
+  void CommitInsert(uint64_t request_id);
   void OnFirstToken(uint64_t request_id);
   void OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens);
   void OnFailed(uint64_t request_id);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,8 @@
 
 namespace warmroute::router {
 namespace {
+
+namespace asio = boost::asio;
 
 constexpr size_t kErrorBodyLimit = size_t{1} << 20;  // a 5xx body kept to relay if all fail
 
@@ -172,6 +175,15 @@ void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
   options.command_timeout = settings_->redis_timeout;
   options.connect_timeout = std::max(settings_->redis_timeout, std::chrono::milliseconds(100));
   redis_ = std::make_unique<RedisRateStore>(executor_, options, *shared_.clock);
+}
+
+void Proxy::CommitInsertSoon(uint64_t request_id) {
+  // Posted: it runs on this thread as soon as the handler first waits — once the request has
+  // been written upstream (or is waiting to connect) — so the insert and its evictions are not
+  // on the request's path, and still precede any decision this thread makes afterwards.
+  asio::post(executor_, [backends = shared_.backends, request_id] {
+    backends->CommitInsert(request_id);
+  });
 }
 
 net::Task<LimitDecision> Proxy::TakeBuckets(const std::string& tenant, const TenantLimits& limits,
@@ -349,6 +361,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     }
     guard.Dispatched();
     call.dispatched = true;
+    CommitInsertSoon(call.id);
     shared_.hot_prefixes->Record(routing_request.key, routing_request.prompt_tokens);
     call.target = dispatch->target;
     call.reason = dispatch->reason;
@@ -428,6 +441,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
       break;
     }
     shared_.metrics->OnRetry(call.target->name);
+    CommitInsertSoon(call.id);
     ++call.retries;
     call.target = next->target;
     call.reason = next->reason;

@@ -101,6 +101,9 @@ class Proxy {
   // backends no longer present.
   net::UpstreamPool& Pool(const BackendTarget& target);
 
+  // Schedules the request's speculative index insert right after the handler's next wait.
+  void CommitInsertSoon(uint64_t request_id);
+
   // The tenant's rate-limit verdict: from Redis when configured and answering (cluster-wide),
   // else from the local limiter (and the fallback is counted). Concurrency is always local.
   net::Task<LimitDecision> TakeBuckets(const std::string& tenant, const TenantLimits& limits,

@@ -313,6 +313,7 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
       Pull();
       return;
     }
+    router_->CommitInsert(prepared.routing.id);  // as the gateway does once it has dispatched
     replica = replica_of_backend_[decision->backend];
     ++result_.reasons[std::string(routing::ReasonName(decision->reason))];
   }

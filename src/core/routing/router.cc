@@ -66,6 +66,7 @@ struct Router::InFlight {
   int64_t decode_tokens = 0;   // prompt + max_tokens, counted while decoding
   TimePoint dispatched_at{};
   std::optional<Duration> ttft;
+  bool inserted = false;  // the chain is in the index for `backend` (CommitInsert)
 };
 
 Router::Router(std::unique_ptr<Policy> policy, RouterOptions options, const Clock& clock,
@@ -258,7 +259,19 @@ void Router::Account(InFlight& flight, BackendId backend) {
   state.outstanding_prefill_tokens += flight.uncached;
   ++state.dispatched_total;
   state.prefill_tokens_total += flight.uncached;
-  index_->Insert(backend, flight.request.key.block_hashes);
+  flight.inserted = false;  // CommitInsert (or the first token) inserts the chain
+}
+
+void Router::CommitInsert(uint64_t request_id) {
+  auto it = in_flight_.find(request_id);
+  if (it == in_flight_.end()) return;
+  InsertChain(*it->second);
+}
+
+void Router::InsertChain(InFlight& flight) {
+  if (flight.inserted || !fleet_.backend(flight.backend).present) return;
+  index_->Insert(flight.backend, flight.request.key.block_hashes);
+  flight.inserted = true;
 }
 
 void Router::Unaccount(InFlight& flight, bool completed) {
@@ -271,7 +284,7 @@ void Router::Unaccount(InFlight& flight, bool completed) {
     state.outstanding_prefill_tokens -= flight.uncached;
     PullBackPrefillDone(state, clock_.Now());
     // Failed before its first token: the engine may never have stored the chain.
-    if (!completed && state.present) {
+    if (!completed && state.present && flight.inserted) {
       index_->Truncate(flight.backend, flight.request.key.block_hashes,
                        static_cast<size_t>(std::max(0, flight.matched_before)));
     }
@@ -317,6 +330,7 @@ void Router::OnFirstToken(uint64_t request_id) {
   auto it = in_flight_.find(request_id);
   if (it == in_flight_.end() || it->second->ttft.has_value()) return;
   InFlight& flight = *it->second;
+  InsertChain(flight);  // the engine holds the chain now, whether or not it was committed
   BackendState& state = fleet_.mutable_backend(flight.backend);
   flight.ttft = clock_.Now() - flight.dispatched_at;
   state.outstanding_prefill_tokens -= flight.uncached;
@@ -329,6 +343,7 @@ void Router::OnFinished(uint64_t request_id, std::optional<int64_t> cached_token
   auto it = in_flight_.find(request_id);
   if (it == in_flight_.end()) return;
   InFlight& flight = *it->second;
+  InsertChain(flight);  // the engine holds the chain now, whether or not it was committed
   Unaccount(flight, /*completed=*/true);
   if (flight.ttft.has_value()) LearnPrefillRate(flight, cached_tokens);
   if (cached_tokens.has_value()) {

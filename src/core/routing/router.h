@@ -5,8 +5,12 @@
 //
 // Life of a request:
 //   Route()        policy decides; the request counts as in flight on the backend with its
-//                  predicted uncached prompt tokens outstanding; its chain is inserted into the
-//                  index for that backend (speculative: the engine will have it once prefilled).
+//                  predicted uncached prompt tokens outstanding.
+//   CommitInsert() its chain is inserted into the index for that backend (speculative: the
+//                  engine will have it once prefilled). A separate step so that the caller can
+//                  take it off the request's path: the gateway runs it right after the request
+//                  is on its way upstream, the simulator right after Route. At the latest it
+//                  happens at OnFirstToken / OnFinished; a reroute needs it again.
 //   Reroute()      the dispatch failed before any byte reached the client: move it to the next
 //                  eligible alternate (retry); the failed backend's accounting and speculative
 //                  insert are undone.
@@ -27,6 +31,7 @@
 //   Router router(MakePolicy("warmroute", {}).value(), RouterOptions{}, clock, /*seed=*/1);
 //   BackendId b = router.AddBackend({.name = "r0", .kv_capacity_tokens = 460000});
 //   absl::StatusOr<Decision> d = router.Route(request);
+//   router.CommitInsert(request.id);
 //   router.OnFirstToken(request.id);
 //   router.OnFinished(request.id, /*cached_tokens=*/1024);
 //
@@ -131,6 +136,9 @@ class Router {
   // Moves an in-flight request (no first token yet) to its next alternate; returns the new
   // backend, or nullopt when no alternate remains (the request is then failed).
   std::optional<BackendId> Reroute(uint64_t request_id);
+  // Inserts the request's chain for the backend it is now on (once per dispatch; a no-op for
+  // an unknown id or when already done).
+  void CommitInsert(uint64_t request_id);
 
   void OnFirstToken(uint64_t request_id);
   // cached_tokens: usage.prompt_tokens_details.cached_tokens, when the engine reported it.
@@ -147,6 +155,7 @@ class Router {
   void ApplySlice(BackendId backend);
   double PriorPrefillRate() const;
   void Account(InFlight& request, BackendId backend);
+  void InsertChain(InFlight& request);
   // Undoes Account; `completed`: the request finished (else failed: its speculative insert is
   // undone too when it had no first token).
   void Unaccount(InFlight& request, bool completed);

@@ -14,6 +14,13 @@ namespace {
 using testing::Chain;
 using testing::Request;
 
+// Route, then the speculative insert, as the gateway and the simulator do.
+absl::StatusOr<Decision> Dispatch(Router& router, const RoutingRequest& request) {
+  absl::StatusOr<Decision> d = router.Route(request);
+  if (d.ok()) router.CommitInsert(request.id);
+  return d;
+}
+
 class RouterTest : public ::testing::Test {
  protected:
   std::unique_ptr<Router> Make(std::string_view policy, RouterOptions options = {}) {
@@ -29,6 +36,9 @@ TEST_F(RouterTest, RouteAccountsTheRequestAndInsertsItsChain) {
   RoutingRequest request = Request(1, Chain(1, 50), 1000);
   absl::StatusOr<Decision> d = router->Route(request);
   ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 0);  // not yet: CommitInsert
+  router->CommitInsert(request.id);
+  router->CommitInsert(request.id);  // once per dispatch
   EXPECT_EQ(d->backend, 0u);
   EXPECT_EQ(d->predicted_cached_tokens, 0);
   const BackendState& b = router->fleet().backend(0);
@@ -43,14 +53,14 @@ TEST_F(RouterTest, RouteAccountsTheRequestAndInsertsItsChain) {
 TEST_F(RouterTest, SpeculativeInsertPredictsTheNextRequestsCachedTokens) {
   auto router = Make("warmroute");
   router->AddBackend({.name = "r0"});
-  ASSERT_TRUE(router->Route(Request(1, Chain(1, 50), 1000)).ok());
-  absl::StatusOr<Decision> d = router->Route(Request(2, Chain(1, 50), 1000));
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 50), 1000)).ok());
+  absl::StatusOr<Decision> d = Dispatch(*router, Request(2, Chain(1, 50), 1000));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->predicted_cached_tokens, 800);
   EXPECT_EQ(d->reason, Reason::kCacheHit);
   EXPECT_EQ(router->fleet().backend(0).outstanding_prefill_tokens, 1000 + 200);
   // Capped at prompt - 1: the engine always computes the last token.
-  d = router->Route(Request(3, Chain(1, 50), 800));
+  d = Dispatch(*router, Request(3, Chain(1, 50), 800));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->predicted_cached_tokens, 799);
 }
@@ -60,7 +70,7 @@ TEST_F(RouterTest, FirstTokenAndFinishMoveTheAccounting) {
   router->AddBackend({.name = "r0"});
   RoutingRequest request = Request(1, Chain(1, 50), 1000);
   request.max_tokens = 100;
-  ASSERT_TRUE(router->Route(request).ok());
+  ASSERT_TRUE(Dispatch(*router, request).ok());
   router->OnFirstToken(1);
   const BackendState& b = router->fleet().backend(0);
   EXPECT_EQ(b.outstanding_prefill_tokens, 0);
@@ -83,7 +93,7 @@ TEST_F(RouterTest, FinishWithoutFirstTokenReleasesPrefillAndKeepsTheChain) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "r0"});
   RoutingRequest request = Request(1, Chain(1, 50), 1000);
-  ASSERT_TRUE(router->Route(request).ok());
+  ASSERT_TRUE(Dispatch(*router, request).ok());
   router->OnFinished(1, std::nullopt);
   const BackendState& b = router->fleet().backend(0);
   EXPECT_EQ(b.in_flight, 0);
@@ -95,10 +105,10 @@ TEST_F(RouterTest, FinishWithoutFirstTokenReleasesPrefillAndKeepsTheChain) {
 TEST_F(RouterTest, FailureUndoesAccountingAndTheSpeculativeInsert) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "r0"});
-  ASSERT_TRUE(router->Route(Request(1, Chain(1, 20), 1000)).ok());  // engine holds 20 blocks
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 20), 1000)).ok());  // engine holds 20 blocks
   router->OnFinished(1, std::nullopt);
   RoutingRequest request = Request(2, Chain(1, 50), 1000);
-  ASSERT_TRUE(router->Route(request).ok());
+  ASSERT_TRUE(Dispatch(*router, request).ok());
   router->OnFailed(2);
   const BackendState& b = router->fleet().backend(0);
   EXPECT_EQ(b.in_flight, 0);
@@ -111,7 +121,7 @@ TEST_F(RouterTest, RerouteMovesToTheNextEligibleAlternate) {
   auto router = Make("round_robin");
   for (std::string name : {"r0", "r1", "r2"}) router->AddBackend({.name = name});
   RoutingRequest request = Request(1, Chain(1, 50), 1000);
-  absl::StatusOr<Decision> d = router->Route(request);
+  absl::StatusOr<Decision> d = Dispatch(*router, request);
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->backend, 0u);
   ASSERT_EQ(d->alternates, (std::vector<BackendId>{1, 2}));
@@ -119,6 +129,7 @@ TEST_F(RouterTest, RerouteMovesToTheNextEligibleAlternate) {
   std::optional<BackendId> next = router->Reroute(1);
   ASSERT_TRUE(next.has_value());
   EXPECT_EQ(*next, 2u);
+  router->CommitInsert(1);  // the proxy commits again after a reroute
   EXPECT_EQ(router->fleet().backend(0).in_flight, 0);
   EXPECT_EQ(router->fleet().backend(0).outstanding_prefill_tokens, 0);
   EXPECT_EQ(router->fleet().backend(2).in_flight, 1);
@@ -139,7 +150,7 @@ TEST_F(RouterTest, RerouteAfterFirstTokenFailsTheRequest) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "r0"});
   router->AddBackend({.name = "r1"});
-  ASSERT_TRUE(router->Route(Request(1, Chain(1, 5), 100)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 5), 100)).ok());
   router->OnFirstToken(1);
   EXPECT_FALSE(router->Reroute(1).has_value());
   EXPECT_EQ(router->fleet().backend(0).in_flight, 0);
@@ -151,7 +162,7 @@ TEST_F(RouterTest, RouterCompletesAlternates) {
   auto router = Make("power_of_two");  // gives one alternate
   for (std::string name : {"a", "b", "c", "d", "e"}) router->AddBackend({.name = name});
   for (uint64_t id = 0; id < 20; ++id) {
-    absl::StatusOr<Decision> d = router->Route(Request(id, {}, 10));
+    absl::StatusOr<Decision> d = Dispatch(*router, Request(id, {}, 10));
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(d->alternates.size(), kMaxAlternates);
     std::set<BackendId> distinct(d->alternates.begin(), d->alternates.end());
@@ -162,35 +173,35 @@ TEST_F(RouterTest, RouterCompletesAlternates) {
 
 TEST_F(RouterTest, NotFoundAndUnavailable) {
   auto router = Make("warmroute");
-  EXPECT_EQ(router->Route(Request(1, {}, 10)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Dispatch(*router, Request(1, {}, 10)).status().code(), absl::StatusCode::kNotFound);
   const BackendId a = router->AddBackend({.name = "a", .models = {"llama"}});
   const BackendId b = router->AddBackend({.name = "b", .models = {"llama", "qwen"}});
   RoutingRequest request = Request(2, {}, 10);
   request.model = "mistral";
-  absl::Status status = router->Route(request).status();
+  absl::Status status = Dispatch(*router, request).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(status.message().find("mistral"), std::string::npos);
 
   request.model = "qwen";
-  absl::StatusOr<Decision> d = router->Route(request);
+  absl::StatusOr<Decision> d = Dispatch(*router, request);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->backend, b);
   router->OnFinished(2, std::nullopt);
 
   router->SetHealthy(b, false);
   request.id = 3;
-  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kUnavailable);
   router->SetHealthy(b, true);
   router->SetDraining(b, true);
-  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kUnavailable);
   router->SetDraining(b, false);
   router->RemoveBackend(b);
-  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kNotFound);
   request.model = "llama";
-  d = router->Route(request);
+  d = Dispatch(*router, request);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->backend, a);
-  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kAlreadyExists);
 }
 
 TEST_F(RouterTest, RequestWithoutModelIsServedByAnyBackend) {
@@ -198,10 +209,10 @@ TEST_F(RouterTest, RequestWithoutModelIsServedByAnyBackend) {
   router->AddBackend({.name = "a", .models = {"llama"}});
   RoutingRequest request = Request(1, {}, 10);
   request.model = "";  // the server's default model
-  EXPECT_TRUE(router->Route(request).ok());
+  EXPECT_TRUE(Dispatch(*router, request).ok());
   request.id = 2;
   request.model = "qwen";
-  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(RouterTest, RoutesAndReroutesOnlyWithinTheRequestsPools) {
@@ -212,7 +223,7 @@ TEST_F(RouterTest, RoutesAndReroutesOnlyWithinTheRequestsPools) {
   for (uint64_t id = 1; id <= 6; ++id) {
     RoutingRequest request = Request(id, {}, 10);
     request.pools = {"dedicated"};
-    absl::StatusOr<Decision> d = router->Route(request);
+    absl::StatusOr<Decision> d = Dispatch(*router, request);
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(d->backend, 1u);
     // No alternate outside the pool: a failed dispatch is not retried elsewhere.
@@ -223,24 +234,24 @@ TEST_F(RouterTest, RoutesAndReroutesOnlyWithinTheRequestsPools) {
   std::set<BackendId> used;
   for (uint64_t id = 7; id <= 12; ++id) {
     shared.id = id;
-    used.insert(router->Route(shared).value().backend);
+    used.insert(Dispatch(*router, shared).value().backend);
   }
   EXPECT_EQ(used, (std::set<BackendId>{0, 2}));
   RoutingRequest nowhere = Request(13, {}, 10);
   nowhere.pools = {"gpu-h200"};
-  EXPECT_EQ(router->Route(nowhere).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Dispatch(*router, nowhere).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(RouterTest, RemovedBackendForgetsItsIndexEntries) {
   auto router = Make("round_robin");
   const BackendId a = router->AddBackend({.name = "a"});
   router->AddBackend({.name = "b"});
-  ASSERT_TRUE(router->Route(Request(1, Chain(1, 30), 1000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 30), 1000)).ok());
   EXPECT_EQ(router->index().entries(a), 30u);
   router->RemoveBackend(a);
   EXPECT_EQ(router->index().entries(a), 0u);
   EXPECT_FALSE(router->fleet().backend(a).present);
-  for (uint64_t id = 2; id < 6; ++id) EXPECT_EQ(router->Route(Request(id, {}, 10))->backend, 1u);
+  for (uint64_t id = 2; id < 6; ++id) EXPECT_EQ(Dispatch(*router, Request(id, {}, 10))->backend, 1u);
 }
 
 TEST_F(RouterTest, KvCapacitySizesTheIndexSlice) {
@@ -257,7 +268,7 @@ TEST_F(RouterTest, KvCapacitySizesTheIndexSlice) {
 TEST_F(RouterTest, PrefillRateLearnsFromTtftDominatedByOwnPrefill) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "a"});
-  ASSERT_TRUE(router->Route(Request(1, Chain(1, 10), 4000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 10), 4000)).ok());
   clock_.Advance(std::chrono::milliseconds(200));
   router->OnFirstToken(1);
   EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 10000);  // learned at finish
@@ -269,7 +280,7 @@ TEST_F(RouterTest, PrefillRateLearnsFromTtftDominatedByOwnPrefill) {
 TEST_F(RouterTest, PrefillRateUsesReportedCachedTokens) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "a"});
-  ASSERT_TRUE(router->Route(Request(1, Chain(1, 10), 4000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 10), 4000)).ok());
   clock_.Advance(std::chrono::milliseconds(100));
   router->OnFirstToken(1);
   router->OnFinished(1, 2000);  // only 2,000 computed: 20,000 tokens/s
@@ -283,7 +294,7 @@ TEST_F(RouterTest, BackendAddedLaterStartsAtTheFleetsMedianPrefillRate) {
   router->AddBackend({.name = "c"});
   // One 4,000-token prefill each, in 0.1 s on a, 0.2 s on b and 0.4 s on c: samples of 40k, 20k
   // and 10k tokens/s -> estimates 13,000, 11,000 and 10,000 (EWMA, alpha 0.1).
-  for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(router->Route(Request(id, {}, 4000)).ok());
+  for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(Dispatch(*router, Request(id, {}, 4000)).ok());
   for (uint64_t id = 1; id <= 3; ++id) {
     clock_.Advance(std::chrono::milliseconds(100) * (id == 3 ? 2 : 1));
     router->OnFirstToken(id);
@@ -308,9 +319,9 @@ TEST_F(RouterTest, BackendAddedLaterStartsAtTheFleetsMedianPrefillRate) {
 TEST_F(RouterTest, PrefillRateIgnoresQueueDominatedAndTinySamples) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "a"});
-  ASSERT_TRUE(router->Route(Request(1, {}, 6000)).ok());
-  ASSERT_TRUE(router->Route(Request(2, {}, 3000)).ok());  // 6,000 queued ahead of 3,000
-  ASSERT_TRUE(router->Route(Request(3, {}, 100)).ok());   // too small
+  ASSERT_TRUE(Dispatch(*router, Request(1, {}, 6000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(2, {}, 3000)).ok());  // 6,000 queued ahead of 3,000
+  ASSERT_TRUE(Dispatch(*router, Request(3, {}, 100)).ok());   // too small
   clock_.Advance(std::chrono::milliseconds(900));
   router->OnFirstToken(2);
   router->OnFirstToken(3);
@@ -323,9 +334,9 @@ TEST_F(RouterTest, PrefillDoneAtTracksQueuedWork) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "a"});
   const BackendState& b = router->fleet().backend(0);
-  ASSERT_TRUE(router->Route(Request(1, {}, 1000)).ok());  // 0.1 s at 10,000 tokens/s
+  ASSERT_TRUE(Dispatch(*router, Request(1, {}, 1000)).ok());  // 0.1 s at 10,000 tokens/s
   EXPECT_EQ(b.prefill_done_at, TimePoint{} + std::chrono::milliseconds(100));
-  ASSERT_TRUE(router->Route(Request(2, {}, 1000)).ok());  // queued behind it
+  ASSERT_TRUE(Dispatch(*router, Request(2, {}, 1000)).ok());  // queued behind it
   EXPECT_EQ(b.prefill_done_at, TimePoint{} + std::chrono::milliseconds(200));
   clock_.Advance(std::chrono::milliseconds(50));
   router->OnFirstToken(1);  // early: the rest takes at most 1,000 tokens from now
@@ -333,7 +344,7 @@ TEST_F(RouterTest, PrefillDoneAtTracksQueuedWork) {
   router->OnFirstToken(2);
   EXPECT_EQ(b.prefill_done_at, clock_.Now());
   clock_.Advance(std::chrono::seconds(1));
-  ASSERT_TRUE(router->Route(Request(3, {}, 500)).ok());  // an idle backend starts from now
+  ASSERT_TRUE(Dispatch(*router, Request(3, {}, 500)).ok());  // an idle backend starts from now
   EXPECT_EQ(b.prefill_done_at, clock_.Now() + std::chrono::milliseconds(50));
 }
 
@@ -344,7 +355,7 @@ class ClosedLoopTest : public RouterTest {
     auto router = Make("round_robin", options);
     router->AddBackend({.name = "a", .kv_capacity_tokens = 16000});
     for (uint64_t id = 100; id < 109; ++id) {
-      EXPECT_TRUE(router->Route(Request(id, Chain(id, 100), 2000)).ok());
+      EXPECT_TRUE(Dispatch(*router, Request(id, Chain(id, 100), 2000)).ok());
       router->OnFinished(id, std::nullopt);
     }
     EXPECT_EQ(router->index().entries(0), 900u);
@@ -355,7 +366,7 @@ class ClosedLoopTest : public RouterTest {
 TEST_F(ClosedLoopTest, OverPredictionDropsTheBackendsStalestEntries) {
   auto router = MakeFilled();
   RoutingRequest request = Request(1, Chain(100, 50), 1000);  // the oldest chain's first 50
-  absl::StatusOr<Decision> d = router->Route(request);
+  absl::StatusOr<Decision> d = Dispatch(*router, request);
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->predicted_cached_tokens, 800);
   router->OnFinished(1, 0);  // the engine had none of it
@@ -369,7 +380,7 @@ TEST_F(ClosedLoopTest, OverPredictionDropsTheBackendsStalestEntries) {
   EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 50);
   // A report above the prediction grows the slice back.
   RoutingRequest cold = Request(2, Chain(999, 20), 1000);
-  ASSERT_TRUE(router->Route(cold).ok());
+  ASSERT_TRUE(Dispatch(*router, cold).ok());
   router->OnFinished(2, 640);  // predicted 0, the engine had 40 blocks
   EXPECT_EQ(router->stats().underpredictions, 1);
   EXPECT_EQ(router->index().bound(0), 890u);
@@ -377,7 +388,7 @@ TEST_F(ClosedLoopTest, OverPredictionDropsTheBackendsStalestEntries) {
 
 TEST_F(ClosedLoopTest, SmallDifferencesAreTolerated) {
   auto router = MakeFilled();
-  ASSERT_TRUE(router->Route(Request(1, Chain(100, 50), 1000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(100, 50), 1000)).ok());
   router->OnFinished(1, 700);  // 800 predicted: within 25%
   EXPECT_EQ(router->stats().corrections, 0);
   EXPECT_EQ(router->index().bound(0), 1000u);
@@ -387,9 +398,9 @@ TEST_F(ClosedLoopTest, SliceNeverShrinksBelowItsFloor) {
   auto router = MakeFilled();
   for (uint64_t id = 1; id < 40; ++id) {
     // Routed once (the index learns the chain), then again: predicted 1,600, reported 0.
-    ASSERT_TRUE(router->Route(Request(2 * id, Chain(id, 100), 2000)).ok());
+    ASSERT_TRUE(Dispatch(*router, Request(2 * id, Chain(id, 100), 2000)).ok());
     router->OnFinished(2 * id, std::nullopt);
-    ASSERT_TRUE(router->Route(Request(2 * id + 1, Chain(id, 100), 2000)).ok());
+    ASSERT_TRUE(Dispatch(*router, Request(2 * id + 1, Chain(id, 100), 2000)).ok());
     router->OnFinished(2 * id + 1, 0);
   }
   EXPECT_EQ(router->index().bound(0), 250u);  // 25% of 1,000 blocks
@@ -397,7 +408,7 @@ TEST_F(ClosedLoopTest, SliceNeverShrinksBelowItsFloor) {
 
 TEST_F(ClosedLoopTest, OffCountsButDoesNotCorrect) {
   auto router = MakeFilled({.closed_loop = false});
-  ASSERT_TRUE(router->Route(Request(1, Chain(100, 50), 1000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(100, 50), 1000)).ok());
   router->OnFinished(1, 0);
   EXPECT_EQ(router->stats().corrections, 0);
   EXPECT_EQ(router->stats().predicted_cached_tokens, 800);
@@ -407,7 +418,7 @@ TEST_F(ClosedLoopTest, OffCountsButDoesNotCorrect) {
 TEST_F(ClosedLoopTest, LiteralRuleTruncatesTheChain) {
   auto router = MakeFilled({.closed_loop_truncate_chain = true});
   RoutingRequest request = Request(1, Chain(100, 50), 1000);
-  ASSERT_TRUE(router->Route(request).ok());
+  ASSERT_TRUE(Dispatch(*router, request).ok());
   router->OnFinished(1, 160);  // the engine had 10 blocks
   EXPECT_EQ(router->stats().corrections, 1);
   EXPECT_EQ(router->index().Match(request.key.block_hashes)[0], 10);
@@ -419,16 +430,16 @@ TEST_F(RouterTest, SetModelsNarrowsABackendThatServedAnyModel) {
   const BackendId a = router->AddBackend({.name = "a"});  // any model, until told
   RoutingRequest request = Request(1, Chain(1, 4), 100);
   request.model = "qwen";
-  ASSERT_TRUE(router->Route(request).ok());
+  ASSERT_TRUE(Dispatch(*router, request).ok());
   router->OnFinished(1, std::nullopt);
   router->SetModels(a, {"llama"});
   request.id = 2;
-  EXPECT_EQ(router->Route(request).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kNotFound);
   request.model = "llama";
-  EXPECT_TRUE(router->Route(request).ok());
+  EXPECT_TRUE(Dispatch(*router, request).ok());
   request.id = 3;
   request.model = "";  // the server's default model: any backend
-  EXPECT_TRUE(router->Route(request).ok());
+  EXPECT_TRUE(Dispatch(*router, request).ok());
 }
 
 }  // namespace

@@ -283,6 +283,7 @@ struct RouterSetup {
   }
   std::string Route(const RoutingRequest& request, Reason* reason = nullptr) {
     absl::StatusOr<Decision> d = router.Route(request);
+    if (d.ok()) router.CommitInsert(request.id);
     EXPECT_TRUE(d.ok()) << d.status();
     if (reason != nullptr) *reason = d->reason;
     return router.fleet().backend(d->backend).name;
