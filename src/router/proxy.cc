@@ -180,7 +180,8 @@ void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
 void Proxy::CommitInsertSoon(uint64_t request_id) {
   // Posted: it runs on this thread as soon as the handler first waits — once the request has
   // been written upstream (or is waiting to connect) — so the insert and its evictions are not
-  // on the request's path, and still precede any decision this thread makes afterwards.
+  // on the request's path. Decisions made in the microseconds between (by handlers queued
+  // before it) do not see this one chain yet: they predict as if it were not cached.
   asio::post(executor_, [backends = shared_.backends, request_id] {
     backends->CommitInsert(request_id);
   });
