@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "loadgen/bench_result.h"
+#include "net/sse.h"
 #include "simdjson.h"
 
 namespace warmroute::loadgen {
@@ -14,16 +15,6 @@ namespace {
 
 constexpr size_t kMaxBody = 64u << 20;  // a non-streamed answer larger than this is an error
 constexpr size_t kQuoteChars = 80;
-
-// The end (one past the blank line) of the first complete event in text[from:], or npos.
-size_t EventEnd(std::string_view text, size_t from) {
-  for (size_t i = from; i < text.size(); ++i) {
-    if (text[i] != '\n') continue;
-    if (i + 1 < text.size() && text[i + 1] == '\n') return i + 2;
-    if (i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') return i + 3;
-  }
-  return std::string_view::npos;
-}
 
 // The start of `text`, printable, for an error message.
 std::string Quote(std::string_view text) {
@@ -94,7 +85,8 @@ void ResponseReader::Feed(std::string_view piece, double now_s) {
     text = buffer_;
   }
   size_t done = 0;
-  for (size_t end = EventEnd(text, 0); end != std::string_view::npos; end = EventEnd(text, done)) {
+  for (size_t end = net::SseEventEnd(text, 0); end != std::string_view::npos;
+       end = net::SseEventEnd(text, done)) {
     Event(text.substr(done, end - done), now_s);
     done = end;
   }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "net/sse.h"
 #include "simdjson.h"
 
 namespace warmroute::net {
@@ -23,16 +24,6 @@ bool HasUsageObject(std::string_view text) {
     if (i < text.size() && text[i] == '{') return true;
   }
   return false;
-}
-
-// The end (one past the blank line) of the first complete event in text[from:], or npos.
-size_t EventEnd(std::string_view text, size_t from) {
-  for (size_t i = from; i < text.size(); ++i) {
-    if (text[i] != '\n') continue;
-    if (i + 1 < text.size() && text[i + 1] == '\n') return i + 2;
-    if (i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') return i + 3;
-  }
-  return std::string_view::npos;
 }
 
 // The payload of an event's first "data:" line.
@@ -89,8 +80,8 @@ std::string_view SseUsageTap::Feed(std::string_view piece) {
   if (pending_.empty()) {
     // Pass complete events straight from `piece`, unless one must be dropped.
     size_t done = 0;
-    for (size_t end = EventEnd(piece, 0); end != std::string_view::npos;
-         end = EventEnd(piece, done)) {
+    for (size_t end = SseEventEnd(piece, 0); end != std::string_view::npos;
+         end = SseEventEnd(piece, done)) {
       const std::string_view event = piece.substr(done, end - done);
       if (drop_usage_event_ && HasUsageObject(event)) break;  // slow path from here
       if (!usage_ && HasUsageObject(event)) usage_ = ReadUsage(DataOf(event));
@@ -98,7 +89,7 @@ std::string_view SseUsageTap::Feed(std::string_view piece) {
       done = end;
     }
     if (done == piece.size()) return piece;
-    if (EventEnd(piece, done) == std::string_view::npos) {
+    if (SseEventEnd(piece, done) == std::string_view::npos) {
       pending_.assign(piece.substr(done));
       return piece.substr(0, done);
     }
@@ -107,8 +98,8 @@ std::string_view SseUsageTap::Feed(std::string_view piece) {
   }
   pending_.append(piece);
   size_t done = 0;
-  for (size_t end = EventEnd(pending_, 0); end != std::string_view::npos;
-       end = EventEnd(pending_, done)) {
+  for (size_t end = SseEventEnd(pending_, 0); end != std::string_view::npos;
+       end = SseEventEnd(pending_, done)) {
     Event(std::string_view(pending_).substr(done, end - done));
     done = end;
   }
