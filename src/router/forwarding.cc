@@ -21,7 +21,7 @@ net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers, bool str
   for (const auto& [name, value] : client_headers) {
     if (NotForwarded(name)) continue;
     if (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
-                              net::HeaderNameIs(name, "x-warmroute-tenant"))) {
+                              net::HeaderNameIs(name, kTenantHeader))) {
       continue;
     }
     out.emplace_back(name, value);

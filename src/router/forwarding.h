@@ -25,6 +25,11 @@
 
 namespace warmroute::router {
 
+// Without configured tenants, the header a client may set to name its tenant (keys its prefix
+// chain: tenants never share a predicted hit). With tenants it is ignored and not forwarded: the
+// API key decides.
+inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
+
 // The client's headers to send upstream; `strip_credentials` drops Authorization and
 // x-warmroute-tenant.
 net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers, bool strip_credentials);

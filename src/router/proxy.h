@@ -76,10 +76,6 @@ struct ProxyShared {
   HotPrefixes* hot_prefixes = nullptr;
 };
 
-// Without configured tenants, the header a client may set to name its tenant (keys its prefix
-// chain: tenants never share a predicted hit). With tenants it is ignored: the API key decides.
-inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
-
 class Proxy {
  public:
   Proxy(ProxyShared shared, std::shared_ptr<const ProxySettings> settings,

@@ -63,8 +63,6 @@ class Tenants {
   // "Bearer <key>", or an unknown key. REQUIRES: enabled().
   absl::StatusOr<const Tenant*> Authenticate(std::string_view authorization) const;
 
-  const std::vector<std::unique_ptr<Tenant>>& all() const { return tenants_; }
-
  private:
   struct KeyEntry {
     KeyDigest digest;
