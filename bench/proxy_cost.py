@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Per-request cost of each proxy in bench/proxy_overhead.py's setup: CPU time (user and system,
 from /proc/PID/stat before and after a wrk run) and, with --syscalls, system calls per request
-(strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only).
+(strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only)
+and, with --perf PREFIX, a `perf record -g` profile of the proxy during each wrk run.
 
 With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
 warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
@@ -9,7 +10,7 @@ then skipped. Each wrk connection is kept alive, so this is the cost of TLS reco
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--tls DIR] [haproxy nginx round_robin warmroute ...]
+       [--syscalls] [--perf PREFIX] [--tls DIR] [haproxy nginx round_robin warmroute ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls).
 """
 import argparse
@@ -67,6 +68,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(po.ROOT, "build/release/src/cli/warmroute"))
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--perf", metavar="PREFIX",
+                    help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
@@ -92,9 +95,17 @@ def main():
                     script = f"{tmp}/{kind}.lua"
                     with open(script, "w") as f:
                         f.write(po.WRK_LUA % {"kind": kind, "big": big})
+                    profiler = None
+                    if a.perf:
+                        profiler = subprocess.Popen(
+                            ["perf", "record", "-q", "--call-graph", "dwarf,8192", "-F", "499", "-o", f"{a.perf}-{which}-{kind}.data",
+                             "-p", ",".join(map(str, pids))], stderr=subprocess.DEVNULL)
                     before = [cpu_us(p) for p in pids]
                     n = wrk(port, script, 64, 2, 4, scheme)
                     after = [cpu_us(p) for p in pids]
+                    if profiler:
+                        profiler.send_signal(signal.SIGINT)
+                        profiler.wait()
                     user = sum(x[0] - y[0] for x, y in zip(after, before)) / n
                     sys_ = sum(x[1] - y[1] for x, y in zip(after, before)) / n
                     line = (f"{which:12} {kind:5} {n / 4:8.0f} req/s  user {user:6.1f} us/req  "

@@ -30,7 +30,10 @@
 //   most 20 + 8 / 0.64 + 16 / 0.64 = 57.5 bytes, less when backends share blocks (beyond 64
 //   backends, at most 16 / 0.64 / 2 = 12.5 more for the shared-bit table). Probes are
 //   prefetched kPrefetchDistance blocks ahead, and large tables ask for transparent huge pages:
-//   every probe is a random access, and with 4 KiB pages it would also be a TLB miss.
+//   every probe is a random access, and with 4 KiB pages it would also be a TLB miss. A walk
+//   is bound by how many cache lines can be in flight at once, so Insert reads as few as it can:
+//   blocks its caller says are held (the router's matched depth) skip the block table, and
+//   their entries are prefetched too.
 // - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
 //   max_entries.
 
@@ -43,8 +46,9 @@ constexpr size_t kMaxEntries = size_t{1} << 30;
 constexpr int kChunkBits = 14;  // 16,384 entries (320 KiB) per slab chunk
 constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
 constexpr size_t kMinSlots = 1024;
-constexpr size_t kPrefetchDistance = 32;  // blocks ahead in Match and Insert
-constexpr size_t kMinSharedSlots = 64;    // the shared-bit table starts small (usually empty)
+constexpr size_t kPrefetchDistance = 32;       // blocks ahead in Match and Insert
+constexpr size_t kEntryPrefetchDistance = 12;  // Insert, held blocks: the entry itself
+constexpr size_t kMinSharedSlots = 64;         // the shared-bit table starts small (usually empty)
 
 struct Entry {
   uint32_t hash_low;  // the block hash, split so that the entry packs into 20 bytes
@@ -250,6 +254,17 @@ struct PrefixIndex::Impl {
     entry_slots.Prefetch(EntryTag(hash, backend));
   }
 
+  // The second stage of Insert's prefetching: once the entry-table slots of (hash, backend) are
+  // in cache (prefetched kPrefetchDistance blocks earlier), prefetches the entry the first slot
+  // with its tag names: the entry a touch reads and relinks. A tag match is not confirmed (that
+  // would read the entry), so now and then this prefetches another backend's entry.
+  void PrefetchEntry(uint64_t hash, BackendId backend) const {
+    const uint32_t tag = EntryTag(hash, backend);
+    const size_t s =
+        entry_slots.Find(tag, [tag](const EntrySlot& slot) { return slot.tag == tag; });
+    if (s != kNoSlot) __builtin_prefetch(&At(entry_slots[s].entry));
+  }
+
   uint32_t NewEntry() {
     if (free_head != kNil) {
       const uint32_t e = free_head;
@@ -385,19 +400,39 @@ struct PrefixIndex::Impl {
     while (backend.count > backend.bound) EvictLeastRecent(id);
   }
 
-  void Insert(BackendId id, std::span<const uint64_t> chain) {
+  void Insert(BackendId id, std::span<const uint64_t> chain, size_t held_hint) {
     if (id >= backends.size()) return;
     BackendState& backend = backends[id];
     if (backend.bound <= 0) return;
-    const size_t ahead = std::min(chain.size(), kPrefetchDistance);
-    for (size_t j = 1; j <= ahead; ++j) Prefetch(chain[chain.size() - j], id);
-    for (size_t k = chain.size(); k-- > 0;) {
-      if (k >= kPrefetchDistance) Prefetch(chain[k - kPrefetchDistance], id);
+    held_hint = std::min(held_hint, chain.size());
+    // The walk goes from the last block to the first, with prefetches running ahead of it: the
+    // block and entry-table slots kPrefetchDistance blocks ahead, and for the blocks the hint
+    // says are held, the entry itself (whose index the entry-table slot names)
+    // kEntryPrefetchDistance blocks ahead. A held block skips the block table altogether (one
+    // line fewer per block: the walk is bound by how many lines can be in flight at once).
+    auto prefetch_slots = [&](size_t k) {
+      if (k >= held_hint) blocks.Prefetch(Mix32(chain[k]));
+      entry_slots.Prefetch(EntryTag(chain[k], id));
+    };
+    auto prefetch_entry = [&](size_t k) {
+      if (k < held_hint) PrefetchEntry(chain[k], id);
+    };
+    const size_t n = chain.size();
+    for (size_t j = 1; j <= std::min(n, kPrefetchDistance); ++j) prefetch_slots(n - j);
+    for (size_t j = 1; j <= std::min(n, kEntryPrefetchDistance); ++j) prefetch_entry(n - j);
+    for (size_t k = n; k-- > 0;) {
+      if (k >= kPrefetchDistance) prefetch_slots(k - kPrefetchDistance);
+      if (k >= kEntryPrefetchDistance) prefetch_entry(k - kEntryPrefetchDistance);
       const uint64_t hash = chain[k];
-      // The block's mask rules out most absent (hash, backend) pairs without an entry lookup.
-      const size_t b = FindBlock(hash);
-      const bool maybe_held = b != kNoSlot && (blocks[b].mask & MaskBit(id)) != 0;
-      if (const size_t s = maybe_held ? FindEntrySlot(hash, id) : kNoSlot; s != kNoSlot) {
+      size_t s = kNoSlot;
+      if (k < held_hint) {
+        s = FindEntrySlot(hash, id);
+      } else {
+        // The block's mask rules out most absent (hash, backend) pairs without an entry lookup.
+        const size_t b = FindBlock(hash);
+        if (b != kNoSlot && (blocks[b].mask & MaskBit(id)) != 0) s = FindEntrySlot(hash, id);
+      }
+      if (s != kNoSlot) {
         const uint32_t e = entry_slots[s].entry;
         if (backend.mru != e) {
           UnlinkLru(backend, e);
@@ -500,8 +535,8 @@ std::vector<int32_t> PrefixIndex::Match(std::span<const uint64_t> chain) const {
   return impl_->Match(chain);
 }
 
-void PrefixIndex::Insert(BackendId backend, std::span<const uint64_t> chain) {
-  impl_->Insert(backend, chain);
+void PrefixIndex::Insert(BackendId backend, std::span<const uint64_t> chain, size_t held_hint) {
+  impl_->Insert(backend, chain, held_hint);
 }
 
 void PrefixIndex::Truncate(BackendId backend, std::span<const uint64_t> chain, size_t keep_blocks) {

@@ -67,7 +67,10 @@ class PrefixIndex {
   // bound, its first `bound` blocks are kept. A backend whose bound is 0 (no capacity set, or a
   // zero share of max_entries) stores nothing. Cost: O(1) per block, however many backends hold
   // it; Truncate and Remove likewise.
-  void Insert(BackendId backend, std::span<const uint64_t> chain);
+  // `held_hint`: how many leading blocks of `chain` the backend held when Match last looked (the
+  // router's matched depth). It only makes the walk faster (those blocks skip the block table
+  // and their entries are prefetched); the result is the same whatever it says.
+  void Insert(BackendId backend, std::span<const uint64_t> chain, size_t held_hint = 0);
 
   // Drops `backend`'s entries for chain[keep_blocks:] (it did not have them).
   void Truncate(BackendId backend, std::span<const uint64_t> chain, size_t keep_blocks);

@@ -359,7 +359,15 @@ void RunAgainstReference(uint64_t seed, BackendId max_backends, size_t max_entri
       reference.SetCapacity(backend, capacity);
     } else if (kind < 55) {
       const std::vector<uint64_t> chain = RandomChain(rng);
-      index.Insert(backend, chain);
+      // Insert's held_hint must not change the result: none, the true depth, or a wrong one.
+      size_t hint = 0;
+      if (const uint64_t pick = rng.UniformInt(3); pick == 1) {
+        const std::vector<int32_t> depth = index.Match(chain);
+        hint = backend < depth.size() ? static_cast<size_t>(depth[backend]) : 0;
+      } else if (pick == 2) {
+        hint = rng.UniformInt(chain.size() + 3);
+      }
+      index.Insert(backend, chain, hint);
       reference.Insert(backend, chain);
     } else if (kind < 85) {
       const std::vector<uint64_t> chain = RandomChain(rng);

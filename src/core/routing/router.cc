@@ -270,7 +270,8 @@ void Router::CommitInsert(uint64_t request_id) {
 
 void Router::InsertChain(InFlight& flight) {
   if (flight.inserted || !fleet_.backend(flight.backend).present) return;
-  index_->Insert(flight.backend, flight.request.key.block_hashes);
+  index_->Insert(flight.backend, flight.request.key.block_hashes,
+                 static_cast<size_t>(std::max(0, flight.matched_before)));
   flight.inserted = true;
 }
 

@@ -14,9 +14,9 @@
 // and evictions), for reference.
 //
 // Each decision is timed on the steady clock; the counters report its p50, p99 and mean in
-// microseconds (insert_p50_us, insert_p99_us: the insert's), the index's entries and its memory
-// per indexed block. Making the next prompt's
-// text unique, and the request's completion (OnFinished), are outside the timing.
+// microseconds, and apart: key_* (MakePrefixKeyFromText), route_* (Router::Route) and insert_*
+// (CommitInsert); then the index's entries and its memory per indexed block. Making the next
+// prompt's text unique, and the request's completion (OnFinished), are outside the timing.
 //
 // Run: build/src/core/routing/warmroute_routing_bench --benchmark_filter=BM_Route
 #include <algorithm>
@@ -125,6 +125,8 @@ void BM_Route(benchmark::State& state, const char* policy_name) {
   }
 
   Timings timings;
+  Timings keys;
+  Timings routes;
   Timings inserts;
   for (auto _ : state) {
     ++serial;
@@ -134,15 +136,20 @@ void BM_Route(benchmark::State& state, const char* policy_name) {
     const auto start = std::chrono::steady_clock::now();
     request.key = MakePrefixKeyFromText(kModel, kTenant, text, {});
     request.prompt_tokens = request.key.prompt_tokens;
+    const auto keyed = std::chrono::steady_clock::now();
     absl::StatusOr<Decision> decision = router.Route(request);
     const auto end = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(decision);
     timings.Add(end - start);
+    keys.Add(keyed - start);
+    routes.Add(end - keyed);
     router.CommitInsert(request.id);
     inserts.Add(std::chrono::steady_clock::now() - end);
     complete();
   }
   timings.Report(state);
+  keys.Report(state, "key_");
+  routes.Report(state, "route_");
   inserts.Report(state, "insert_");
   state.counters["entries"] = static_cast<double>(router.index().entries());
   state.counters["bytes_per_block"] = static_cast<double>(router.index().MemoryBytes()) /
