@@ -17,9 +17,9 @@
 #include <utility>
 #include <variant>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "net/detached.h"
+#include "net/url.h"
 
 namespace warmroute::net {
 namespace {
@@ -42,37 +42,34 @@ absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.s
 }  // namespace
 
 absl::StatusOr<RedisEndpoint> ParseRedisUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "redis://";
   const auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("bad Redis URL \"", A(url), "\": ", A(why)));
   };
-  if (!url.starts_with(kScheme)) return bad("expected redis://host[:port]");
-  std::string_view rest = url.substr(kScheme.size());
-  if (rest.ends_with("/")) rest.remove_suffix(1);
-  if (rest.find('@') != std::string_view::npos) return bad("credentials are not supported");
-  if (rest.find('/') != std::string_view::npos) return bad("database numbers are not supported");
-  RedisEndpoint endpoint;
-  std::string_view port;
-  if (rest.starts_with("[")) {
-    const size_t close = rest.find(']');
-    if (close == std::string_view::npos) return bad("unterminated IPv6 address");
-    endpoint.host = std::string(rest.substr(1, close - 1));
-    rest.remove_prefix(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') return bad("expected :port after the address");
-      port = rest.substr(1);
+  // Matched case-sensitively, unlike the other schemes warmroute reads.
+  if (!url.starts_with("redis://")) return bad("expected redis://host[:port]");
+  std::variant<Url, UrlError> parsed = ParseUrl(url);
+  if (const UrlError* error = std::get_if<UrlError>(&parsed)) {
+    switch (*error) {
+      case UrlError::kUserInfo:
+        return bad("credentials are not supported");
+      case UrlError::kUnclosedBracket:
+        return bad("unterminated IPv6 address");
+      case UrlError::kJunkAfterBracket:
+        return bad("expected :port after the address");
+      case UrlError::kEmptyPort:
+      case UrlError::kPortNotNumber:
+      case UrlError::kPortOutOfRange:
+        return bad("bad port");
+      default:
+        return bad(UrlErrorText(*error));
     }
-  } else {
-    const size_t colon = rest.find(':');
-    endpoint.host = std::string(rest.substr(0, colon));
-    if (colon != std::string_view::npos) port = rest.substr(colon + 1);
   }
-  if (endpoint.host.empty()) return bad("no host");
-  if (!port.empty() || url.ends_with(":")) {
-    uint32_t value = 0;
-    if (!absl::SimpleAtoi(A(port), &value) || value == 0 || value > 65535) return bad("bad port");
-    endpoint.port = static_cast<uint16_t>(value);
-  }
+  Url& parts = std::get<Url>(parsed);
+  if (!parts.path.empty() && parts.path != "/") return bad("database numbers are not supported");
+  if (parts.host.empty()) return bad("no host");
+  RedisEndpoint endpoint;
+  endpoint.host = std::move(parts.host);
+  if (parts.port.has_value()) endpoint.port = *parts.port;
   return endpoint;
 }
 

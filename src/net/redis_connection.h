@@ -51,8 +51,9 @@ struct RedisEndpoint {
   uint16_t port = 6379;
 };
 
-// Parses "redis://host[:port][/]" (port 6379 by default; IPv6 hosts in brackets). Databases,
-// user names, passwords and TLS (rediss://) are not supported: InvalidArgument.
+// Parses "redis://host[:port][/]" (port 6379 by default; IPv6 hosts in brackets; host and port
+// as net/url.h accepts them; the scheme in lower case only). Databases, user names, passwords
+// and TLS (rediss://) are not supported: InvalidArgument.
 absl::StatusOr<RedisEndpoint> ParseRedisUrl(std::string_view url);
 
 class RedisConnection {
