@@ -48,7 +48,8 @@ constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
 constexpr size_t kMinSlots = 1024;
 constexpr size_t kPrefetchDistance = 32;       // blocks ahead in Match and Insert
 constexpr size_t kEntryPrefetchDistance = 12;  // Insert, held blocks: the entry itself
-constexpr size_t kMinSharedSlots = 64;         // the shared-bit table starts small (usually empty)
+constexpr size_t kVictimDistance = 8;   // Insert: evictions ahead whose entry and slots are fetched
+constexpr size_t kMinSharedSlots = 64;  // the shared-bit table starts small (usually empty)
 
 struct Entry {
   uint32_t hash_low;  // the block hash, split so that the entry packs into 20 bytes
@@ -417,6 +418,31 @@ struct PrefixIndex::Impl {
     auto prefetch_entry = [&](size_t k) {
       if (k < held_hint) PrefetchEntry(chain[k], id);
     };
+    // Each new block beyond the bound evicts the least recently used entry; reading it, its
+    // table slots and its list neighbour would be misses one after the other. A cursor runs
+    // ahead of the LRU tail (along lru_prev) and fetches the entries it passes and their
+    // slots, so an eviction finds them in cache. It only prefetches: an entry the walk touches
+    // may leave the tail before the cursor's guess is used, which costs nothing but the guess.
+    uint32_t victim_cursor = kNil;
+    bool cursor_started = false;
+    auto advance_cursor = [&] {
+      if (victim_cursor == kNil || victim_cursor >= allocated) return;
+      const Entry& entry = At(victim_cursor);
+      blocks.Prefetch(Mix32(entry.hash()));
+      entry_slots.Prefetch(EntryTag(entry.hash(), id));
+      victim_cursor = entry.lru_prev;
+      if (victim_cursor != kNil && victim_cursor < allocated)
+        __builtin_prefetch(&At(victim_cursor));
+    };
+    auto before_eviction = [&] {
+      if (!cursor_started) {  // kVictimDistance entries ahead, at most as many as new blocks
+        cursor_started = true;
+        victim_cursor = backend.lru;
+        const size_t expected = chain.size() - std::min(chain.size(), held_hint);
+        for (size_t i = 0; i < std::min(expected, kVictimDistance); ++i) advance_cursor();
+      }
+      advance_cursor();
+    };
     const size_t n = chain.size();
     for (size_t j = 1; j <= std::min(n, kPrefetchDistance); ++j) prefetch_slots(n - j);
     for (size_t j = 1; j <= std::min(n, kEntryPrefetchDistance); ++j) prefetch_entry(n - j);
@@ -440,7 +466,10 @@ struct PrefixIndex::Impl {
         }
         continue;
       }
-      if (backend.count >= backend.bound) EvictLeastRecent(id);
+      if (backend.count >= backend.bound) {
+        before_eviction();
+        EvictLeastRecent(id);
+      }
       AddEntry(id, hash);
     }
   }
