@@ -221,24 +221,21 @@ HttpRequest ToHttpRequest(http::request<http::string_body>&& message) {
 // Completes when the client closes the connection (or it fails); never completes while the
 // client is merely silent or has sent a pipelined request (that wait ends by cancellation). On
 // TLS a client that closes first sends an alert record (close_notify): that counts as closing.
+//
+// The wait is a receive that peeks at one byte, not socket.async_wait(wait_read): Asio starts a
+// wait without trying the socket first, which re-arms it in epoll (one epoll_ctl system call per
+// proxied request), while a receive is tried at once and then queued on the registration the
+// socket already has.
 Task<void> WatchForClose(Socket& socket, bool tls) {
-  for (;;) {
-    auto [ec] = co_await socket.async_wait(Socket::wait_read, kTask);
-    if (ec) co_return;
-    char byte;
-    const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0) co_return;  // orderly close
-    constexpr char kTlsAlertRecord = 21;
-    if (tls && byte == kTlsAlertRecord) co_return;
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-      co_return;  // reset
-    }
-    // A pipelined request: it is read after this response. Wait until cancelled.
-    Timer forever(co_await asio::this_coro::executor, Timer::time_point::max());
-    co_await forever.async_wait(kTask);
-    co_return;
-  }
+  char byte = 0;
+  auto [ec, n] =
+      co_await socket.async_receive(asio::buffer(&byte, 1), Socket::message_peek, kTask);
+  if (ec || n == 0) co_return;  // orderly close (eof), reset, or cancelled
+  constexpr char kTlsAlertRecord = 21;
+  if (tls && byte == kTlsAlertRecord) co_return;
+  // A pipelined request: it is read after this response. Wait until cancelled.
+  Timer forever(co_await asio::this_coro::executor, Timer::time_point::max());
+  co_await forever.async_wait(kTask);
 }
 
 }  // namespace
