@@ -118,11 +118,15 @@ def main():
                         st.send_signal(signal.SIGINT)
                         st.wait()
                         calls = 0
+                        by_name = {}
                         for row in open(f"{tmp}/st.txt"):
                             parts = row.split()
                             if len(parts) >= 5 and parts[3].isdigit() and parts[-1] != "total":
                                 calls += int(parts[3])
-                        line += f"  syscalls {calls / n:5.2f}/req"
+                                by_name[parts[-1]] = int(parts[3])
+                        top = sorted(by_name.items(), key=lambda kv: -kv[1])[:6]
+                        line += f"  syscalls {calls / n:5.2f}/req (" + ", ".join(
+                            f"{name} {count / n:.2f}" for name, count in top) + ")"
                     print(line, flush=True)
             finally:
                 proxy.terminate()
