@@ -48,6 +48,9 @@ constexpr size_t kReadBufferBytes = 16 * 1024;
 // response), for at most this long and this many bytes.
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 constexpr size_t kDrainLimitBytes = size_t{256} << 20;
+// How long a request runs before the server starts watching its client for a close (see
+// WatchForClose): the bound on noticing a client that left mid-request.
+constexpr auto kWatchDelay = std::chrono::milliseconds(20);
 
 absl::Status ClientGone(const beast::error_code& ec) {
   return absl::UnavailableError("client connection failed: " + ec.message());
@@ -218,32 +221,16 @@ HttpRequest ToHttpRequest(http::request<http::string_body>&& message) {
   return request;
 }
 
-// Completes when the client closes the connection (or it fails); never completes while the
-// client is merely silent or has sent a pipelined request (that wait ends by cancellation). On
-// TLS a client that closes first sends an alert record (close_notify): that counts as closing.
-//
-// The wait is a receive that peeks at one byte, not socket.async_wait(wait_read): Asio starts a
-// wait without trying the socket first, which re-arms it in epoll (one epoll_ctl system call per
-// proxied request), while a receive is tried at once and then queued on the registration the
-// socket already has.
-Task<void> WatchForClose(Socket& socket, bool tls) {
-  char byte = 0;
-  auto [ec, n] =
-      co_await socket.async_receive(asio::buffer(&byte, 1), Socket::message_peek, kTask);
-  if (ec || n == 0) co_return;  // orderly close (eof), reset, or cancelled
-  constexpr char kTlsAlertRecord = 21;
-  if (tls && byte == kTlsAlertRecord) co_return;
-  // A pipelined request: it is read after this response. Wait until cancelled.
-  Timer forever(co_await asio::this_coro::executor, Timer::time_point::max());
-  co_await forever.async_wait(kTask);
-}
-
 }  // namespace
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(asio::io_context& io, HttpServerOptions options, HttpHandler handler)
-      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io.get_executor()) {}
+      : options_(std::move(options)),
+        handler_(std::move(handler)),
+        acceptor_(io.get_executor()),
+        watch_gate_(io.get_executor(), Timer::time_point::max()),
+        watch_ticker_(io.get_executor()) {}
 
   absl::Status Listen() {
     beast::error_code ec;
@@ -276,6 +263,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   void Stop() {
     if (stopped_) return;
     stopped_ = true;
+    watch_ticker_.cancel();
+    watch_gate_.cancel();
     beast::error_code ec;
     acceptor_.close(ec);
     for (Stream* stream : connections_) stream->close();
@@ -306,6 +295,52 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
                        [](std::exception_ptr e) { LogIfFailed("connection", e); });
       }
     }
+  }
+
+  // Completes when the client closes the connection (or it fails); never completes while the
+  // client is merely silent or has sent a pipelined request (that wait ends by cancellation). On
+  // TLS a client that closes first sends an alert record (close_notify): that counts as closing.
+  //
+  // Watching starts late: first the watcher waits for the next tick of this server's ticker (at
+  // most kWatchDelay), because starting a watch costs a system call (a receive that peeks at one
+  // byte, tried at once) and most requests are answered before the tick; a request that ends
+  // first cancels the watcher while it waits, for free. A client that leaves is noticed within
+  // kWatchDelay. (A receive, not socket.async_wait(wait_read): Asio starts a wait by re-arming
+  // the socket in epoll, one epoll_ctl, where a receive is queued on the registration the socket
+  // already has once the try found nothing.)
+  static Task<void> WatchForClose(std::shared_ptr<Impl> self, Socket& socket, bool tls) {
+    ++self->watchers_waiting_;
+    if (!self->ticking_) {
+      self->ticking_ = true;
+      asio::co_spawn(self->acceptor_.get_executor(), WatchTicker(self),
+                     [](std::exception_ptr e) { LogIfFailed("watch ticker", e); });
+    }
+    co_await self->watch_gate_.async_wait(kTask);  // woken by a tick or by cancellation
+    --self->watchers_waiting_;
+    if ((co_await asio::this_coro::cancellation_state).cancelled() !=
+            asio::cancellation_type::none ||
+        self->stopped_) {
+      co_return;  // the request ended first (or the server stops)
+    }
+    char byte = 0;
+    auto [ec, n] =
+        co_await socket.async_receive(asio::buffer(&byte, 1), Socket::message_peek, kTask);
+    if (ec || n == 0) co_return;  // orderly close (eof), reset, or cancelled
+    constexpr char kTlsAlertRecord = 21;
+    if (tls && byte == kTlsAlertRecord) co_return;
+    // A pipelined request: it is read after this response. Wait until cancelled.
+    Timer forever(co_await asio::this_coro::executor, Timer::time_point::max());
+    co_await forever.async_wait(kTask);
+  }
+
+  // Wakes the watchers waiting for their start every kWatchDelay, while there are any.
+  static Task<void> WatchTicker(std::shared_ptr<Impl> self) {
+    while (self->watchers_waiting_ > 0 && !self->stopped_) {
+      self->watch_ticker_.expires_after(kWatchDelay);
+      co_await self->watch_ticker_.async_wait(kTask);
+      self->watch_gate_.cancel();  // every waiting watcher starts watching
+    }
+    self->ticking_ = false;
   }
 
   // Runs the handler; a handler's exception is logged and ends only this request.
@@ -487,7 +522,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (buffer.size() == 0) {
         // Watch the socket while the handler runs: a client that goes away cancels it.
         auto winner = co_await (RunHandler(self, std::move(request), writer) ||
-                                WatchForClose(tcp_stream.socket(), kIsTls<S>));
+                                WatchForClose(self, tcp_stream.socket(), kIsTls<S>));
         if (winner.index() == 1) {
           spdlog::debug("client closed the connection during a request");
           co_return;
@@ -516,6 +551,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   uint16_t port_ = 0;
   bool stopped_ = false;
   std::unordered_set<Stream*> connections_;
+  Timer watch_gate_;  // never expires: a tick's cancel() wakes the watchers waiting on it
+  Timer watch_ticker_;
+  size_t watchers_waiting_ = 0;
+  bool ticking_ = false;
 };
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(asio::io_context& io,

@@ -561,6 +561,23 @@ class StreamFailureTest(unittest.TestCase):
             delay = time.monotonic() - closed
             self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later")
 
+    def test_client_that_leaves_at_once_cancels_the_upstream_request(self):
+        # The server starts watching a client for a close only after a short delay
+        # (net/http_server.cc, kWatchDelay): a client that sends its request and leaves at once
+        # must still get the upstream request cancelled within 100 ms. The backend never
+        # answers, so nothing but that watch can notice.
+        with FaultBackend("hang") as hang:
+            config = base_config([fault_entry("hang", hang)], health=no_ejection())
+            with GatewayProcess(config) as gw:
+                sock = gw.open_raw()
+                gw.send_raw_request(sock, "/v1/chat/completions", chat("Wait."))
+                closed = time.monotonic()
+                sock.close()
+                wait_until(lambda: hang.closed_at, timeout=2, interval=0.002,
+                           message="the backend to see the close")
+                delay = hang.closed_at[0] - closed
+                self.assertLess(delay, 0.1, f"upstream cancelled after {delay * 1e3:.0f} ms")
+
     def test_first_byte_timeout_gives_504_without_retry(self):
         hangs = [FaultBackend("hang") for _ in range(2)]
         try:
