@@ -145,16 +145,19 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
            static_cast<double>(cached[b]) >= static_cast<double>(warmest_allowed) - eps;
   };
 
-  // 4. The prefix's homes: the top max_homes candidates by rendezvous score.
-  const uint64_t key = PrefixPlacementKey(request, options_.home_blocks);
-  std::vector<std::pair<uint64_t, BackendId>>& hrw = hrw_;
-  hrw.clear();
-  for (BackendId b : ctx.candidates) {
-    hrw.emplace_back(RendezvousScore(key, NameHashOf(ctx.fleet, b)), b);
-  }
+  // 4. The prefix's homes: the top max_homes candidates by rendezvous score. Ranked only when a
+  // branch below needs them (not when a warm holder is allowed, the common case of a hit).
   const size_t homes = std::min(n, static_cast<size_t>(std::max(1, options_.max_homes)));
-  std::partial_sort(hrw.begin(), hrw.begin() + static_cast<std::ptrdiff_t>(homes), hrw.end(),
-                    [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::pair<uint64_t, BackendId>>& hrw = hrw_;
+  auto rank_homes = [&] {
+    const uint64_t key = PrefixPlacementKey(request, options_.home_blocks);
+    hrw.clear();
+    for (BackendId b : ctx.candidates) {
+      hrw.emplace_back(RendezvousScore(key, NameHashOf(ctx.fleet, b)), b);
+    }
+    std::partial_sort(hrw.begin(), hrw.begin() + static_cast<std::ptrdiff_t>(homes), hrw.end(),
+                      [](const auto& x, const auto& y) { return x.first > y.first; });
+  };
 
   // Earliest available: when each backend's queued prefill is (expected to be) done; a backend
   // past its expected time with prefill still outstanding counts as available now.
@@ -183,6 +186,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     chosen = earliest_in_w();
   } else if (useful) {
     // Hot prefix: every holder is too loaded. Warm it on its next home, in HRW order.
+    rank_homes();
     for (size_t i = 0; i < homes && home_rank < 0; ++i) {
       if (in_w(hrw[i].second)) {
         chosen = hrw[i].second;
@@ -194,6 +198,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     // Cold prefix: its first home that is available about as early as the earliest one.
     const double now_s = ToSeconds(ctx.now.time_since_epoch());
     const double earliest_s = std::max(available_at(earliest_in_w()), now_s);
+    rank_homes();
     for (size_t i = 0; i < homes && home_rank < 0; ++i) {
       const BackendId b = hrw[i].second;
       if (in_w(b) && std::max(available_at(b), now_s) <= earliest_s + options_.home_slack_s) {
