@@ -511,6 +511,13 @@ class StreamFailureTest(unittest.TestCase):
                 self.assertIn("error", events[-1], body[-500:])
                 self.assertNotIn("[DONE]", sse_events(body))
 
+    def assert_closed_upstream_soon(self, backend, closed):
+        """`backend` (a FaultBackend) saw its connection closed within 100 ms of `closed`."""
+        wait_until(lambda: backend.closed_at, timeout=2, interval=0.002,
+                   message="the backend to see the close")
+        delay = backend.closed_at[0] - closed
+        self.assertLess(delay, 0.1, f"upstream cancelled after {delay * 1e3:.0f} ms")
+
     def test_client_disconnect_cancels_the_upstream_request(self):
         with FaultBackend("stream_slow", events=1, interval=0.02) as slow:
             config = base_config([fault_entry("slow", slow)], health=no_ejection())
@@ -519,10 +526,7 @@ class StreamFailureTest(unittest.TestCase):
                 reader.read_until(b"tok1")
                 closed = time.monotonic()
                 reader.close()
-                wait_until(lambda: slow.closed_at, timeout=2, interval=0.002,
-                           message="the backend to see the close")
-                delay = slow.closed_at[0] - closed
-                self.assertLess(delay, 0.1, f"upstream cancelled after {delay * 1e3:.0f} ms")
+                self.assert_closed_upstream_soon(slow, closed)
 
     def test_client_disconnect_aborts_the_engines_request(self):
         config = base_config([replica_backend(2)], health=no_ejection())
@@ -573,10 +577,7 @@ class StreamFailureTest(unittest.TestCase):
                 gw.send_raw_request(sock, "/v1/chat/completions", chat("Wait."))
                 closed = time.monotonic()
                 sock.close()
-                wait_until(lambda: hang.closed_at, timeout=2, interval=0.002,
-                           message="the backend to see the close")
-                delay = hang.closed_at[0] - closed
-                self.assertLess(delay, 0.1, f"upstream cancelled after {delay * 1e3:.0f} ms")
+                self.assert_closed_upstream_soon(hang, closed)
 
     def test_first_byte_timeout_gives_504_without_retry(self):
         hangs = [FaultBackend("hang") for _ in range(2)]
