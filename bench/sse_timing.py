@@ -14,8 +14,11 @@ up the jitter p99 per stream count. The client and the backend are Python: at so
 they, not the path, set the direct run's own jitter (it shows in the direct column). Target: the gateway's inter-chunk timing equals the
 backend's within 1 ms p99.
 
+With --probe, backend and client are bench/sse_probe.cc instead (compiled, the same stamps and
+the same two figures): the Python pair is itself a source of jitter on a shared 2-core machine.
+
 Usage: /usr/bin/python3 bench/sse_timing.py [--bin build/release/src/cli/warmroute]
-       [--streams 1,10,25,50] [--events 100] [--interval-ms 10] [--rounds 2]
+       [--streams 1,10,25,50] [--events 100] [--interval-ms 10] [--rounds 2] [--probe [PATH]]
 """
 import argparse
 import asyncio
@@ -127,12 +130,25 @@ async def measure(port, streams):
     return samples
 
 
+def measure_with_probe(probe, port, streams):
+    """The same measurement by bench/sse_probe.cc's compiled client."""
+    out = subprocess.run([probe, "measure", "--port", str(port), "--streams", str(streams)],
+                         capture_output=True, text=True, check=True).stdout
+    result = json.loads(out)
+    return {"delay": result["delay_ms"], "jitter": result["jitter_ms"]}
+
+
 async def main_async(args):
     backend_port = free_port()
     # The backend runs in its own process, so that client and backend do not share an event loop.
-    server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-backend",
-                               str(backend_port), "--events", str(args.events),
-                               "--interval-ms", str(args.interval_ms)])
+    if args.probe:
+        server = subprocess.Popen([args.probe, "serve", "--port", str(backend_port), "--events",
+                                   str(args.events), "--interval-ms", str(args.interval_ms)],
+                                  stdout=subprocess.DEVNULL)
+    else:
+        server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-backend",
+                                   str(backend_port), "--events", str(args.events),
+                                   "--interval-ms", str(args.interval_ms)])
     for _ in range(100):
         try:
             socket.create_connection(("127.0.0.1", backend_port), timeout=0.2).close()
@@ -160,13 +176,18 @@ async def main_async(args):
                        "gateway": {"delay": [], "jitter": []}}
             for r in range(args.rounds):
                 for name, port in (("direct", backend_port), ("gateway", gateway_port)):
-                    s = await measure(port, streams)
+                    if args.probe:
+                        s = await asyncio.get_running_loop().run_in_executor(
+                            None, measure_with_probe, args.probe, port, streams)
+                    else:
+                        s = await measure(port, streams)
                     for k in s:
                         results[name][k].extend(s[k])
                     print(f"{streams} streams, round {r + 1} {name:8} events {len(s['delay'])}",
                           file=sys.stderr)
             print(f"\n{streams} concurrent streams x {args.events} events every "
-                  f"{args.interval_ms} ms, {args.rounds} rounds:\n")
+                  f"{args.interval_ms} ms, {args.rounds} rounds, "
+                  f"{'compiled' if args.probe else 'Python'} backend and client:\n")
             print("| path | events | delay p50 ms | delay p99 ms | inter-chunk jitter p50 ms | "
                   "jitter p99 ms |")
             print("|---|---:|---:|---:|---:|---:|")
@@ -198,6 +219,9 @@ def main():
     ap.add_argument("--events", type=int, default=100)
     ap.add_argument("--interval-ms", type=float, default=10)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--probe", nargs="?", const=os.path.join(ROOT, "build/release/sse_probe"),
+                    help="use the compiled backend and client of bench/sse_probe.cc (PATH, "
+                    "default build/release/sse_probe) instead of this script's Python ones")
     ap.add_argument("--serve-backend", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_backend:
