@@ -5,8 +5,8 @@
 // must start within idle_timeout and its head must be complete within header_timeout (slowloris),
 // its body within body_timeout; bodies over body_limit_bytes get 413 with an OpenAI error body,
 // malformed requests 400, and the connection is closed after either. "Expect: 100-continue" is
-// answered. While the handler runs the socket is watched: if the client closes it, the handler is
-// cancelled. Each write must complete within write_timeout. A handler that returns without
+// answered. While the handler runs the socket is watched, from 20 ms after the request on: if the
+// client closes it, the handler is cancelled. Each write must complete within write_timeout. A handler that returns without
 // answering gets a 500; one that returns mid-stream gets its stream finished.
 //
 // TLS (options.tls set): every connection starts with a TLS handshake that must complete within
