@@ -15,7 +15,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <type_traits>

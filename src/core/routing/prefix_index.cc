@@ -412,8 +412,11 @@ struct PrefixIndex::Impl {
     // kEntryPrefetchDistance blocks ahead. A held block skips the block table altogether (one
     // line fewer per block: the walk is bound by how many lines can be in flight at once).
     auto prefetch_slots = [&](size_t k) {
-      if (k >= held_hint) blocks.Prefetch(Mix32(chain[k]));
-      entry_slots.Prefetch(EntryTag(chain[k], id));
+      if (k < held_hint) {
+        entry_slots.Prefetch(EntryTag(chain[k], id));
+      } else {
+        Prefetch(chain[k], id);
+      }
     };
     auto prefetch_entry = [&](size_t k) {
       if (k < held_hint) PrefetchEntry(chain[k], id);
@@ -428,8 +431,7 @@ struct PrefixIndex::Impl {
     auto advance_cursor = [&] {
       if (victim_cursor == kNil || victim_cursor >= allocated) return;
       const Entry& entry = At(victim_cursor);
-      blocks.Prefetch(Mix32(entry.hash()));
-      entry_slots.Prefetch(EntryTag(entry.hash(), id));
+      Prefetch(entry.hash(), id);  // the slots its eviction reads
       victim_cursor = entry.lru_prev;
       if (victim_cursor != kNil && victim_cursor < allocated)
         __builtin_prefetch(&At(victim_cursor));
