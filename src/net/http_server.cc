@@ -6,7 +6,8 @@
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -30,7 +31,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using namespace asio::experimental::awaitable_operators;
 
 using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
 using Socket = Stream::socket_type;
@@ -48,7 +48,7 @@ constexpr size_t kReadBufferBytes = 16 * 1024;
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 constexpr size_t kDrainLimitBytes = size_t{256} << 20;
 // How long a request runs before the server starts watching its client for a close (see
-// WatchForClose): the bound on noticing a client that left mid-request.
+// Impl::Watch): the bound on noticing a client that left mid-request.
 constexpr auto kWatchDelay = std::chrono::milliseconds(20);
 
 absl::Status ClientGone(const beast::error_code& ec) {
@@ -228,7 +228,6 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       : options_(std::move(options)),
         handler_(std::move(handler)),
         acceptor_(io.get_executor()),
-        watch_gate_(io.get_executor(), Timer::time_point::max()),
         watch_ticker_(io.get_executor()) {}
 
   absl::Status Listen() {
@@ -263,7 +262,6 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (stopped_) return;
     stopped_ = true;
     watch_ticker_.cancel();
-    watch_gate_.cancel();
     beast::error_code ec;
     acceptor_.close(ec);
     for (Stream* stream : connections_) stream->close();
@@ -284,61 +282,100 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         co_await backoff.async_wait(kTask);
         continue;
       }
+      auto watch = std::make_shared<Watch>();
+      auto done = asio::bind_cancellation_slot(
+          watch->cancel.slot(), [](std::exception_ptr e) { LogIfFailed("connection", e); });
       if (self->options_.tls) {
         asio::co_spawn(self->acceptor_.get_executor(),
-                       ServeConnection<TlsStream>(self, std::move(socket)),
-                       [](std::exception_ptr e) { LogIfFailed("connection", e); });
+                       ServeConnection<TlsStream>(self, std::move(socket), watch), std::move(done));
       } else {
         asio::co_spawn(self->acceptor_.get_executor(),
-                       ServeConnection<Stream>(self, std::move(socket)),
-                       [](std::exception_ptr e) { LogIfFailed("connection", e); });
+                       ServeConnection<Stream>(self, std::move(socket), watch), std::move(done));
       }
     }
   }
 
-  // Completes when the client closes the connection (or it fails); never completes while the
-  // client is merely silent or has sent a pipelined request (that wait ends by cancellation). On
-  // TLS a client that closes first sends an alert record (close_notify): that counts as closing.
+  // Watching a client while its handler runs. A client that closes its connection mid-request
+  // (orderly close or reset) cancels the handler: ServeConnection runs under Watch::cancel's
+  // slot, so the emitted cancellation aborts whatever the handler awaits (e.g. the upstream
+  // read, whose exchange then closes the upstream connection) and its next co_await throws.
   //
-  // Watching starts late: first the watcher waits for the next tick of this server's ticker (at
-  // most kWatchDelay), because starting a watch costs a system call (a receive that peeks at one
-  // byte, tried at once) and most requests are answered before the tick; a request that ends
-  // first cancels the watcher while it waits, for free. A client that leaves is noticed within
-  // kWatchDelay. (A receive, not socket.async_wait(wait_read): Asio starts a wait by re-arming
-  // the socket in epoll, one epoll_ctl, where a receive is queued on the registration the socket
-  // already has once the try found nothing.)
-  static Task<void> WatchForClose(std::shared_ptr<Impl> self, Socket& socket, bool tls) {
-    ++self->watchers_waiting_;
-    if (!self->ticking_) {
-      self->ticking_ = true;
-      asio::co_spawn(self->acceptor_.get_executor(), WatchTicker(self),
+  // Watching starts late: a request joins `waiting_` when it starts, and at the next tick of
+  // this server's ticker (at most kWatchDelay later) each request still running gets a receive
+  // that peeks at one byte. Starting a watch costs a system call (the receive is tried at once)
+  // and most requests are answered before the tick, so they never pay it; a client that leaves
+  // is noticed within kWatchDelay. (A receive, not socket.async_wait(wait_read): Asio starts a
+  // wait by re-arming the socket in epoll, one epoll_ctl, where a receive is queued on the
+  // registration the socket already has once the try found nothing.) On TLS a client that
+  // closes first sends an alert record (close_notify): that counts as closing. A request that
+  // ends cancels its pending receive (no system call).
+  struct Watch {
+    asio::cancellation_signal cancel;  // bound to the connection's coroutine
+    Socket* socket = nullptr;          // the connection's TCP socket
+    bool tls = false;
+    uint64_t request = 0;  // numbers the connection's requests: a late completion is ignored
+    bool in_request = false;
+    bool receiving = false;  // the peek is pending
+    bool client_left = false;
+    char byte = 0;
+  };
+
+  // A request starts on `watch`'s connection; EndWatch when it ends.
+  void BeginWatch(const std::shared_ptr<Watch>& watch) {
+    ++watch->request;
+    watch->in_request = true;
+    waiting_.emplace_back(watch, watch->request);
+    if (!ticking_) {
+      ticking_ = true;
+      asio::co_spawn(acceptor_.get_executor(), WatchTicker(shared_from_this()),
                      [](std::exception_ptr e) { LogIfFailed("watch ticker", e); });
     }
-    co_await self->watch_gate_.async_wait(kTask);  // woken by a tick or by cancellation
-    --self->watchers_waiting_;
-    if ((co_await asio::this_coro::cancellation_state).cancelled() !=
-            asio::cancellation_type::none ||
-        self->stopped_) {
-      co_return;  // the request ended first (or the server stops)
-    }
-    char byte = 0;
-    auto [ec, n] =
-        co_await socket.async_receive(asio::buffer(&byte, 1), Socket::message_peek, kTask);
-    if (ec || n == 0) co_return;  // orderly close (eof), reset, or cancelled
-    constexpr char kTlsAlertRecord = 21;
-    if (tls && byte == kTlsAlertRecord) co_return;
-    // A pipelined request: it is read after this response. Wait until cancelled.
-    Timer forever(co_await asio::this_coro::executor, Timer::time_point::max());
-    co_await forever.async_wait(kTask);
   }
 
-  // Wakes the watchers waiting for their start every kWatchDelay, while there are any.
+  static void EndWatch(Watch& watch) {
+    watch.in_request = false;
+    if (watch.receiving) {
+      watch.receiving = false;
+      beast::error_code ec;
+      watch.socket->cancel(ec);  // the peek; nothing else is pending on the socket now
+    }
+  }
+
+  static void StartReceive(const std::shared_ptr<Watch>& watch) {
+    watch->receiving = true;
+    const uint64_t request = watch->request;
+    watch->socket->async_receive(
+        asio::buffer(&watch->byte, 1), Socket::message_peek,
+        [watch, request](const beast::error_code& ec, size_t n) {
+          if (watch->request != request || !watch->in_request) return;  // that request ended
+          watch->receiving = false;
+          if (ec == asio::error::operation_aborted) return;
+          constexpr char kTlsAlertRecord = 21;
+          const bool closed = ec || n == 0 || (watch->tls && watch->byte == kTlsAlertRecord);
+          // Otherwise a pipelined request: it is read after this response; stop watching.
+          if (!closed) return;
+          watch->client_left = true;
+          watch->cancel.emit(asio::cancellation_type::terminal);
+        });
+  }
+
+  // Every kWatchDelay while requests wait for their watch: starts the watch of those still
+  // running.
   static Task<void> WatchTicker(std::shared_ptr<Impl> self) {
-    while (self->watchers_waiting_ > 0 && !self->stopped_) {
+    std::vector<std::pair<std::shared_ptr<Watch>, uint64_t>> due;
+    while (!self->waiting_.empty() && !self->stopped_) {
       self->watch_ticker_.expires_after(kWatchDelay);
       co_await self->watch_ticker_.async_wait(kTask);
-      self->watch_gate_.cancel();  // every waiting watcher starts watching
+      if (self->stopped_) break;
+      due.swap(self->waiting_);
+      for (auto& [watch, request] : due) {
+        if (watch->request == request && watch->in_request && !watch->receiving) {
+          StartReceive(watch);
+        }
+      }
+      due.clear();
     }
+    self->waiting_.clear();
     self->ticking_ = false;
   }
 
@@ -435,10 +472,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   template <typename S>
-  static Task<void> ServeConnection(std::shared_ptr<Impl> self, Socket socket) {
+  static Task<void> ServeConnection(std::shared_ptr<Impl> self, Socket socket,
+                                    std::shared_ptr<Watch> watch) {
     if (self->stopped_) co_return;
     S stream = NewStream(*self, std::move(socket), static_cast<S*>(nullptr));
     Stream& tcp_stream = TcpOf(stream);
+    watch->socket = &tcp_stream.socket();
+    watch->tls = kIsTls<S>;
     self->connections_.insert(&tcp_stream);
     struct Unregister {
       Impl* impl;
@@ -518,16 +558,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       const std::string target = request.target;
       const bool keep_alive = request.keep_alive;
       ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout);
-      if (buffer.size() == 0) {
-        // Watch the socket while the handler runs: a client that goes away cancels it.
-        auto winner = co_await (RunHandler(self, std::move(request), writer) ||
-                                WatchForClose(self, tcp_stream.socket(), kIsTls<S>));
-        if (winner.index() == 1) {
-          spdlog::debug("client closed the connection during a request");
-          co_return;
-        }
-      } else {
-        co_await RunHandler(self, std::move(request), writer);
+      // Watch the client while the handler runs (unless it has sent a pipelined request
+      // already): one that goes away cancels the handler.
+      if (buffer.size() == 0) self->BeginWatch(watch);
+      co_await RunHandler(self, std::move(request), writer);
+      EndWatch(*watch);
+      if (watch->client_left) {  // the coroutine is cancelled: no further co_await
+        spdlog::debug("client closed the connection during a request");
+        co_return;
       }
       if (writer.failed() || self->stopped_) co_return;
       if (!writer.started()) {
@@ -550,9 +588,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   uint16_t port_ = 0;
   bool stopped_ = false;
   std::unordered_set<Stream*> connections_;
-  Timer watch_gate_;  // never expires: a tick's cancel() wakes the watchers waiting on it
   Timer watch_ticker_;
-  size_t watchers_waiting_ = 0;
+  // Requests (their connection's watch and number) that started since the last tick.
+  std::vector<std::pair<std::shared_ptr<Watch>, uint64_t>> waiting_;
   bool ticking_ = false;
 };
 
