@@ -16,6 +16,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "net/coarse_deadline.h"
 
 namespace warmroute::net {
 namespace {
@@ -80,6 +81,7 @@ struct UpstreamPool::Connection {
     } else {
       plain.emplace(executor);
     }
+    deadline.emplace(tcp().socket());
     buffer.reserve(kReadBufferBytes);
   }
   // The TCP layer: timeouts and the socket.
@@ -95,6 +97,9 @@ struct UpstreamPool::Connection {
   // Where ReadSome puts body pieces; kept with the connection so that an exchange on a pooled
   // connection allocates nothing for it.
   std::unique_ptr<char[]> piece{new char[kPieceBytes]};
+  // The first-byte and idle-stream timeouts (connecting uses the stream's own timer). Declared
+  // last: it goes before the socket it guards.
+  std::optional<CoarseDeadline> deadline;
 };
 
 struct UpstreamPool::State {
@@ -147,7 +152,7 @@ struct UpstreamExchange::Impl {
                           connection->buffer.size() == 0 && !state->closed &&
                           state->idle.size() < state->max_idle;
     if (reusable) {
-      connection->tcp().expires_never();
+      connection->deadline->Disarm();
       state->idle.push_back(std::move(connection));
     } else {
       beast::error_code ec;
@@ -210,6 +215,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
     auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::client, kTask);
     if (hec) co_return HandshakeError(where, hec, tls.native_handle());
   }
+  stream.expires_never();  // from here on the connection's CoarseDeadline guards its I/O
   co_return connection;
 }
 
@@ -260,13 +266,13 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     // idle (a race the peek cannot exclude): try once more on a new connection.
     const bool may_retry = reused && attempt == 0;
 
-    connection.tcp().expires_after(timeouts.first_byte);
+    connection.deadline->Arm(timeouts.first_byte);  // the write and the response head
     auto write = connection.On([&](auto& s) { return http::async_write(s, message, kTask); });
     auto [wec, wn] = co_await std::move(write);
     if (wec) {
       impl->failed = true;
       if (may_retry) continue;
-      if (wec == beast::error::timeout) {
+      if (connection.deadline->TimedOut(wec)) {
         co_return absl::DeadlineExceededError(absl::StrCat("sending to ", where, " timed out"));
       }
       co_return absl::UnavailableError(
@@ -279,11 +285,13 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       return http::async_read_header(s, connection.buffer, *impl->parser, kTask);
     });
     auto [hec, hn] = co_await std::move(read_head);
+    connection.deadline->Disarm();
     if (hec) {
       impl->failed = true;
+      const bool timed_out = connection.deadline->TimedOut(hec);
       const bool nothing_read = impl->connection->buffer.size() == 0 && hn == 0;
-      if (may_retry && nothing_read && hec != beast::error::timeout) continue;
-      if (hec == beast::error::timeout) {
+      if (may_retry && nothing_read && !timed_out) continue;
+      if (timed_out) {
         co_return absl::DeadlineExceededError(absl::StrCat("no response from ", where, " within ",
                                                            timeouts.first_byte.count(), " ms"));
       }
@@ -339,15 +347,17 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
     auto& body = x.parser->get().body();
     body.data = piece;
     body.size = kPieceBytes;
-    connection.tcp().expires_after(x.timeouts.idle_stream);
+    connection.deadline->Arm(x.timeouts.idle_stream);
     auto read = connection.On(
         [&](auto& s) { return http::async_read_some(s, connection.buffer, *x.parser, kTask); });
     auto [ec, n] = co_await std::move(read);
+    connection.deadline->Disarm();
+    const bool timed_out = connection.deadline->TimedOut(ec);
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::end_of_stream && x.parser->is_done()) ec = {};
     if (ec) {
       x.failed = true;
-      if (ec == beast::error::timeout) {
+      if (timed_out) {
         co_return absl::DeadlineExceededError(
             absl::StrCat("the upstream sent nothing for ", x.timeouts.idle_stream.count(), " ms"));
       }

@@ -26,6 +26,8 @@
 //   DeadlineExceeded  connect or first-byte (response head) timeout.
 // ReadSome fails with Unavailable (reset, early close, bad chunk encoding) or DeadlineExceeded
 // (no body bytes for `idle_stream`).
+// The first_byte and idle_stream timeouts are coarse deadlines (net/coarse_deadline.h): they fire
+// up to 40 ms late, and cost no timer operation per request. Connecting uses an exact timer.
 //
 // A reused keep-alive connection that fails before any response byte (the upstream closed it
 // while idle: EOF or reset) is replaced by a new connection and the exchange retried once; the

@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "net/coarse_deadline.h"
 #include "net/openai_error.h"
 
 namespace warmroute::net {
@@ -498,12 +499,16 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
     const HttpServerOptions& options = self->options_;
+    // The keep-alive wait, on every request's path; the rarer waits for the rest of a request
+    // use the stream's own timer.
+    CoarseDeadline idle_deadline(tcp_stream.socket());
 
     for (;;) {
       if (buffer.size() == 0) {  // keep-alive: wait for the next request
-        tcp_stream.expires_after(options.idle_timeout);
+        idle_deadline.Arm(options.idle_timeout);
         auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
-        if (rec) co_return;
+        idle_deadline.Disarm();
+        if (rec) co_return;  // closed, failed or timed out
         buffer.commit(n);
       }
       http::request_parser<http::string_body> parser;
