@@ -11,6 +11,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <array>
+#include <charconv>
+#include <cstring>
 #include <span>
 #include <utility>
 
@@ -71,6 +74,61 @@ bool IsIpLiteral(const std::string& host) {
          inet_pton(AF_INET6, host.c_str(), address) == 1;
 }
 
+std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
+
+// Parses a response straight into an UpstreamResponseHead and the caller's piece buffer: no
+// header container of its own (Beast's basic_fields allocates every field), and the body goes
+// where ReadSome wants it, as Beast's buffer_body would put it.
+class ResponseParser final : public http::basic_parser<false> {
+ public:
+  ResponseParser() { body_limit(boost::none); }
+
+  UpstreamResponseHead head;
+  // Where the next body bytes go: out[used, size). Full: put() stops with need_buffer.
+  char* out = nullptr;
+  size_t out_size = 0;
+  size_t out_used = 0;
+
+ private:
+  void on_request_impl(http::verb, beast::string_view, beast::string_view, int,
+                       beast::error_code&) override {}
+  void on_response_impl(int code, beast::string_view, int, beast::error_code&) override {
+    head.status = code;
+  }
+  void on_field_impl(http::field field, beast::string_view name, beast::string_view value,
+                     beast::error_code&) override {
+    if (field == http::field::content_type) {
+      head.content_type.assign(value.data(), value.size());
+    } else if (!NotRelayed(View(name))) {
+      head.headers.emplace_back(std::string(View(name)), std::string(View(value)));
+    }
+  }
+  void on_header_impl(beast::error_code&) override { head.chunked = chunked(); }
+  void on_body_init_impl(const boost::optional<uint64_t>&, beast::error_code&) override {}
+  size_t on_body_impl(beast::string_view body, beast::error_code& ec) override {
+    return Take(body, ec);
+  }
+  void on_chunk_header_impl(uint64_t, beast::string_view, beast::error_code&) override {}
+  size_t on_chunk_body_impl(uint64_t, beast::string_view body, beast::error_code& ec) override {
+    return Take(body, ec);
+  }
+  void on_finish_impl(beast::error_code&) override {}
+
+  size_t Take(beast::string_view body, beast::error_code& ec) {
+    const size_t n = std::min(body.size(), out_size - out_used);
+    if (n > 0) std::memcpy(out + out_used, body.data(), n);
+    out_used += n;
+    if (n < body.size()) ec = http::error::need_buffer;
+    return n;
+  }
+};
+
+// Whether Beast's prepare_payload would send Content-Length for a request of this method and an
+// empty body (it does for POST, PUT and OPTIONS).
+bool SendsZeroLength(std::string_view method) {
+  return method == "POST" || method == "PUT" || method == "OPTIONS";
+}
+
 }  // namespace
 
 // A pooled connection: plaintext (`plain`) or TLS (`tls`), exactly one of them.
@@ -97,6 +155,7 @@ struct UpstreamPool::Connection {
   // Where ReadSome puts body pieces; kept with the connection so that an exchange on a pooled
   // connection allocates nothing for it.
   std::unique_ptr<char[]> piece{new char[kPieceBytes]};
+  std::string request_head;  // the request line and headers, rebuilt per request in place
   // The first-byte and idle-stream timeouts (connecting uses the stream's own timer). Declared
   // last: it goes before the socket it guards.
   std::optional<CoarseDeadline> deadline;
@@ -141,7 +200,7 @@ void UpstreamPool::CloseIdle() {
 struct UpstreamExchange::Impl {
   std::shared_ptr<UpstreamPool::State> state;
   std::unique_ptr<UpstreamPool::Connection> connection;
-  std::optional<http::response_parser<http::buffer_body>> parser;
+  std::optional<ResponseParser> parser;
   UpstreamTimeouts timeouts;
   bool done = false;
   bool failed = false;
@@ -205,6 +264,8 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
   }
   beast::error_code ignored;
   stream.socket().set_option(tcp::no_delay(true), ignored);
+  // Non-blocking for the speculative request writes (WriteRequest); set once, it costs an ioctl.
+  stream.socket().non_blocking(true, ignored);
   if (connection->tls) {
     // The handshake is part of connecting: within the same timeout, and a failure means that
     // nothing was sent.
@@ -219,6 +280,84 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
   co_return connection;
 }
 
+
+// The request line and headers, as Beast's serializer wrote them for a request<span_body> with
+// keep_alive(true) and prepare_payload(): Content-Length whenever there is a body (and for an
+// empty POST, PUT or OPTIONS).
+void BuildRequestHead(std::string& out, const UpstreamRequest& request,
+                      std::string_view host_header) {
+  out.clear();
+  out.append(request.method);
+  out.push_back(' ');
+  out.append(request.target);
+  out.append(" HTTP/1.1\r\nHost: ");
+  out.append(host_header);
+  out.append("\r\n");
+  if (request.headers != nullptr) {
+    for (const auto& [name, value] : *request.headers) {
+      out.append(name);
+      out.append(": ");
+      out.append(value);
+      out.append("\r\n");
+    }
+  }
+  if (!request.body.empty() || SendsZeroLength(request.method)) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, request.body.size()).ptr;
+    out.append("Content-Length: ");
+    out.append(digits, static_cast<size_t>(end - digits));
+    out.append("\r\n");
+  }
+  out.append("Connection: keep-alive\r\n\r\n");
+}
+
+// Writes the request (connection.request_head, then `body`). Plaintext: first one non-blocking
+// writev, which a healthy connection takes whole (no reactor round trip); what it did not take
+// is written asynchronously. TLS: one asynchronous write. The caller's deadline covers it.
+Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::string_view body) {
+  const std::array<asio::const_buffer, 2> buffers = {asio::buffer(connection.request_head),
+                                                     asio::buffer(body.data(), body.size())};
+  if (connection.tls) {
+    auto [ec, n] = co_await asio::async_write(*connection.tls, buffers, kTask);
+    co_return ec;
+  }
+  beast::error_code ec;
+  const size_t written = connection.plain->socket().write_some(buffers, ec);
+  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) co_return ec;
+  if (written == asio::buffer_size(buffers)) co_return beast::error_code();
+  beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(buffers);
+  rest.consume(written);
+  auto [wec, n] = co_await asio::async_write(*connection.plain, rest, kTask);
+  co_return wec;
+}
+
+// Reads until `parser` has the response head: what the connection has buffered is parsed first,
+// then each read's bytes as they come. `bytes_read` counts what was read from the socket.
+// end_of_stream: the upstream closed before sending anything; partial_message: mid-head.
+Task<beast::error_code> ReadHead(UpstreamPool::Connection& connection, ResponseParser& parser,
+                                 size_t& bytes_read) {
+  beast::flat_buffer& buffer = connection.buffer;
+  for (;;) {
+    if (buffer.size() > 0) {
+      beast::error_code ec;
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec && ec != http::error::need_more) co_return ec;
+      if (parser.is_header_done()) co_return beast::error_code();
+    }
+    auto read = connection.On(
+        [&](auto& s) { return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask); });
+    auto [ec, n] = co_await std::move(read);
+    buffer.commit(n);
+    bytes_read += n;
+    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+      co_return bytes_read == 0 && buffer.size() == 0 ? beast::error_code(http::error::end_of_stream)
+                                                       : beast::error_code(http::error::partial_message);
+    }
+    if (ec) co_return ec;
+  }
+}
+
 }  // namespace
 
 Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
@@ -230,24 +369,6 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
   const std::string host = pool.host();
   const uint16_t port = pool.port();
   const std::string where = absl::StrCat(host, ":", port);
-  const std::string host_header = where;
-
-  http::request<http::span_body<const char>> message;
-  message.version(11);
-  const http::verb verb = http::string_to_verb(request.method);
-  if (verb == http::verb::unknown) {
-    message.method_string(request.method);
-  } else {
-    message.method(verb);
-  }
-  message.target(request.target);
-  message.set(http::field::host, host_header);
-  if (request.headers != nullptr) {
-    for (const auto& [name, value] : *request.headers) message.insert(name, value);
-  }
-  message.body() = std::span<const char>(request.body.data(), request.body.size());
-  message.keep_alive(true);
-  message.prepare_payload();
 
   for (int attempt = 0;; ++attempt) {
     auto impl = std::make_unique<Impl>();
@@ -267,9 +388,10 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     const bool may_retry = reused && attempt == 0;
 
     connection.deadline->Arm(timeouts.first_byte);  // the write and the response head
-    auto write = connection.On([&](auto& s) { return http::async_write(s, message, kTask); });
-    auto [wec, wn] = co_await std::move(write);
+    BuildRequestHead(connection.request_head, request, where);
+    const beast::error_code wec = co_await WriteRequest(connection, request.body);
     if (wec) {
+      connection.deadline->Disarm();
       impl->failed = true;
       if (may_retry) continue;
       if (connection.deadline->TimedOut(wec)) {
@@ -279,17 +401,14 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
           absl::StrCat("sending the request to ", where, " failed: ", wec.message()));
     }
     impl->parser.emplace();
-    impl->parser->body_limit(boost::none);
     if (request.method == "HEAD") impl->parser->skip(true);
-    auto read_head = connection.On([&](auto& s) {
-      return http::async_read_header(s, connection.buffer, *impl->parser, kTask);
-    });
-    auto [hec, hn] = co_await std::move(read_head);
+    size_t head_bytes = 0;
+    const beast::error_code hec = co_await ReadHead(connection, *impl->parser, head_bytes);
     connection.deadline->Disarm();
     if (hec) {
       impl->failed = true;
       const bool timed_out = connection.deadline->TimedOut(hec);
-      const bool nothing_read = impl->connection->buffer.size() == 0 && hn == 0;
+      const bool nothing_read = head_bytes == 0;
       if (may_retry && nothing_read && !timed_out) continue;
       if (timed_out) {
         co_return absl::DeadlineExceededError(absl::StrCat("no response from ", where, " within ",
@@ -298,18 +417,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       co_return absl::UnavailableError(
           absl::StrCat("reading the response head from ", where, " failed: ", hec.message()));
     }
-    UpstreamResponseHead head;
-    const auto& response = impl->parser->get();
-    head.status = static_cast<int>(response.result_int());
-    head.chunked = impl->parser->chunked();
-    for (const auto& field : response) {
-      const std::string_view name(field.name_string().data(), field.name_string().size());
-      if (field.name() == http::field::content_type) {
-        head.content_type = std::string(field.value());
-      } else if (!NotRelayed(name)) {
-        head.headers.emplace_back(std::string(name), std::string(field.value()));
-      }
-    }
+    UpstreamResponseHead head = std::move(impl->parser->head);
     if (impl->parser->is_done()) impl->done = true;
     auto exchange = std::unique_ptr<UpstreamExchange>(new UpstreamExchange(std::move(impl)));
     exchange->head_ = std::move(head);
@@ -326,9 +434,9 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
   // What is already buffered is parsed without I/O (and without arming the idle timer): a
   // non-streaming body usually arrives with its head.
   if (x.connection->buffer.size() > 0) {
-    auto& body = x.parser->get().body();
-    body.data = piece;
-    body.size = kPieceBytes;
+    x.parser->out = piece;
+    x.parser->out_size = kPieceBytes;
+    x.parser->out_used = 0;
     beast::error_code ec;
     const size_t used = x.parser->put(x.connection->buffer.data(), ec);
     x.connection->buffer.consume(used);
@@ -338,15 +446,15 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
       co_return absl::UnavailableError(
           absl::StrCat("malformed upstream response body: ", ec.message()));
     }
-    const size_t got = kPieceBytes - x.parser->get().body().size;
+    const size_t got = x.parser->out_used;
     if (x.parser->is_done()) x.done = true;
     if (got > 0) co_return std::string_view(piece, got);
     if (x.done) co_return std::string_view();
   }
   for (;;) {
-    auto& body = x.parser->get().body();
-    body.data = piece;
-    body.size = kPieceBytes;
+    x.parser->out = piece;
+    x.parser->out_size = kPieceBytes;
+    x.parser->out_used = 0;
     connection.deadline->Arm(x.timeouts.idle_stream);
     auto read = connection.On(
         [&](auto& s) { return http::async_read_some(s, connection.buffer, *x.parser, kTask); });
@@ -364,7 +472,7 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
       co_return absl::UnavailableError(
           absl::StrCat("reading the upstream response failed: ", ec.message()));
     }
-    const size_t got = kPieceBytes - x.parser->get().body().size;
+    const size_t got = x.parser->out_used;
     if (x.parser->is_done()) x.done = true;
     if (got > 0) co_return std::string_view(piece, got);
     if (x.done) co_return std::string_view();

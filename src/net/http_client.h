@@ -2,6 +2,11 @@
 // upstream endpoint, and one exchange at a time per pooled connection whose response body can be
 // relayed piece by piece as it arrives (SSE) or read whole.
 //
+// Per request, as little as possible: the request head is built in a string the connection
+// keeps and written with the body in one non-blocking writev (plaintext; a healthy connection
+// takes it whole, no reactor round trip); the response is parsed by Beast's basic_parser straight
+// into UpstreamResponseHead and the connection's piece buffer (no header container in between).
+//
 // Life of an exchange:
 //   UpstreamPool pool(io.get_executor(), "127.0.0.1", 8001, PoolOptions{});
 //   absl::StatusOr<std::unique_ptr<UpstreamExchange>> x =
