@@ -206,20 +206,48 @@ class ConnectionWriter final : public ResponseWriter {
   bool failed_ = false;
 };
 
-HttpRequest ToHttpRequest(http::request<http::string_body>&& message) {
+std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
+
+// Parses a request straight into an HttpRequest: no header container of its own (Beast's
+// basic_fields allocates every field, which ToHttpRequest then copied out).
+class RequestParser final : public http::basic_parser<true> {
+ public:
   HttpRequest request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
-  const size_t query = request.target.find('?');
-  request.path = request.target.substr(0, query);
-  request.keep_alive = message.keep_alive();
-  request.headers.reserve(8);
-  for (const auto& field : message) {
-    request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  bool expects_continue = false;  // "Expect: 100-continue"
+
+ private:
+  void on_request_impl(http::verb, beast::string_view method, beast::string_view target, int,
+                       beast::error_code&) override {
+    request.method.assign(method.data(), method.size());
+    request.target.assign(target.data(), target.size());
+    request.path.assign(View(target).substr(0, View(target).find('?')));
+    request.headers.reserve(8);
   }
-  request.body = std::move(message.body());
-  return request;
-}
+  void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
+  void on_field_impl(http::field field, beast::string_view name, beast::string_view value,
+                     beast::error_code&) override {
+    if (field == http::field::expect && beast::iequals(value, "100-continue")) {
+      expects_continue = true;
+    }
+    request.headers.emplace_back(std::string(View(name)), std::string(View(value)));
+  }
+  void on_header_impl(beast::error_code&) override { request.keep_alive = keep_alive(); }
+  void on_body_init_impl(const boost::optional<uint64_t>& content_length,
+                         beast::error_code&) override {
+    // The parser refused a length over its body limit before this.
+    if (content_length) request.body.reserve(static_cast<size_t>(*content_length));
+  }
+  size_t on_body_impl(beast::string_view body, beast::error_code&) override {
+    request.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_chunk_header_impl(uint64_t, beast::string_view, beast::error_code&) override {}
+  size_t on_chunk_body_impl(uint64_t, beast::string_view body, beast::error_code&) override {
+    request.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_finish_impl(beast::error_code&) override {}
+};
 
 }  // namespace
 
@@ -511,7 +539,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         if (rec) co_return;  // closed, failed or timed out
         buffer.commit(n);
       }
-      http::request_parser<http::string_body> parser;
+      RequestParser parser;
       parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
       parser.body_limit(options.body_limit_bytes);
       // Fast path: a request usually arrives whole in one read; parse what is buffered without
@@ -543,7 +571,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         }
       }
       if (!parser.is_done()) {
-        if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+        if (parser.expects_continue) {
           http::response<http::empty_body> go_on{http::status::continue_, 11};
           tcp_stream.expires_after(options.write_timeout);
           auto [wec, wn] = co_await http::async_write(stream, go_on, kTask);
@@ -559,7 +587,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         }
       }
       tcp_stream.expires_never();
-      HttpRequest request = ToHttpRequest(parser.release());
+      HttpRequest request = std::move(parser.request);
       const std::string target = request.target;
       const bool keep_alive = request.keep_alive;
       ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout);

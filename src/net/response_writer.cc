@@ -1,19 +1,19 @@
 #include "net/response_writer.h"
 
-#include <cctype>
 
 #include "net/openai_error.h"
 
 namespace warmroute::net {
 namespace {
 
+constexpr char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+
+// Field names are ASCII tokens, compared without case (RFC 9110 5.1): ASCII folding, inline (not
+// the locale's tolower, a library call per character on every request's headers).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }

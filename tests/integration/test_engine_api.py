@@ -343,6 +343,51 @@ class ApiShapeTest(EngineTestCase):
         self.assertEqual(data.count(b"HTTP/1.1 200 OK"), 3, data)
         self.assertEqual(data.count(b'"object":"text_completion"'), 2, data)
 
+    def read_until_closed(self, sock):
+        data = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+
+    def test_a_chunked_request_body_is_reassembled(self):
+        # The server's request parser (net/http_server.cc) joins the chunks into one body.
+        body = json.dumps({"prompt": "one two three", "max_tokens": 1}).encode()
+        half = len(body) // 2
+        chunks = b"%x;ext=1\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (half, body[:half], len(body) - half,
+                                                            body[half:])
+        head = (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sock:
+            sock.sendall(head + chunks)
+            data = self.read_until_closed(sock)
+        self.assertTrue(data.startswith(b"HTTP/1.1 200"), data[:300])
+        usage = json.loads(data.split(b"\r\n\r\n", 1)[1])["usage"]
+        self.assertEqual(usage["prompt_tokens"], post_json(
+            self.port, "/v1/completions", {"prompt": "one two three", "max_tokens": 1})[1]
+            ["usage"]["prompt_tokens"])
+
+    def test_expect_100_continue_is_answered_before_the_body(self):
+        body = json.dumps({"prompt": "a b", "max_tokens": 1}).encode()
+        head = (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Expect: 100-Continue\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
+                % len(body))
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sock:
+            sock.sendall(head)
+            interim = sock.recv(65536)
+            self.assertTrue(interim.startswith(b"HTTP/1.1 100 Continue\r\n"), interim)
+            sock.sendall(body)
+            data = self.read_until_closed(sock)
+        self.assertTrue(data.startswith(b"HTTP/1.1 200"), data[:300])
+
+    def test_http_1_0_without_keep_alive_gets_its_connection_closed(self):
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sock:
+            sock.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+            data = self.read_until_closed(sock)  # returns only once the server closed
+        self.assertIn(b" 200 ", data.split(b"\r\n", 1)[0])
+        self.assertIn(b"Connection: close", data)
+
     def test_malformed_http_is_400(self):
         with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sock:
             sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
