@@ -227,6 +227,7 @@ struct PrefixIndex::Impl {
   ProbeTable<EntrySlot> entry_slots;
   ProbeTable<SharedSlot> shared_bits;
   std::vector<BackendState> backends;
+  std::vector<uint32_t> held_head;  // Insert's scratch: the entries of a chain's held head
   int64_t total_capacity = 0;
 
   Entry& At(uint32_t e) { return chunks[e >> kChunkBits][e & (kChunkSize - 1)]; }
@@ -369,6 +370,7 @@ struct PrefixIndex::Impl {
     UnlinkLru(backend, e);
     --backend.count;
     --size;
+    entry.backend = kNil;  // a free entry belongs to no backend (Insert's liveness check)
     entry.lru_next = free_head;
     free_head = e;
   }
@@ -445,12 +447,16 @@ struct PrefixIndex::Impl {
       }
       advance_cursor();
     };
+    // The chain's leading blocks the backend holds (as far as the hint says) are looked up first
+    // and moved to the front last, as stretches (MoveHeldHeadToFront); the walk below does the
+    // rest of the chain, from the last block down to them.
+    const size_t m = FindHeldHead(id, chain.first(held_hint));
     const size_t n = chain.size();
-    for (size_t j = 1; j <= std::min(n, kPrefetchDistance); ++j) prefetch_slots(n - j);
-    for (size_t j = 1; j <= std::min(n, kEntryPrefetchDistance); ++j) prefetch_entry(n - j);
-    for (size_t k = n; k-- > 0;) {
-      if (k >= kPrefetchDistance) prefetch_slots(k - kPrefetchDistance);
-      if (k >= kEntryPrefetchDistance) prefetch_entry(k - kEntryPrefetchDistance);
+    for (size_t j = 1; j <= std::min(n - m, kPrefetchDistance); ++j) prefetch_slots(n - j);
+    for (size_t j = 1; j <= std::min(n - m, kEntryPrefetchDistance); ++j) prefetch_entry(n - j);
+    for (size_t k = n; k-- > m;) {
+      if (k >= m + kPrefetchDistance) prefetch_slots(k - kPrefetchDistance);
+      if (k >= m + kEntryPrefetchDistance) prefetch_entry(k - kEntryPrefetchDistance);
       const uint64_t hash = chain[k];
       size_t s = kNoSlot;
       if (k < held_hint) {
@@ -473,6 +479,108 @@ struct PrefixIndex::Impl {
         EvictLeastRecent(id);
       }
       AddEntry(id, hash);
+    }
+    MoveHeldHeadToFront(backend, id, chain.first(m));
+  }
+
+  // Looks up `head`'s blocks in order, with prefetches running ahead, and keeps their entries in
+  // `held_head` while the backend holds them; returns how many it holds before the first miss.
+  size_t FindHeldHead(BackendId id, std::span<const uint64_t> head) {
+    held_head.clear();
+    const size_t n = head.size();
+    for (size_t j = 0; j < std::min(n, kPrefetchDistance); ++j) {
+      entry_slots.Prefetch(EntryTag(head[j], id));
+    }
+    for (size_t j = 0; j < std::min(n, kEntryPrefetchDistance); ++j) PrefetchEntry(head[j], id);
+    for (size_t k = 0; k < n; ++k) {
+      if (k + kPrefetchDistance < n) entry_slots.Prefetch(EntryTag(head[k + kPrefetchDistance], id));
+      if (k + kEntryPrefetchDistance < n) PrefetchEntry(head[k + kEntryPrefetchDistance], id);
+      const size_t s = FindEntrySlot(head[k], id);
+      if (s == kNoSlot) break;
+      held_head.push_back(entry_slots[s].entry);
+    }
+    return held_head.size();
+  }
+
+  // Makes head[0..m) (whose entries FindHeldHead found) the most recently used entries, head[0]
+  // first: the order touching them one by one from the last to the first would leave, with the
+  // rest of the list in its order. A chain's blocks usually still sit in the list as the last
+  // insert of a chain sharing them left them, one stretch in chain order, so each stretch moves
+  // as a whole (four links) and one already in place costs nothing. If the walk before evicted
+  // any of them (its new blocks pushed the backend over its bound), they are touched one by one.
+  void MoveHeldHeadToFront(BackendState& backend, BackendId id, std::span<const uint64_t> head) {
+    const size_t m = held_head.size();
+    for (size_t k = 0; k < m; ++k) {
+      const Entry& entry = At(held_head[k]);
+      if (entry.backend != id || entry.hash() != head[k]) {
+        TouchOneByOne(backend, id, head);
+        return;
+      }
+    }
+    uint32_t before = kNil;  // the stretch goes right after this entry; kNil: to the front
+    for (size_t i = 0; i < m;) {
+      // (A hash repeated in the chain, which a prefix chain never has, would name `before` again:
+      // such an entry is left where it is, so that the list stays well formed.)
+      if (held_head[i] == before) {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < m && At(held_head[j - 1]).lru_next == held_head[j] && held_head[j] != before) ++j;
+      MoveStretchAfter(backend, held_head[i], held_head[j - 1], before);
+      before = held_head[j - 1];
+      i = j;
+    }
+  }
+
+  // Moves the stretch first..last of a backend's LRU list (linked by lru_next from first) to
+  // right after `before` (kNil: to the front).
+  void MoveStretchAfter(BackendState& backend, uint32_t first, uint32_t last, uint32_t before) {
+    Entry& f = At(first);
+    Entry& l = At(last);
+    if (f.lru_prev == before) return;  // already there
+    const uint32_t prev = f.lru_prev;
+    const uint32_t next = l.lru_next;
+    if (prev != kNil) {
+      At(prev).lru_next = next;
+    } else {
+      backend.mru = next;
+    }
+    if (next != kNil) {
+      At(next).lru_prev = prev;
+    } else {
+      backend.lru = prev;
+    }
+    const uint32_t after = before == kNil ? backend.mru : At(before).lru_next;
+    f.lru_prev = before;
+    l.lru_next = after;
+    if (before != kNil) {
+      At(before).lru_next = first;
+    } else {
+      backend.mru = first;
+    }
+    if (after != kNil) {
+      At(after).lru_prev = last;
+    } else {
+      backend.lru = last;
+    }
+  }
+
+  // Insert's plain rule for `chain`, from its last block to its first: a held block becomes the
+  // most recently used, a new one is added (evicting the least recently used at the bound).
+  void TouchOneByOne(BackendState& backend, BackendId id, std::span<const uint64_t> chain) {
+    for (size_t k = chain.size(); k-- > 0;) {
+      const size_t s = FindEntrySlot(chain[k], id);
+      if (s != kNoSlot) {
+        const uint32_t e = entry_slots[s].entry;
+        if (backend.mru != e) {
+          UnlinkLru(backend, e);
+          LinkMostRecent(backend, e);
+        }
+        continue;
+      }
+      if (backend.count >= backend.bound) EvictLeastRecent(id);
+      AddEntry(id, chain[k]);
     }
   }
 
@@ -534,7 +642,7 @@ struct PrefixIndex::Impl {
     return sizeof(Impl) + chunks.size() * kChunkSize * sizeof(Entry) +
            chunks.capacity() * sizeof(chunks[0]) + blocks.allocated_bytes() +
            entry_slots.allocated_bytes() + shared_bits.allocated_bytes() +
-           backends.capacity() * sizeof(BackendState);
+           backends.capacity() * sizeof(BackendState) + held_head.capacity() * sizeof(uint32_t);
   }
 };
 

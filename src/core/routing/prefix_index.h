@@ -68,8 +68,10 @@ class PrefixIndex {
   // zero share of max_entries) stores nothing. Cost: O(1) per block, however many backends hold
   // it; Truncate and Remove likewise.
   // `held_hint`: how many leading blocks of `chain` the backend held when Match last looked (the
-  // router's matched depth). It only makes the walk faster (those blocks skip the block table
-  // and their entries are prefetched); the result is the same whatever it says.
+  // router's matched depth). It only makes the walk faster (those blocks are looked up first and
+  // moved to the front as whole stretches of the LRU list, usually without relinking a block);
+  // the result is the same whatever it says, for a chain whose hashes are distinct (a prefix
+  // chain's are; with a repeated hash the list stays well formed but its order may differ).
   void Insert(BackendId backend, std::span<const uint64_t> chain, size_t held_hint = 0);
 
   // Drops `backend`'s entries for chain[keep_blocks:] (it did not have them).
