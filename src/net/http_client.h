@@ -132,6 +132,17 @@ class UpstreamExchange {
   UpstreamExchange& operator=(const UpstreamExchange&) = delete;
 
   const UpstreamResponseHead& head() const { return head_; }
+  // Moves the head out (a relay passes its headers on without copying them); head() keeps only
+  // the status, the content type and `chunked`.
+  UpstreamResponseHead TakeHead() {
+    UpstreamResponseHead out;
+    out.status = head_.status;
+    out.content_type = head_.content_type;
+    out.chunked = head_.chunked;
+    out.headers = std::move(head_.headers);
+    head_.headers.clear();
+    return out;
+  }
 
   // The next piece of the body as it arrives (chunk framing removed); empty once the body is
   // complete. The view is valid until the next call.

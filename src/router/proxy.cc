@@ -471,11 +471,11 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     co_return;
   }
 
-  const net::UpstreamResponseHead& upstream_head = exchange->head();
+  net::UpstreamResponseHead upstream_head = exchange->TakeHead();
   net::ResponseHead head;
   head.status = upstream_head.status;
-  head.content_type = upstream_head.content_type;
-  head.headers = upstream_head.headers;
+  head.content_type = std::move(upstream_head.content_type);
+  head.headers = std::move(upstream_head.headers);
   if (settings->response_headers) {
     head.headers.emplace_back("x-warmroute-backend", call.target->name);
     head.headers.emplace_back("x-warmroute-reason", std::string(routing::ReasonName(call.reason)));
