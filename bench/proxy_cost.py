@@ -2,7 +2,9 @@
 """Per-request cost of each proxy in bench/proxy_overhead.py's setup: CPU time (user and system,
 from /proc/PID/stat before and after a wrk run) and, with --syscalls, system calls per request
 (strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only)
-and, with --perf PREFIX, a `perf record -g` profile of the proxy during each wrk run.
+and, with --perf PREFIX, a `perf record -g` profile of the proxy during each wrk run, and with
+--mallocs, calls to glibc's malloc per request (a `perf probe` uprobe on libc's malloc counted by
+`perf stat` during a wrk run at 8 connections; slow while counting, counts only; needs root).
 
 With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
 warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
@@ -10,7 +12,8 @@ then skipped. Each wrk connection is kept alive, so this is the cost of TLS reco
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--perf PREFIX] [--tls DIR] [haproxy nginx round_robin warmroute ...]
+       [--syscalls] [--mallocs] [--perf PREFIX] [--tls DIR]
+       [haproxy nginx round_robin warmroute ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls).
 """
 import argparse
@@ -64,16 +67,45 @@ def wrk(port, script, connections, threads, seconds, scheme="http"):
     return int(re.search(r"(\d+) requests in", out).group(1))
 
 
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+
+
+def malloc_probe():
+    """The perf event counting libc's malloc calls (added once with `perf probe`)."""
+    listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
+    if "probe_libc:malloc" not in listed:
+        subprocess.run(["perf", "probe", "-q", "-x", LIBC, "malloc"], check=True)
+    return "probe_libc:malloc"
+
+
+def mallocs_per_request(pid, port, script, scheme, event):
+    out = tempfile.NamedTemporaryFile(suffix=".txt", delete=False).name
+    st = subprocess.Popen(["perf", "stat", "-x,", "-e", event, "-o", out, "-p", str(pid)])
+    time.sleep(0.3)
+    n = wrk(port, script, 8, 1, 3, scheme)
+    st.send_signal(signal.SIGINT)
+    st.wait()
+    count = 0
+    for row in open(out):
+        parts = row.strip().split(",")
+        if len(parts) > 2 and parts[2] == event and parts[0].isdigit():
+            count = int(parts[0])
+    os.unlink(out)
+    return count / n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(po.ROOT, "build/release/src/cli/warmroute"))
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--mallocs", action="store_true")
     ap.add_argument("--perf", metavar="PREFIX",
                     help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
     scheme = "https" if a.tls else "http"
+    malloc_event = malloc_probe() if a.mallocs else None
     if a.tls:
         a.proxies = [p for p in a.proxies if p not in ("haproxy", "nginx")]
     tmp = tempfile.mkdtemp(prefix="wr-proxy-cost-")
@@ -127,6 +159,10 @@ def main():
                         top = sorted(by_name.items(), key=lambda kv: -kv[1])[:6]
                         line += f"  syscalls {calls / n:5.2f}/req (" + ", ".join(
                             f"{name} {count / n:.2f}" for name, count in top) + ")"
+                    if malloc_event:
+                        per_request = mallocs_per_request(proxy.pid, port, script, scheme,
+                                                          malloc_event)
+                        line += f"  mallocs {per_request:5.1f}/req"
                     print(line, flush=True)
             finally:
                 proxy.terminate()
