@@ -279,31 +279,42 @@ struct PrefixIndex::Impl {
     return allocated++;
   }
 
-  void LinkMostRecent(BackendState& backend, uint32_t e) {
-    Entry& entry = At(e);
-    entry.lru_prev = kNil;
-    entry.lru_next = backend.mru;
-    if (backend.mru != kNil) {
-      At(backend.mru).lru_prev = e;
+  // Puts the stretch first..last (linked by lru_next from first; not in the list) into the
+  // backend's LRU list right after `before` (kNil: at the front, the most recently used end).
+  void LinkStretchAfter(BackendState& backend, uint32_t first, uint32_t last, uint32_t before) {
+    const uint32_t after = before == kNil ? backend.mru : At(before).lru_next;
+    At(first).lru_prev = before;
+    At(last).lru_next = after;
+    if (before != kNil) {
+      At(before).lru_next = first;
     } else {
-      backend.lru = e;
+      backend.mru = first;
     }
-    backend.mru = e;
+    if (after != kNil) {
+      At(after).lru_prev = last;
+    } else {
+      backend.lru = last;
+    }
   }
 
-  void UnlinkLru(BackendState& backend, uint32_t e) {
-    const Entry& entry = At(e);
-    if (entry.lru_prev != kNil) {
-      At(entry.lru_prev).lru_next = entry.lru_next;
+  // Takes the stretch first..last (linked by lru_next from first) out of the backend's LRU list.
+  void UnlinkStretch(BackendState& backend, uint32_t first, uint32_t last) {
+    const uint32_t prev = At(first).lru_prev;
+    const uint32_t next = At(last).lru_next;
+    if (prev != kNil) {
+      At(prev).lru_next = next;
     } else {
-      backend.mru = entry.lru_next;
+      backend.mru = next;
     }
-    if (entry.lru_next != kNil) {
-      At(entry.lru_next).lru_prev = entry.lru_prev;
+    if (next != kNil) {
+      At(next).lru_prev = prev;
     } else {
-      backend.lru = entry.lru_prev;
+      backend.lru = prev;
     }
   }
+
+  void LinkMostRecent(BackendState& backend, uint32_t e) { LinkStretchAfter(backend, e, e, kNil); }
+  void UnlinkLru(BackendState& backend, uint32_t e) { UnlinkStretch(backend, e, e); }
 
   size_t FindShared(uint64_t hash, uint32_t bit) const {
     return shared_bits.Find(SharedSlot::SharedKey(hash, bit), [&](const SharedSlot& slot) {
@@ -536,34 +547,9 @@ struct PrefixIndex::Impl {
   // Moves the stretch first..last of a backend's LRU list (linked by lru_next from first) to
   // right after `before` (kNil: to the front).
   void MoveStretchAfter(BackendState& backend, uint32_t first, uint32_t last, uint32_t before) {
-    Entry& f = At(first);
-    Entry& l = At(last);
-    if (f.lru_prev == before) return;  // already there
-    const uint32_t prev = f.lru_prev;
-    const uint32_t next = l.lru_next;
-    if (prev != kNil) {
-      At(prev).lru_next = next;
-    } else {
-      backend.mru = next;
-    }
-    if (next != kNil) {
-      At(next).lru_prev = prev;
-    } else {
-      backend.lru = prev;
-    }
-    const uint32_t after = before == kNil ? backend.mru : At(before).lru_next;
-    f.lru_prev = before;
-    l.lru_next = after;
-    if (before != kNil) {
-      At(before).lru_next = first;
-    } else {
-      backend.mru = first;
-    }
-    if (after != kNil) {
-      At(after).lru_prev = last;
-    } else {
-      backend.lru = last;
-    }
+    if (At(first).lru_prev == before) return;  // already there
+    UnlinkStretch(backend, first, last);
+    LinkStretchAfter(backend, first, last, before);
   }
 
   // Insert's plain rule for `chain`, from its last block to its first: a held block becomes the
