@@ -8,6 +8,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -78,15 +81,19 @@ class TlsFilesTest : public ::testing::Test {
 // HttpServer with TLS and UpstreamPool with TLS, against each other on loopback.
 class TlsExchangeTest : public TlsFilesTest {
  protected:
-  // Starts a TLS server answering "echo:<body>"; returns its port.
-  uint16_t ServeTls() {
+  // Starts a TLS server answering "echo:<body>", `delay` after each request; returns its port.
+  uint16_t ServeTls(std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
     auto context =
         MakeTlsServerContext({.cert_file = Path("cert.pem"), .key_file = Path("key.pem")});
     EXPECT_TRUE(context.ok()) << context.status();
     HttpServerOptions options;
     options.tls = *context;
     auto server = HttpServer::Create(
-        io_, options, [](HttpRequest request, ResponseWriter& writer) -> Task<void> {
+        io_, options, [delay](HttpRequest request, ResponseWriter& writer) -> Task<void> {
+          if (delay.count() > 0) {
+            boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor, delay);
+            co_await wait.async_wait(boost::asio::use_awaitable_t<Executor>{});
+          }
           // GCC 12: no temporaries in a co_await expression.
           ResponseHead head;
           std::string body = "echo:" + request.body;
@@ -145,6 +152,25 @@ TEST_F(TlsExchangeTest, ExchangesOverTlsAndReusesThePooledConnection) {
       x->reset();
       EXPECT_EQ(pool->idle_connections(), 1u) << "the TLS connection goes back to the pool";
     }
+  });
+}
+
+TEST_F(TlsExchangeTest, FirstByteTimeoutOverTlsIsDeadlineExceeded) {
+  // The coarse deadline (net/coarse_deadline.h) cancels the TCP socket under the TLS stream: the
+  // read must still be reported as a timeout, not as a failed read (which the gateway retries).
+  const uint16_t port = ServeTls(std::chrono::milliseconds(1000));
+  Run([&]() -> Task<void> {
+    UpstreamTimeouts timeouts;
+    timeouts.first_byte = std::chrono::milliseconds(100);
+    std::unique_ptr<UpstreamPool> pool = TlsPool(port, Path("cert.pem"));
+    UpstreamRequest request{.method = "POST", .target = "/", .headers = nullptr, .body = "hi"};
+    const auto start = std::chrono::steady_clock::now();
+    auto x = co_await UpstreamExchange::Start(*pool, request, timeouts);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(x.status().code(), absl::StatusCode::kDeadlineExceeded) << x.status();
+    EXPECT_FALSE(ConnectFailed(x.status()));
+    EXPECT_GE(waited, std::chrono::milliseconds(100));
+    EXPECT_LT(waited, std::chrono::milliseconds(900));
   });
 }
 
