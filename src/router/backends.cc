@@ -168,10 +168,10 @@ Dispatch Backends::MakeDispatch(BackendId backend, const routing::Decision& deci
   return Dispatch{entries_[backend].target, decision.reason, decision.predicted_cached_tokens};
 }
 
-absl::StatusOr<Dispatch> Backends::Route(const routing::RoutingRequest& request) {
+absl::StatusOr<Dispatch> Backends::Route(routing::RoutingRequest request) {
   std::lock_guard lock(mu_);
   RefreshHealth(clock_.Now());
-  absl::StatusOr<routing::Decision> decision = router_.Route(request);
+  absl::StatusOr<routing::Decision> decision = router_.Route(std::move(request));
   if (!decision.ok()) return decision.status();
   return MakeDispatch(decision->backend, *decision);
 }

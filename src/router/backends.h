@@ -98,7 +98,9 @@ class Backends {
 
   // Decides where a request goes (routing::Router::Route errors: NotFound when no backend serves
   // the model, Unavailable when none of those is eligible).
-  absl::StatusOr<Dispatch> Route(const routing::RoutingRequest& request);
+  // (By value, as routing::Router::Route: a caller moves it in, and nothing is copied under the
+  // lock.)
+  absl::StatusOr<Dispatch> Route(routing::RoutingRequest request);
   // The next alternate of a request whose dispatch failed before any byte reached the client;
   // nullopt when none remains (the request is then failed in the Router).
   std::optional<Dispatch> Reroute(uint64_t request_id);

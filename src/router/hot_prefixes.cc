@@ -40,7 +40,10 @@ void HotPrefixes::AdvanceLocked(TimePoint now) {
 }
 
 void HotPrefixes::Record(const routing::PrefixKey& key, int64_t prompt_tokens) {
-  const uint64_t id = IdOf(key);
+  Record(IdOf(key), prompt_tokens);
+}
+
+void HotPrefixes::Record(uint64_t id, int64_t prompt_tokens) {
   if (id == 0) return;
   std::lock_guard lock(mu_);
   AdvanceLocked(clock_.Now());

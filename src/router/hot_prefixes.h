@@ -50,6 +50,8 @@ class HotPrefixes {
 
   // Counts one request (no-op for a key without a full block).
   void Record(const routing::PrefixKey& key, int64_t prompt_tokens);
+  // The same with the key's IdOf computed beforehand (0: nothing is recorded).
+  void Record(uint64_t id, int64_t prompt_tokens);
 
   // The `n` busiest prefixes of the last complete window, busiest first.
   std::vector<HotPrefix> Top(size_t n);

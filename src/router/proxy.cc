@@ -341,7 +341,9 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     }
     ticket.emplace(std::move(*admitted));
 
-    absl::StatusOr<Dispatch> dispatch = backends.Route(routing_request);
+    const uint64_t hot_prefix = HotPrefixes::IdOf(routing_request.key);
+    const int64_t prompt_tokens = routing_request.prompt_tokens;
+    absl::StatusOr<Dispatch> dispatch = backends.Route(std::move(routing_request));
     if (!dispatch.ok()) {
       if (backends.Targets().empty()) {
         refused = absl::UnavailableError("the gateway has no backends (add some to the config "
@@ -363,7 +365,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     guard.Dispatched();
     call.dispatched = true;
     CommitInsertSoon(call.id);
-    shared_.hot_prefixes->Record(routing_request.key, routing_request.prompt_tokens);
+    shared_.hot_prefixes->Record(hot_prefix, prompt_tokens);
     call.target = dispatch->target;
     call.reason = dispatch->reason;
     call.predicted_cached_tokens = dispatch->predicted_cached_tokens;

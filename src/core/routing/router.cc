@@ -192,7 +192,7 @@ void CompleteAlternates(const FleetView& fleet, std::span<const BackendId> candi
 
 }  // namespace
 
-absl::StatusOr<Decision> Router::Route(const RoutingRequest& request) {
+absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
   if (in_flight_.contains(request.id)) {
     return absl::AlreadyExistsError(absl::StrCat("request ", request.id, " is already in flight"));
   }
@@ -233,13 +233,14 @@ absl::StatusOr<Decision> Router::Route(const RoutingRequest& request) {
   CompleteAlternates(fleet_, candidates, decision);
 
   auto flight = std::make_unique<InFlight>();
-  flight->request = request;
+  const uint64_t id = request.id;
+  flight->request = std::move(request);
   flight->decision = decision;
   flight->matched_before = matched[decision.backend];
   Account(*flight, decision.backend);
-  policy_->OnDispatched(request, decision);
+  policy_->OnDispatched(flight->request, decision);
   ++stats_.routed;
-  in_flight_.emplace(request.id, std::move(flight));
+  in_flight_.emplace(id, std::move(flight));
   return decision;
 }
 

@@ -131,7 +131,10 @@ class Router {
   // NotFound if none of them serves request.model (or any model, when the fleet is empty);
   // Unavailable if none of those is eligible.
   // REQUIRES: request.id is not in flight.
-  absl::StatusOr<Decision> Route(const RoutingRequest& request);
+  // The request is taken by value and kept for as long as it is in flight: a caller that no
+  // longer needs it moves it in, so that copying its key does not happen here (under a caller's
+  // lock, in the gateway).
+  absl::StatusOr<Decision> Route(RoutingRequest request);
 
   // Moves an in-flight request (no first token yet) to its next alternate; returns the new
   // backend, or nullopt when no alternate remains (the request is then failed).
