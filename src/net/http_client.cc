@@ -20,6 +20,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "net/coarse_deadline.h"
+#include "net/speculative_write.h"
 
 namespace warmroute::net {
 namespace {
@@ -322,11 +323,8 @@ Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::
     co_return ec;
   }
   beast::error_code ec;
-  const size_t written = connection.plain->socket().write_some(buffers, ec);
-  if (ec && ec != asio::error::would_block && ec != asio::error::try_again) co_return ec;
-  if (written == asio::buffer_size(buffers)) co_return beast::error_code();
-  beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(buffers);
-  rest.consume(written);
+  const auto rest = WriteWhatFits(connection.plain->socket(), buffers, ec);
+  if (ec || beast::buffer_bytes(rest) == 0) co_return ec;
   auto [wec, n] = co_await asio::async_write(*connection.plain, rest, kTask);
   co_return wec;
 }

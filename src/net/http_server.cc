@@ -24,6 +24,7 @@
 
 #include "net/coarse_deadline.h"
 #include "net/openai_error.h"
+#include "net/speculative_write.h"
 
 namespace warmroute::net {
 namespace {
@@ -176,14 +177,9 @@ class ConnectionWriter final : public ResponseWriter {
     } else {
       // The socket is in non-blocking mode (ServeConnection): this never waits.
       beast::error_code ec;
-      const size_t total = asio::buffer_size(buffers);
-      const size_t written = stream_.socket().write_some(buffers, ec);
-      if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
-        co_return Done(ec);
-      }
-      if (written == total) co_return absl::OkStatus();
-      beast::buffers_suffix<Buffers> rest(buffers);
-      rest.consume(written);
+      const auto rest = WriteWhatFits(stream_.socket(), buffers, ec);
+      if (ec) co_return Done(ec);
+      if (beast::buffer_bytes(rest) == 0) co_return absl::OkStatus();
       stream_.expires_after(write_timeout_);
       auto [wec, n] = co_await asio::async_write(stream_, rest, kTask);
       stream_.expires_never();
