@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "core/routing/fleet_view.h"
@@ -56,12 +57,15 @@ struct CandidateScore {
 // Alternates a decision carries at most: the gateway retries at most twice, and one alternate
 // may have become ineligible by then.
 inline constexpr size_t kMaxAlternates = 3;
+// Held inline: a decision's alternates cost no allocation (one per decision, under the gateway's
+// routing lock).
+using Alternates = absl::InlinedVector<BackendId, kMaxAlternates>;
 
 struct Decision {
   BackendId backend = 0;
   // Ranked, for retries; excludes `backend`; at most kMaxAlternates. The Router completes a
   // shorter list with the remaining candidates, fewest in flight first.
-  std::vector<BackendId> alternates;
+  Alternates alternates;
   Reason reason = Reason::kLeastLoad;
   int64_t predicted_cached_tokens = 0;
   std::vector<CandidateScore> scores;  // candidates considered, for explanation

@@ -570,9 +570,9 @@ struct PrefixIndex::Impl {
     }
   }
 
-  std::vector<int32_t> Match(std::span<const uint64_t> chain) const {
-    std::vector<int32_t> depth(backends.size(), 0);
-    if (backends.empty() || size == 0) return depth;
+  void Match(std::span<const uint64_t> chain, std::vector<int32_t>& depth) const {
+    depth.assign(backends.size(), 0);
+    if (backends.empty() || size == 0) return;
     const size_t ahead = std::min(chain.size(), kPrefetchDistance);
     for (size_t i = 0; i < ahead; ++i) blocks.Prefetch(Mix32(chain[i]));
     if (backends.size() <= 64) {
@@ -586,12 +586,12 @@ struct PrefixIndex::Impl {
           depth[std::countr_zero(dead)] = static_cast<int32_t>(i);
         }
         alive = next;
-        if (alive == 0) return depth;
+        if (alive == 0) return;
       }
       for (; alive != 0; alive &= alive - 1) {
         depth[std::countr_zero(alive)] = static_cast<int32_t>(chain.size());
       }
-      return depth;
+      return;
     }
     // Beyond 64 backends: `alive` lists the backends holding every block so far; the block mask
     // narrows each block's candidates to the alive backends of a set bit.
@@ -618,10 +618,10 @@ struct PrefixIndex::Impl {
         }
         alive.resize(kept);
       }
-      if (alive.empty()) return depth;
+      if (alive.empty()) return;
     }
     for (BackendId b : alive) depth[b] = static_cast<int32_t>(chain.size());
-    return depth;
+    return;
   }
 
   size_t MemoryBytes() const {
@@ -657,7 +657,13 @@ void PrefixIndex::SetCapacity(BackendId backend, int64_t capacity_blocks) {
 }
 
 std::vector<int32_t> PrefixIndex::Match(std::span<const uint64_t> chain) const {
-  return impl_->Match(chain);
+  std::vector<int32_t> depth;
+  impl_->Match(chain, depth);
+  return depth;
+}
+
+void PrefixIndex::Match(std::span<const uint64_t> chain, std::vector<int32_t>& depth) const {
+  impl_->Match(chain, depth);
 }
 
 void PrefixIndex::Insert(BackendId backend, std::span<const uint64_t> chain, size_t held_hint) {

@@ -60,6 +60,8 @@ class PrefixIndex {
   // table probe per block up to the deepest match, and with more than 64 backends one more probe
   // per backend still matching.
   std::vector<int32_t> Match(std::span<const uint64_t> chain) const;
+  // The same into `depth` (resized to NumBackends()), reusing its memory.
+  void Match(std::span<const uint64_t> chain, std::vector<int32_t>& depth) const;
 
   // Marks every block of `chain` as held by `backend` and most recently used. Entries are
   // touched from the last block to the first, so a chain's head is fresher than its tail and the

@@ -159,8 +159,7 @@ void CompleteAlternates(const FleetView& fleet, std::span<const BackendId> candi
   auto is_candidate = [&](BackendId b) {
     return std::find(candidates.begin(), candidates.end(), b) != candidates.end();
   };
-  std::vector<BackendId> alternates;
-  alternates.reserve(kMaxAlternates);
+  Alternates alternates;
   for (BackendId b : decision.alternates) {
     if (alternates.size() == kMaxAlternates) break;
     if (b == decision.backend || !is_candidate(b) ||
@@ -196,7 +195,8 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
   if (in_flight_.contains(request.id)) {
     return absl::AlreadyExistsError(absl::StrCat("request ", request.id, " is already in flight"));
   }
-  std::vector<BackendId> candidates;
+  std::vector<BackendId>& candidates = candidates_;
+  candidates.clear();
   bool served = false;
   for (BackendId b = 0; b < fleet_.size(); ++b) {
     const BackendState& state = fleet_.backend(b);
@@ -214,7 +214,8 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
                                                "' (all unhealthy or draining)"));
   }
 
-  std::vector<int32_t> matched = index_->Match(request.key.block_hashes);
+  std::vector<int32_t>& matched = matched_;
+  index_->Match(request.key.block_hashes, matched);
   matched.resize(fleet_.size(), 0);
   RoutingContext ctx{.fleet = fleet_,
                      .candidates = candidates,
@@ -232,16 +233,23 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
       decision.predicted_cached_tokens, 0, std::max<int64_t>(0, PromptTokens(request) - 1));
   CompleteAlternates(fleet_, candidates, decision);
 
+  // The caller gets the decision without its scores (a vector as long as the candidates, kept
+  // for the policy's OnDispatched on a reroute): no copy of them is made.
+  Decision result{.backend = decision.backend,
+                  .alternates = decision.alternates,
+                  .reason = decision.reason,
+                  .predicted_cached_tokens = decision.predicted_cached_tokens,
+                  .scores = {}};
   auto flight = std::make_unique<InFlight>();
   const uint64_t id = request.id;
   flight->request = std::move(request);
-  flight->decision = decision;
-  flight->matched_before = matched[decision.backend];
-  Account(*flight, decision.backend);
-  policy_->OnDispatched(flight->request, decision);
+  flight->decision = std::move(decision);
+  flight->matched_before = matched[result.backend];
+  Account(*flight, result.backend);
+  policy_->OnDispatched(flight->request, flight->decision);
   ++stats_.routed;
   in_flight_.emplace(id, std::move(flight));
-  return decision;
+  return result;
 }
 
 void Router::Account(InFlight& flight, BackendId backend) {
@@ -306,7 +314,7 @@ std::optional<BackendId> Router::Reroute(uint64_t request_id) {
   policy_->OnFailed(request_id, failed);
   ++stats_.rerouted;
 
-  const std::vector<BackendId>& alternates = flight.decision.alternates;
+  const Alternates& alternates = flight.decision.alternates;
   while (flight.next_alternate < alternates.size()) {
     const BackendId b = alternates[flight.next_alternate++];
     const BackendState& state = fleet_.backend(b);

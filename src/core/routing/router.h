@@ -131,6 +131,7 @@ class Router {
   // NotFound if none of them serves request.model (or any model, when the fleet is empty);
   // Unavailable if none of those is eligible.
   // REQUIRES: request.id is not in flight.
+  // The returned decision carries no `scores` (the policy's OnDispatched sees them).
   // The request is taken by value and kept for as long as it is in flight: a caller that no
   // longer needs it moves it in, so that copying its key does not happen here (under a caller's
   // lock, in the gateway).
@@ -177,6 +178,10 @@ class Router {
   // given to the index), which the closed loop shrinks and grows within [min, capacity].
   std::vector<int64_t> capacity_blocks_;
   std::vector<int64_t> slice_blocks_;
+  // Route's scratch (the candidates, the matched depths), reused so that a decision does not
+  // allocate them.
+  std::vector<BackendId> candidates_;
+  std::vector<int32_t> matched_;
 };
 
 }  // namespace warmroute::routing

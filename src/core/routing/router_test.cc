@@ -124,7 +124,7 @@ TEST_F(RouterTest, RerouteMovesToTheNextEligibleAlternate) {
   absl::StatusOr<Decision> d = Dispatch(*router, request);
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->backend, 0u);
-  ASSERT_EQ(d->alternates, (std::vector<BackendId>{1, 2}));
+  ASSERT_EQ(d->alternates, (Alternates{1, 2}));
   router->SetHealthy(1, false);
   std::optional<BackendId> next = router->Reroute(1);
   ASSERT_TRUE(next.has_value());

@@ -39,7 +39,7 @@ TEST(RoundRobinPolicyTest, AlternatesAreTheNextInTurn) {
   RoutingContext ctx = fleet.Context(request);
   Decision d = policy.Route(request, ctx);
   EXPECT_EQ(d.backend, 0u);
-  EXPECT_EQ(d.alternates, (std::vector<BackendId>{1, 2}));
+  EXPECT_EQ(d.alternates, (Alternates{1, 2}));
 }
 
 TEST(RandomPolicyTest, SameSeedSameChoicesAndEveryBackendUsed) {
@@ -74,7 +74,7 @@ TEST(LeastRequestPolicyTest, PicksFewestInFlight) {
   Decision d = policy.Route(request, ctx);
   EXPECT_EQ(d.backend, 1u);
   EXPECT_EQ(d.reason, Reason::kLeastLoad);
-  EXPECT_EQ(d.alternates, (std::vector<BackendId>{0, 2}));
+  EXPECT_EQ(d.alternates, (Alternates{0, 2}));
   ASSERT_EQ(d.scores.size(), 3u);
   EXPECT_EQ(d.scores[1].score, 2);
 }
@@ -104,7 +104,7 @@ TEST(PowerOfTwoPolicyTest, WithTwoBackendsAlwaysTheLessLoaded) {
     RoutingContext ctx = fleet.Context(request);
     Decision d = policy.Route(request, ctx);
     EXPECT_EQ(d.backend, 1u);
-    EXPECT_EQ(d.alternates, (std::vector<BackendId>{0}));
+    EXPECT_EQ(d.alternates, (Alternates{0}));
   }
 }
 

@@ -46,7 +46,7 @@ Decision ConsistentHashPolicy::Route(const RoutingRequest& request, RoutingConte
 
   bool found = false;
   BackendId chosen = ctx.candidates.front();
-  std::vector<BackendId> alternates;
+  Alternates alternates;
   size_t distinct = 0;
   for (size_t step = 0; step < ring.size() && distinct < ctx.candidates.size(); ++step) {
     const BackendId b = ring[(pos + step) % ring.size()].second;

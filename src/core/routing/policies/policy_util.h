@@ -59,11 +59,10 @@ BackendId ArgMin(std::span<const BackendId> candidates, const Cost& cost, Rng* r
 
 // Up to kMaxAlternates candidates other than `chosen`, lowest cost first (lowest id on ties).
 template <typename Cost>
-std::vector<BackendId> RankedAlternates(std::span<const BackendId> candidates, BackendId chosen,
-                                        const Cost& cost) {
+Alternates RankedAlternates(std::span<const BackendId> candidates, BackendId chosen,
+                            const Cost& cost) {
   // Selection of the k smallest: k is tiny, so k passes beat sorting the candidates.
-  std::vector<BackendId> alternates;
-  alternates.reserve(kMaxAlternates);
+  Alternates alternates;
   while (alternates.size() < kMaxAlternates) {
     bool found = false;
     BackendId best = 0;
