@@ -95,6 +95,7 @@ class ResponseParser final : public http::basic_parser<false> {
                        beast::error_code&) override {}
   void on_response_impl(int code, beast::string_view, int, beast::error_code&) override {
     head.status = code;
+    head.headers.reserve(8);  // one allocation for a typical engine's headers, not one per doubling
   }
   void on_field_impl(http::field field, beast::string_view name, beast::string_view value,
                      beast::error_code&) override {

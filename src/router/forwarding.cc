@@ -15,18 +15,14 @@ bool NotForwarded(std::string_view name) {
 
 }  // namespace
 
-net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers, bool strip_credentials) {
-  net::HttpHeaders out;
-  out.reserve(client_headers.size());
-  for (const auto& [name, value] : client_headers) {
-    if (NotForwarded(name)) continue;
-    if (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
-                              net::HeaderNameIs(name, kTenantHeader))) {
-      continue;
-    }
-    out.emplace_back(name, value);
-  }
-  return out;
+net::HttpHeaders ForwardHeaders(net::HttpHeaders client_headers, bool strip_credentials) {
+  std::erase_if(client_headers, [strip_credentials](const auto& header) {
+    const std::string& name = header.first;
+    return NotForwarded(name) ||
+           (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
+                                  net::HeaderNameIs(name, kTenantHeader)));
+  });
+  return client_headers;
 }
 
 std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& parsed,

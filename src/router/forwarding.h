@@ -32,7 +32,7 @@ inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
 
 // The client's headers to send upstream; `strip_credentials` drops Authorization and
 // x-warmroute-tenant.
-net::HttpHeaders ForwardHeaders(const net::HttpHeaders& client_headers, bool strip_credentials);
+net::HttpHeaders ForwardHeaders(net::HttpHeaders client_headers, bool strip_credentials);
 
 // The body with include_usage added, when the gateway must add it (see above); nullopt when the
 // body is forwarded as is.
