@@ -4,7 +4,12 @@ from /proc/PID/stat before and after a wrk run) and, with --syscalls, system cal
 (strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only)
 and, with --perf PREFIX, a `perf record -g` profile of the proxy during each wrk run, and with
 --mallocs, calls to glibc's malloc per request (a `perf probe` uprobe on libc's malloc counted by
-`perf stat` during a wrk run at 8 connections; slow while counting, counts only; needs root).
+`perf stat` during a wrk run at 8 connections; slow while counting, counts only; needs root), and
+with --instructions, user-space instructions per request: the proxy runs under valgrind's
+callgrind (haproxy and warmroute only: nginx forks its workers), and after a warm-up its counters
+are zeroed, wrk runs at 8 connections, and the counters are dumped. Unlike CPU time, this count
+does not depend on what else the machine is doing, so it shows changes of a few percent that
+timing runs on this machine cannot (the kernel's share is not in it).
 
 With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
 warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
@@ -12,9 +17,9 @@ then skipped. Each wrk connection is kept alive, so this is the cost of TLS reco
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--mallocs] [--perf PREFIX] [--tls DIR]
+       [--syscalls] [--mallocs] [--instructions] [--perf PREFIX] [--tls DIR]
        [haproxy nginx round_robin warmroute ...]
-Needs wrk, haproxy, nginx (and strace for --syscalls).
+Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
 import argparse
 import importlib.util
@@ -39,11 +44,11 @@ def cpu_us(pid):
     return int(fields[11]) * tick, int(fields[12]) * tick
 
 
-def start_proxy(which, port, backends, tmp, binary, tls_dir=None):
+def start_proxy(which, port, backends, tmp, binary, tls_dir=None, wrapper=()):
     if which == "haproxy":
         with open(f"{tmp}/h.cfg", "w") as f:
             f.write(po.haproxy_conf(port, backends))
-        return subprocess.Popen([shutil.which("haproxy") or "/usr/sbin/haproxy", "-f",
+        return subprocess.Popen([*wrapper, shutil.which("haproxy") or "/usr/sbin/haproxy", "-f",
                                  f"{tmp}/h.cfg"])
     if which == "nginx":
         with open(f"{tmp}/p.conf", "w") as f:
@@ -57,8 +62,8 @@ def start_proxy(which, port, backends, tmp, binary, tls_dir=None):
                             f"    key_file: {tls_dir}/server.key\n")
     with open(f"{tmp}/w.yaml", "w") as f:
         f.write(conf)
-    return subprocess.Popen([binary, "serve", "--config", f"{tmp}/w.yaml", "--log-level", "warn"],
-                            stdout=subprocess.DEVNULL)
+    return subprocess.Popen([*wrapper, binary, "serve", "--config", f"{tmp}/w.yaml", "--log-level",
+                             "warn"], stdout=subprocess.DEVNULL)
 
 
 def wrk(port, script, connections, threads, seconds, scheme="http"):
@@ -94,11 +99,46 @@ def mallocs_per_request(pid, port, script, scheme, event):
     return count / n
 
 
+def instructions_per_request(which, backends, tmp, binary, tls_dir, scheme, kind, big):
+    """User-space instructions per request of `which` under callgrind (see the module doc)."""
+    out = f"{tmp}/callgrind-{which}-{kind}.out"
+    port = po.free_port()
+    proxy = start_proxy(which, port, backends, tmp, binary, tls_dir,
+                        wrapper=("valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}"))
+    try:
+        po.wait_port(port, timeout=120)
+        time.sleep(3)  # first health probes, under valgrind
+        script = f"{tmp}/{kind}.lua"
+        with open(script, "w") as f:
+            f.write(po.WRK_LUA % {"kind": kind, "big": big})
+        wrk(port, script, 8, 1, 2, scheme)  # warm-up: pools, caches, the index
+        subprocess.run(["callgrind_control", "-z", str(proxy.pid)], check=True,
+                       capture_output=True)
+        n = wrk(port, script, 8, 1, 8, scheme)
+        subprocess.run(["callgrind_control", "-d", str(proxy.pid)], check=True,
+                       capture_output=True)
+    finally:
+        proxy.terminate()
+        proxy.wait()
+    dumps = sorted(f for f in os.listdir(tmp) if f.startswith(f"callgrind-{which}-{kind}.out."))
+    if not dumps:
+        raise RuntimeError(f"callgrind wrote no dump for {which}")
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no",
+                           f"{tmp}/{dumps[0]}"], capture_output=True, text=True).stdout
+    total = int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", text).group(1).replace(",", ""))
+    for f in os.listdir(tmp):
+        if f.startswith(f"callgrind-{which}-{kind}.out"):
+            os.unlink(f"{tmp}/{f}")
+    return total / n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(po.ROOT, "build/release/src/cli/warmroute"))
     ap.add_argument("--syscalls", action="store_true")
     ap.add_argument("--mallocs", action="store_true")
+    ap.add_argument("--instructions", action="store_true",
+                    help="user-space instructions per request, under callgrind (slow)")
     ap.add_argument("--perf", metavar="PREFIX",
                     help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
@@ -116,6 +156,15 @@ def main():
                                 "-p", tmp])
     try:
         for which in a.proxies:
+            if a.instructions:
+                if which == "nginx":
+                    print("nginx        (no --instructions: it forks its workers)", flush=True)
+                    continue
+                for kind, big in (("200b", "false"), ("12k", "true")):
+                    per_request = instructions_per_request(which, backends, tmp, a.bin, a.tls,
+                                                           scheme, kind, big)
+                    print(f"{which:12} {kind:5} instructions {per_request:8.0f}/req", flush=True)
+                continue
             port = po.free_port()
             proxy = start_proxy(which, port, backends, tmp, a.bin, a.tls)
             try:
