@@ -23,6 +23,8 @@
 #include "net/speculative_write.h"
 
 namespace warmroute::net {
+
+using namespace std::string_view_literals;
 namespace {
 
 namespace asio = boost::asio;
@@ -39,11 +41,25 @@ constexpr size_t kReadBufferBytes = 16 * 1024;
 constexpr size_t kPieceBytes = 16 * 1024;
 constexpr std::string_view kConnectFailedPayload = "warmroute.dev/connect-failed";
 
-// Response headers that are not passed on: the hop-by-hop ones, and those the relay sets itself
-// (Content-Length from the body it sends; Content-Type is UpstreamResponseHead::content_type).
-bool NotRelayed(std::string_view name) {
-  return IsHopByHopHeader(name) || HeaderNameIs(name, "content-length") ||
-         HeaderNameIs(name, "content-type");
+// Response headers that are not passed on: the hop-by-hop ones (IsHopByHopHeader's list), and
+// those the relay sets itself (Content-Length from the body it sends; Content-Type is
+// UpstreamResponseHead::content_type). By the parser's field code, which it has already looked
+// up: each of these names is a field Beast knows, so no name comparison is needed.
+bool NotRelayed(http::field field) {
+  switch (field) {
+    case http::field::connection:
+    case http::field::keep_alive:
+    case http::field::te:
+    case http::field::trailer:
+    case http::field::transfer_encoding:
+    case http::field::upgrade:
+    case http::field::proxy_connection:
+    case http::field::content_length:
+    case http::field::content_type:
+      return true;
+    default:
+      return false;
+  }
 }
 
 absl::Status ConnectError(const std::string& where, const beast::error_code& ec) {
@@ -101,7 +117,7 @@ class ResponseParser final : public http::basic_parser<false> {
                      beast::error_code&) override {
     if (field == http::field::content_type) {
       head.content_type.assign(value.data(), value.size());
-    } else if (!NotRelayed(View(name))) {
+    } else if (!NotRelayed(field)) {
       head.headers.emplace_back(std::string(View(name)), std::string(View(value)));
     }
   }
@@ -292,25 +308,25 @@ void BuildRequestHead(std::string& out, const UpstreamRequest& request,
   out.append(request.method);
   out.push_back(' ');
   out.append(request.target);
-  out.append(" HTTP/1.1\r\nHost: ");
+  out.append(" HTTP/1.1\r\nHost: "sv);
   out.append(host_header);
-  out.append("\r\n");
+  out.append("\r\n"sv);
   if (request.headers != nullptr) {
     for (const auto& [name, value] : *request.headers) {
       out.append(name);
-      out.append(": ");
+      out.append(": "sv);
       out.append(value);
-      out.append("\r\n");
+      out.append("\r\n"sv);
     }
   }
   if (!request.body.empty() || SendsZeroLength(request.method)) {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof digits, request.body.size()).ptr;
-    out.append("Content-Length: ");
+    out.append("Content-Length: "sv);
     out.append(digits, static_cast<size_t>(end - digits));
-    out.append("\r\n");
+    out.append("\r\n"sv);
   }
-  out.append("Connection: keep-alive\r\n\r\n");
+  out.append("Connection: keep-alive\r\n\r\n"sv);
 }
 
 // Writes the request (connection.request_head, then `body`). Plaintext: first one non-blocking

@@ -100,6 +100,34 @@ TEST_F(HttpClientTest, PostsTheBodyAndReadsTheWholeResponseThenReusesTheConnecti
   });
 }
 
+TEST_F(HttpClientTest, HopByHopAndLengthHeadersOfTheResponseAreNotRelayed) {
+  // The server sends every hop-by-hop header (any case) and a few end-to-end ones; only the
+  // end-to-end ones reach head().headers (Content-Type goes to head().content_type).
+  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+    ResponseHead head;
+    head.content_type = "text/plain";
+    for (const char* name : {"Keep-Alive", "TE", "trailer", "UPGRADE", "Proxy-Connection",
+                             "x-request-id", "Cache-Control", "x-connection-note"}) {
+      head.headers.emplace_back(name, "v");
+    }
+    co_await writer.Reply(head, std::string("ok"));
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    UpstreamRequest request{.method = "GET", .target = "/", .headers = nullptr, .body = {}};
+    auto x = co_await UpstreamExchange::Start(pool, request, UpstreamTimeouts{});
+    EXPECT_TRUE(x.ok()) << x.status();
+    if (!x.ok()) co_return;
+    EXPECT_EQ((*x)->head().content_type, "text/plain");
+    std::vector<std::string> names;
+    for (const auto& [name, value] : (*x)->head().headers) names.push_back(name);
+    EXPECT_EQ(names, (std::vector<std::string>{"x-request-id", "Cache-Control",
+                                               "x-connection-note"}));
+    auto body = co_await (*x)->ReadAll(1 << 20);
+    EXPECT_TRUE(body.ok());
+  });
+}
+
 TEST_F(HttpClientTest, RelaysStreamPiecesAsTheyArriveNotAtTheEnd) {
   const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
     ResponseHead head;

@@ -27,6 +27,8 @@
 #include "net/speculative_write.h"
 
 namespace warmroute::net {
+
+using namespace std::string_view_literals;
 namespace {
 
 namespace asio = boost::asio;
@@ -137,28 +139,28 @@ class ConnectionWriter final : public ResponseWriter {
     std::string text;
     text.reserve(160);
     const auto reason = http::obsolete_reason(static_cast<http::status>(head.status));
-    text.append("HTTP/1.1 ");
+    text.append("HTTP/1.1 "sv);
     text.append(std::to_string(head.status));
     text.push_back(' ');
     text.append(reason.data(), reason.size());
-    text.append("\r\n");
+    text.append("\r\n"sv);
     if (!head.content_type.empty()) {
-      text.append("Content-Type: ");
+      text.append("Content-Type: "sv);
       text.append(head.content_type);
-      text.append("\r\n");
+      text.append("\r\n"sv);
     }
     for (const auto& [name, value] : head.headers) {
       text.append(name);
-      text.append(": ");
+      text.append(": "sv);
       text.append(value);
-      text.append("\r\n");
+      text.append("\r\n"sv);
     }
     if (chunked) {
-      text.append("Transfer-Encoding: chunked\r\n");
+      text.append("Transfer-Encoding: chunked\r\n"sv);
     } else {
-      text.append("Content-Length: ");
+      text.append("Content-Length: "sv);
       text.append(std::to_string(content_length));
-      text.append("\r\n");
+      text.append("\r\n"sv);
     }
     text.append(keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
     return text;

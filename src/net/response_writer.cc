@@ -21,11 +21,21 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 }  // namespace
 
 bool IsHopByHopHeader(std::string_view name) {
-  for (std::string_view h : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
-                             "upgrade", "proxy-connection"}) {
-    if (EqualsIgnoreCase(name, h)) return true;
+  // By length first: most names are compared with nothing.
+  switch (name.size()) {
+    case 2:
+      return EqualsIgnoreCase(name, "te");
+    case 7:
+      return EqualsIgnoreCase(name, "trailer") || EqualsIgnoreCase(name, "upgrade");
+    case 10:
+      return EqualsIgnoreCase(name, "connection") || EqualsIgnoreCase(name, "keep-alive");
+    case 16:
+      return EqualsIgnoreCase(name, "proxy-connection");
+    case 17:
+      return EqualsIgnoreCase(name, "transfer-encoding");
+    default:
+      return false;
   }
-  return false;
 }
 
 bool HeaderNameIs(std::string_view name, std::string_view expected) {

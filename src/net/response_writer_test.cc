@@ -13,5 +13,18 @@ TEST(HttpRequestTest, HeaderLookupIgnoresCase) {
   EXPECT_EQ(request.Header("missing"), "");
 }
 
+TEST(IsHopByHopHeaderTest, TheSevenNamesInAnyCaseAndNothingElse) {
+  for (const char* name : {"connection", "Keep-Alive", "TE", "trailer", "Transfer-Encoding",
+                           "UPGRADE", "proxy-connection"}) {
+    EXPECT_TRUE(IsHopByHopHeader(name)) << name;
+  }
+  // Same lengths as the hop-by-hop names, or one off, and the empty name.
+  for (const char* name : {"", "t", "tf", "tea", "trailers", "upgrad", "connectio", "keep-alivf",
+                           "content-length", "proxy-connectionx", "transfer-encodinG2",
+                           "x-connection", "host", "content-type"}) {
+    EXPECT_FALSE(IsHopByHopHeader(name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace warmroute::net

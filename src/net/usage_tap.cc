@@ -14,8 +14,14 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 // every event before any JSON parsing.
 bool HasUsageObject(std::string_view text) {
   constexpr std::string_view kKey = "\"usage\"";
-  for (size_t at = text.find(kKey); at != std::string_view::npos;
-       at = text.find(kKey, at + kKey.size())) {
+  // memmem, not string_view::find: find stops at every '"' of the text (a JSON body is full of
+  // them) to compare the rest of the key; memmem skips ahead.
+  auto find = [text, kKey](size_t from) -> size_t {
+    const void* hit = memmem(text.data() + from, text.size() - from, kKey.data(), kKey.size());
+    return hit == nullptr ? std::string_view::npos
+                          : static_cast<size_t>(static_cast<const char*>(hit) - text.data());
+  };
+  for (size_t at = find(0); at != std::string_view::npos; at = find(at + kKey.size())) {
     size_t i = at + kKey.size();
     while (i < text.size() && IsSpace(text[i])) ++i;
     if (i >= text.size() || text[i] != ':') continue;
@@ -55,11 +61,22 @@ bool HasNoChoices(simdjson::dom::element root) {
 
 std::optional<Usage> ReadUsage(std::string_view json) {
   if (!HasUsageObject(json)) return std::nullopt;
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS) return std::nullopt;
-  simdjson::dom::object usage;
-  if (root["usage"].get_object().get(usage) != simdjson::SUCCESS) return std::nullopt;
+  // On-demand: only the path to "usage" is parsed (a DOM parse built the whole response's tape,
+  // once per proxied request). The input is copied into a per-thread buffer with the padding
+  // simdjson reads past the end.
+  thread_local simdjson::ondemand::parser parser;
+  thread_local std::string padded;
+  if (padded.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
+    padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  }
+  padded.assign(json.data(), json.size());
+  simdjson::ondemand::document doc;
+  if (parser.iterate(simdjson::padded_string_view(padded, padded.capacity())).get(doc) !=
+      simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  simdjson::ondemand::object usage;
+  if (doc["usage"].get_object().get(usage) != simdjson::SUCCESS) return std::nullopt;
   Usage result;
   int64_t value = 0;
   if (usage["prompt_tokens"].get_int64().get(value) == simdjson::SUCCESS) {

@@ -50,6 +50,20 @@ TEST(ReadUsageTest, NullOrMissingUsageOrDetailsAreAbsent) {
   EXPECT_FALSE(usage->cached_tokens.has_value());
 }
 
+TEST(ReadUsageTest, OnlyTheTopLevelUsageCountsWhereverItIsAndInAnyFieldOrder) {
+  // "usage": { inside a string, and a nested "usage" object, before the real one.
+  auto usage = ReadUsage(
+      R"({"choices":[{"message":{"content":"say \"usage\": {now"}}],"x":{"usage":{"prompt_tokens":99}},)"
+      R"("usage":{"prompt_tokens_details":{"cached_tokens":2},"completion_tokens":1,"prompt_tokens":7}})");
+  ASSERT_TRUE(usage.has_value());
+  EXPECT_EQ(usage->prompt_tokens, 7);
+  EXPECT_EQ(usage->completion_tokens, 1);
+  EXPECT_EQ(usage->cached_tokens, 2);
+  // Only in a string or nested: no usage.
+  EXPECT_FALSE(ReadUsage(R"({"content":"\"usage\": {","choices":[]})").has_value());
+  EXPECT_FALSE(ReadUsage(R"({"x":{"usage":{"prompt_tokens":1}}})").has_value());
+}
+
 TEST(SseUsageTapTest, PassesEverythingThroughAndReadsUsageWhenTheClientAskedForIt) {
   for (size_t size : {1u, 7u, 64u, 4096u}) {
     SseUsageTap tap(/*drop_usage_event=*/false);

@@ -17,6 +17,11 @@
 namespace warmroute::router {
 namespace {
 
+// Debian's Abseil has its own string_view type (not std::string_view): the views Abseil's string
+// functions and heterogeneous lookups take.
+absl::string_view AbslView(std::string_view v) { return absl::string_view(v.data(), v.size()); }
+
+
 // TTFT buckets as vLLM's histogram_time_to_first_token, so gateway and engine TTFTs compare.
 const prometheus::Histogram::BucketBoundaries kTtftBuckets = {
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
@@ -215,11 +220,12 @@ struct GatewayMetrics::State {
   absl::flat_hash_map<std::string, prometheus::Counter*> tenant_counters;
   absl::flat_hash_map<std::string, prometheus::Histogram*> tenant_ttfts;
   absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
+  std::string key_buffer;  // OnRequest's scratch for request_counters' key (under mu)
   absl::flat_hash_map<std::string, BackendSeries> backend_series;
   std::map<std::string, BackendGauges> gauges;
 
   BackendSeries& Series(std::string_view backend) {
-    auto it = backend_series.find(std::string(backend));
+    auto it = backend_series.find(AbslView(backend));
     if (it != backend_series.end()) return it->second;
     const std::map<std::string, std::string> labels = {{"backend", std::string(backend)}};
     BackendSeries s{&ttft.Add(labels, kTtftBuckets), &e2e.Add(labels, kE2eBuckets),
@@ -233,8 +239,10 @@ GatewayMetrics::~GatewayMetrics() = default;
 
 void GatewayMetrics::OnRequest(const RequestRecord& r) {
   std::lock_guard lock(state_->mu);
-  const std::string key =
-      absl::StrCat(std::string(r.backend), "\n", r.status, "\n", std::string(r.reason));
+  // The series' key, built in a buffer kept across requests (no allocation once warm).
+  std::string& key = state_->key_buffer;
+  key.clear();
+  absl::StrAppend(&key, AbslView(r.backend), "\n", r.status, "\n", AbslView(r.reason));
   auto it = state_->request_counters.find(key);
   if (it == state_->request_counters.end()) {
     prometheus::Counter* c = &state_->requests.Add({{"backend", std::string(r.backend)},
