@@ -233,7 +233,9 @@ class RequestParser final : public http::basic_parser<true> {
   void on_body_init_impl(const boost::optional<uint64_t>& content_length,
                          beast::error_code&) override {
     // The parser refused a length over its body limit before this.
-    if (content_length) request.body.reserve(static_cast<size_t>(*content_length));
+    if (content_length && *content_length > 0) {
+      request.body.reserve(static_cast<size_t>(*content_length) + kBodySpareCapacity);
+    }
   }
   size_t on_body_impl(beast::string_view body, beast::error_code&) override {
     request.body.append(body.data(), body.size());
@@ -244,7 +246,13 @@ class RequestParser final : public http::basic_parser<true> {
     request.body.append(body.data(), body.size());
     return body.size();
   }
-  void on_finish_impl(beast::error_code&) override {}
+  void on_finish_impl(beast::error_code&) override {
+    // A chunked body grew as it came: room for kBodySpareCapacity (HttpRequest's contract).
+    if (!request.body.empty() &&
+        request.body.capacity() - request.body.size() < kBodySpareCapacity) {
+      request.body.reserve(request.body.size() + kBodySpareCapacity);
+    }
+  }
 };
 
 }  // namespace

@@ -42,6 +42,10 @@ using Task = boost::asio::awaitable<T, Executor>;
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
+// Spare capacity HttpServer leaves after a non-empty request body (body.capacity() - body.size()
+// at least this): a parser that reads past the end of its input (simdjson) parses it in place.
+inline constexpr size_t kBodySpareCapacity = 64;
+
 struct HttpRequest {
   std::string method;   // "GET", "POST", ... as sent
   std::string target;   // the request target as sent: path and query

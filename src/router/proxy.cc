@@ -15,6 +15,10 @@
 #include "router/forwarding.h"
 
 namespace warmroute::router {
+
+// The server leaves room after a request body for the JSON parser to read past its end.
+static_assert(net::kBodySpareCapacity >= request::kParsePadding);
+
 namespace {
 
 namespace asio = boost::asio;
@@ -270,7 +274,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
       call.tenant = tenant->config.name;
     }
     absl::StatusOr<request::InferenceRequest> parsed =
-        request::ParseInferenceRequest(endpoint, request.body);
+        request::ParseInferenceRequest(endpoint, request.body);  // in place (kBodySpareCapacity)
     if (!parsed.ok()) {
       refused = parsed.status();
       call.rejection = "bad_request";

@@ -342,21 +342,40 @@ absl::StatusOr<InferenceRequest> ParseBody(Endpoint endpoint, element root) {
 
 }  // namespace
 
-absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body) {
-  // One parser and one padded buffer per thread: their memory is reused across requests. Every
-  // string is copied out before the next parse invalidates the parser's views.
+static_assert(kParsePadding >= simdjson::SIMDJSON_PADDING);
+
+namespace {
+
+// One parser per thread: its memory is reused across requests. Every string is copied out
+// before the next parse invalidates the parser's views. `padded`: `data` may be read up to
+// kParsePadding bytes past `size`.
+absl::StatusOr<InferenceRequest> ParsePadded(Endpoint endpoint, const char* data, size_t size) {
   thread_local simdjson::dom::parser parser;
-  thread_local std::string padded;
-  padded.resize(body.size() + simdjson::SIMDJSON_PADDING);
-  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());
   element root;
   if (const simdjson::error_code error =
-          parser.parse(padded.data(), body.size(), /*realloc_if_needed=*/false).get(root);
+          parser.parse(data, size, /*realloc_if_needed=*/false).get(root);
       error != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
         absl::StrCat("Invalid JSON: ", std::string(simdjson::error_message(error))));
   }
   return ParseBody(endpoint, root);
+}
+
+}  // namespace
+
+absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body) {
+  // A padded copy, in a buffer per thread that keeps its memory across requests.
+  thread_local std::string padded;
+  if (padded.size() < body.size() + kParsePadding) padded.resize(body.size() + kParsePadding);
+  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());
+  return ParsePadded(endpoint, padded.data(), body.size());
+}
+
+absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, const std::string& body) {
+  if (body.capacity() - body.size() < kParsePadding) {
+    return ParseInferenceRequest(endpoint, std::string_view(body));
+  }
+  return ParsePadded(endpoint, body.data(), body.size());
 }
 
 std::string RenderPrompt(const InferenceRequest& request) {

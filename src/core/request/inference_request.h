@@ -55,6 +55,10 @@ struct InferenceRequest {
 // null, meaning unset. Chat takes max_completion_tokens over max_tokens. Unknown fields are
 // ignored, as vLLM does.
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body);
+// The same. When `body` has at least kParsePadding bytes of spare capacity, it is parsed in place
+// (the parser reads past the end); otherwise it is copied, as above.
+absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, const std::string& body);
+inline constexpr size_t kParsePadding = 64;
 
 // The canonical prompt text: the chat template applied to `messages` (with the generation
 // prompt), or the completion prompt as given. REQUIRES: !request.has_token_prompt.

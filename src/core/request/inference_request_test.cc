@@ -59,6 +59,28 @@ TEST(InferenceRequestTest, ParsesMinimalChat) {
   EXPECT_FALSE(req->has_token_prompt);
 }
 
+TEST(InferenceRequestTest, AStringWithSpareCapacityIsParsedInPlaceWhateverFollowsItsEnd) {
+  // Stale bytes past the end (a longer body's tail, unbalanced) must not change the result.
+  std::string body = R"({"model":"m","prompt":"hi","max_tokens":3})";
+  const size_t size = body.size();
+  body.reserve(size + kParsePadding + 16);
+  body.append(R"(,"prompt":"stale"}}}"unterminated)");
+  body.resize(size);
+  ASSERT_GE(body.capacity() - body.size(), kParsePadding);
+  absl::StatusOr<InferenceRequest> in_place = ParseInferenceRequest(Endpoint::kCompletions, body);
+  ASSERT_TRUE(in_place.ok()) << in_place.status();
+  EXPECT_EQ(in_place->prompt, "hi");
+  EXPECT_EQ(in_place->max_tokens, 3);
+  // Too little room: copied, same result. A malformed body is refused either way.
+  const std::string tight = R"({"model":"m","prompt":"hi","max_tokens":3})";
+  absl::StatusOr<InferenceRequest> copied = ParseInferenceRequest(Endpoint::kCompletions, tight);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_EQ(copied->prompt, "hi");
+  std::string bad = R"({"model":"m","prompt":"hi")";
+  bad.reserve(bad.size() + kParsePadding);
+  EXPECT_FALSE(ParseInferenceRequest(Endpoint::kCompletions, bad).ok());
+}
+
 TEST(InferenceRequestTest, ParsesEveryChatField) {
   absl::StatusOr<InferenceRequest> req = Chat(R"({
       "model": "llama", "messages": [
