@@ -621,7 +621,6 @@ struct PrefixIndex::Impl {
       if (alive.empty()) return;
     }
     for (BackendId b : alive) depth[b] = static_cast<int32_t>(chain.size());
-    return;
   }
 
   size_t MemoryBytes() const {
