@@ -34,6 +34,7 @@ demo: build
 # Microbenchmarks (Google Benchmark) and the emulator's timing-accuracy benchmark; figures and
 # commands are recorded in docs/performance.md.
 bench: build
+	@cmake --build --preset $(PRESET) -j $(JOBS) --target benches
 	@for b in $$(find build/$(PRESET)/src -name '*_bench' -type f -perm -u+x | sort); do \
 	  echo "== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
 	@/usr/bin/python3 bench/emulator_accuracy.py --bin $(BIN)
