@@ -5,17 +5,15 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "net/url.h"
 
 namespace warmroute::loadgen {
 namespace {
 
-// Debian's Abseil has its own string_view type.
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 absl::Status Bad(std::string_view url, std::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("expected http://host[:port][/path], got '", A(url), "' (", A(why), ")"));
+  return absl::InvalidArgumentError(absl::StrCat("expected http://host[:port][/path], got '",
+                                                 AbslView(url), "' (", AbslView(why), ")"));
 }
 
 // The reason in this contract's words.
@@ -67,9 +65,9 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
 
 std::string ApiTarget(const HttpUrl& url, std::string_view endpoint) {
   std::string_view base = url.path;
-  if (absl::EndsWith(A(base), "/v1") && absl::StartsWith(A(endpoint), "/v1/"))
+  if (absl::EndsWith(AbslView(base), "/v1") && absl::StartsWith(AbslView(endpoint), "/v1/"))
     base.remove_suffix(3);
-  return absl::StrCat(A(base), A(endpoint));
+  return absl::StrCat(AbslView(base), AbslView(endpoint));
 }
 
 }  // namespace warmroute::loadgen

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "net/detached.h"
 #include "net/url.h"
 
@@ -36,14 +37,12 @@ using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
 constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<Executor>{});
 constexpr size_t kReadChunkBytes = 16 * 1024;
 
-// Debian's Abseil has its own string_view type.
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 }  // namespace
 
 absl::StatusOr<RedisEndpoint> ParseRedisUrl(std::string_view url) {
   const auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("bad Redis URL \"", A(url), "\": ", A(why)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad Redis URL \"", AbslView(url), "\": ", AbslView(why)));
   };
   // Matched case-sensitively, unlike the other schemes warmroute reads.
   if (!url.starts_with("redis://")) return bad("expected redis://host[:port]");

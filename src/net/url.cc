@@ -6,12 +6,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 
 namespace warmroute::net {
 namespace {
-
-// Debian's Abseil has its own string_view type.
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 bool IsSchemeChar(char c) { return absl::ascii_isalnum(c) || c == '+' || c == '-' || c == '.'; }
 
@@ -65,14 +63,14 @@ std::string_view UrlErrorText(UrlError error) {
 }
 
 std::string UrlScheme(std::string_view url) {
-  return absl::AsciiStrToLower(A(url.substr(0, SchemeLength(url))));
+  return absl::AsciiStrToLower(AbslView(url.substr(0, SchemeLength(url))));
 }
 
 std::variant<Url, UrlError> ParseUrl(std::string_view url) {
   const size_t scheme_length = SchemeLength(url);
   if (scheme_length == 0) return UrlError::kNoScheme;
   Url out;
-  out.scheme = absl::AsciiStrToLower(A(url.substr(0, scheme_length)));
+  out.scheme = absl::AsciiStrToLower(AbslView(url.substr(0, scheme_length)));
   const std::string_view rest = url.substr(scheme_length + 3);
   if (rest.find_first_of("?#") != std::string_view::npos) return UrlError::kQuery;
   const size_t path_start = rest.find('/');
@@ -116,8 +114,9 @@ std::variant<Url, UrlError> ParseUrl(std::string_view url) {
 }
 
 std::string HostPort(std::string_view host, uint16_t port) {
-  if (host.find(':') != std::string_view::npos) return absl::StrCat("[", A(host), "]:", port);
-  return absl::StrCat(A(host), ":", port);
+  if (host.find(':') != std::string_view::npos)
+    return absl::StrCat("[", AbslView(host), "]:", port);
+  return absl::StrCat(AbslView(host), ":", port);
 }
 
 }  // namespace warmroute::net

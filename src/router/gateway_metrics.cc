@@ -13,14 +13,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 
 namespace warmroute::router {
 namespace {
-
-// Debian's Abseil has its own string_view type (not std::string_view): the views Abseil's string
-// functions and heterogeneous lookups take.
-absl::string_view AbslView(std::string_view v) { return absl::string_view(v.data(), v.size()); }
-
 
 // TTFT buckets as vLLM's histogram_time_to_first_token, so gateway and engine TTFTs compare.
 const prometheus::Histogram::BucketBoundaries kTtftBuckets = {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "net/detached.h"
 #include "net/redis_script.h"
 #include "router/reconnect_backoff.h"
@@ -74,9 +75,6 @@ return {1, 0, 0}
 
 // Shortest text that reads back as the same double.
 std::string Number(double value) { return fmt::format("{}", value); }
-
-// Debian's Abseil has its own string_view type.
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // A connect in progress: Takes that need the connection wait on `signal`, which the connect
 // cancels when it ends (or which expires as a safety net).
@@ -204,8 +202,8 @@ net::Task<absl::StatusOr<std::shared_ptr<net::RedisConnection>>> AcquireConnecti
 namespace internal {
 
 std::vector<std::string> TakeKeys(std::string_view key_prefix, std::string_view tenant) {
-  return {absl::StrCat(A(key_prefix), "{", A(tenant), "}:req"),
-          absl::StrCat(A(key_prefix), "{", A(tenant), "}:tok")};
+  return {absl::StrCat(AbslView(key_prefix), "{", AbslView(tenant), "}:req"),
+          absl::StrCat(AbslView(key_prefix), "{", AbslView(tenant), "}:tok")};
 }
 
 std::vector<std::string> TakeArgs(const TenantLimits& limits, double prompt_tokens) {
@@ -251,9 +249,9 @@ absl::Status ValidateBuckets(const TenantLimits& limits) {
     if (!bucket.has_value()) return absl::OkStatus();
     if (!std::isfinite(bucket->rate_per_s) || bucket->rate_per_s <= 0 ||
         !std::isfinite(bucket->burst) || bucket->burst < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad ", A(name), " limit: rate_per_s must be > 0 and burst >= 1 (got ",
-                       bucket->rate_per_s, ", ", bucket->burst, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad ", AbslView(name), " limit: rate_per_s must be > 0 and burst >= 1 (got ",
+          bucket->rate_per_s, ", ", bucket->burst, ")"));
     }
     return absl::OkStatus();
   };
