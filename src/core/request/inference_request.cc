@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/status.h"
 #include "core/request/chat_template.h"
 #include "simdjson.h"
@@ -151,36 +152,46 @@ absl::Status ParseCacheSalt(element value, std::string& out) {
   return absl::OkStatus();
 }
 
-// `content`: a string, null (no content, e.g. an assistant message with tool calls) or an array
-// of text parts joined with "\n".
-absl::Status ParseContent(element value, const std::string& param, std::string& out) {
+// "messages[i]" or "messages[i].field": built only when a message is invalid (a valid request
+// builds no names).
+std::string MessageName(size_t index, std::string_view field = {}) {
+  return field.empty() ? absl::StrCat("messages[", index, "]")
+                       : absl::StrCat("messages[", index, "].", AbslView(field));
+}
+
+// `content` of message `message`: a string, null (no content, e.g. an assistant message with
+// tool calls) or an array of text parts joined with "\n".
+absl::Status ParseContent(element value, size_t message, std::string& out) {
   out.clear();
   if (value.is_null()) return absl::OkStatus();
   if (value.is_string()) {
     out = std::string(value.get_string().value_unsafe());
     return absl::OkStatus();
   }
-  if (!value.is_array())
-    return WrongType(param, "a string, an array of content parts or null", value);
+  const auto param = [message] { return MessageName(message, "content"); };
+  if (!value.is_array()) {
+    return WrongType(param(), "a string, an array of content parts or null", value);
+  }
   size_t index = 0;
   const simdjson::dom::array parts = value.get_array().value_unsafe();
   for (element part : parts) {
-    const std::string part_name = absl::StrCat(param, "[", index, "]");
-    if (!part.is_object()) return WrongType(part_name, "a content part object", part);
+    const auto part_name = [&] { return absl::StrCat(param(), "[", index, "]"); };
+    if (!part.is_object()) return WrongType(part_name(), "a content part object", part);
     simdjson::dom::object fields = part.get_object().value_unsafe();
     element type;
     if (fields["type"].get(type) != simdjson::SUCCESS) {
-      return InvalidParam(param, absl::StrCat("'", part_name, ".type' is required"));
+      return InvalidParam(param(), absl::StrCat("'", part_name(), ".type' is required"));
     }
-    if (!type.is_string()) return WrongType(param, "a content part with a string 'type'", type);
+    if (!type.is_string()) return WrongType(param(), "a content part with a string 'type'", type);
     if (type.get_string().value_unsafe() != "text") {
       return InvalidParam(
-          param, absl::StrCat("only text content is supported, got a part of type '",
-                              std::string(type.get_string().value_unsafe()), "' at ", part_name));
+          param(),
+          absl::StrCat("only text content is supported, got a part of type '",
+                       std::string(type.get_string().value_unsafe()), "' at ", part_name()));
     }
     element text;
     if (fields["text"].get(text) != simdjson::SUCCESS || !text.is_string()) {
-      return InvalidParam(param, absl::StrCat("'", part_name, ".text' must be a string"));
+      return InvalidParam(param(), absl::StrCat("'", part_name(), ".text' must be a string"));
     }
     if (index > 0) out.push_back('\n');
     out.append(text.get_string().value_unsafe());
@@ -199,22 +210,25 @@ absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
   out.reserve(messages.size());
   size_t index = 0;
   for (element message : messages) {
-    const std::string name = absl::StrCat("messages[", index, "]");
-    if (!message.is_object()) return WrongType(name, "an object", message);
+    if (!message.is_object()) return WrongType(MessageName(index), "an object", message);
     ChatMessage parsed;
     bool has_role = false;
     const simdjson::dom::object fields = message.get_object().value_unsafe();
     for (simdjson::dom::key_value_pair field : fields) {
       if (field.key == "role") {
-        if (!field.value.is_string()) return WrongType(name + ".role", "a string", field.value);
+        if (!field.value.is_string()) {
+          return WrongType(MessageName(index, "role"), "a string", field.value);
+        }
         parsed.role = std::string(field.value.get_string().value_unsafe());
         has_role = true;
       } else if (field.key == "content") {
-        WR_RETURN_IF_ERROR(ParseContent(field.value, name + ".content", parsed.content));
+        WR_RETURN_IF_ERROR(ParseContent(field.value, index, parsed.content));
       }
     }
-    if (!has_role)
-      return InvalidParam(name + ".role", absl::StrCat("'", name, ".role' is required"));
+    if (!has_role) {
+      return InvalidParam(MessageName(index, "role"),
+                          absl::StrCat("'", MessageName(index, "role"), "' is required"));
+    }
     out.push_back(std::move(parsed));
     ++index;
   }
