@@ -63,8 +63,18 @@ struct HttpRequest {
 // them. Case-insensitive.
 bool IsHopByHopHeader(std::string_view name);
 
-// Header names compare case-insensitively.
-bool HeaderNameIs(std::string_view name, std::string_view expected);
+// Header names compare case-insensitively (RFC 9110 5.1): ASCII folding, inline (not the locale's
+// tolower, a library call per character; names are compared on every request's path).
+inline bool HeaderNameIs(std::string_view name, std::string_view expected) {
+  if (name.size() != expected.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char a = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<char>(name[i] + 32) : name[i];
+    const char b = expected[i] >= 'A' && expected[i] <= 'Z' ? static_cast<char>(expected[i] + 32)
+                                                            : expected[i];
+    if (a != b) return false;
+  }
+  return true;
+}
 
 struct ResponseHead {
   int status = 200;
