@@ -99,8 +99,9 @@ def mallocs_per_request(pid, port, script, scheme, event):
     return count / n
 
 
-def instructions_per_request(which, backends, tmp, binary, tls_dir, scheme, kind, big):
-    """User-space instructions per request of `which` under callgrind (see the module doc)."""
+def instructions_per_request(which, backends, tmp, binary, tls_dir, scheme, kind, big, keep=None):
+    """User-space instructions per request of `which` under callgrind (see the module doc); the
+    dump is kept as `keep` when given (for callgrind_annotate --inclusive=yes)."""
     out = f"{tmp}/callgrind-{which}-{kind}.out"
     port = po.free_port()
     proxy = start_proxy(which, port, backends, tmp, binary, tls_dir,
@@ -126,6 +127,8 @@ def instructions_per_request(which, backends, tmp, binary, tls_dir, scheme, kind
     text = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no",
                            f"{tmp}/{dumps[0]}"], capture_output=True, text=True).stdout
     total = int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", text).group(1).replace(",", ""))
+    if keep:
+        shutil.copy(f"{tmp}/{dumps[0]}", keep)
     for f in os.listdir(tmp):
         if f.startswith(f"callgrind-{which}-{kind}.out"):
             os.unlink(f"{tmp}/{f}")
@@ -140,7 +143,8 @@ def main():
     ap.add_argument("--instructions", action="store_true",
                     help="user-space instructions per request, under callgrind (slow)")
     ap.add_argument("--perf", metavar="PREFIX",
-                    help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data")
+                    help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data (with "
+                    "--instructions: the callgrind dump, PREFIX-PROXY-BODY.callgrind)")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
@@ -161,8 +165,9 @@ def main():
                     print("nginx        (no --instructions: it forks its workers)", flush=True)
                     continue
                 for kind, big in (("200b", "false"), ("12k", "true")):
+                    keep = f"{a.perf}-{which}-{kind}.callgrind" if a.perf else None
                     per_request = instructions_per_request(which, backends, tmp, a.bin, a.tls,
-                                                           scheme, kind, big)
+                                                           scheme, kind, big, keep)
                     print(f"{which:12} {kind:5} instructions {per_request:8.0f}/req", flush=True)
                 continue
             port = po.free_port()

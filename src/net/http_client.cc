@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -11,7 +12,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <array>
 #include <charconv>
 #include <cstring>
 #include <span>
@@ -19,6 +19,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "net/coarse_deadline.h"
 #include "net/speculative_write.h"
 
@@ -40,27 +41,6 @@ constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<Executor>{});
 constexpr size_t kReadBufferBytes = 16 * 1024;
 constexpr size_t kPieceBytes = 16 * 1024;
 constexpr std::string_view kConnectFailedPayload = "warmroute.dev/connect-failed";
-
-// Response headers that are not passed on: the hop-by-hop ones (IsHopByHopHeader's list), and
-// those the relay sets itself (Content-Length from the body it sends; Content-Type is
-// UpstreamResponseHead::content_type). By the parser's field code, which it has already looked
-// up: each of these names is a field Beast knows, so no name comparison is needed.
-bool NotRelayed(http::field field) {
-  switch (field) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::te:
-    case http::field::trailer:
-    case http::field::transfer_encoding:
-    case http::field::upgrade:
-    case http::field::proxy_connection:
-    case http::field::content_length:
-    case http::field::content_type:
-      return true;
-    default:
-      return false;
-  }
-}
 
 absl::Status ConnectError(const std::string& where, const beast::error_code& ec) {
   absl::Status status =
@@ -91,55 +71,10 @@ bool IsIpLiteral(const std::string& host) {
          inet_pton(AF_INET6, host.c_str(), address) == 1;
 }
 
-std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
-
-// Parses a response straight into an UpstreamResponseHead and the caller's piece buffer: no
-// header container of its own (Beast's basic_fields allocates every field), and the body goes
-// where ReadSome wants it, as Beast's buffer_body would put it.
-class ResponseParser final : public http::basic_parser<false> {
- public:
-  ResponseParser() { body_limit(boost::none); }
-
-  UpstreamResponseHead head;
-  // Where the next body bytes go: out[used, size). Full: put() stops with need_buffer.
-  char* out = nullptr;
-  size_t out_size = 0;
-  size_t out_used = 0;
-
- private:
-  void on_request_impl(http::verb, beast::string_view, beast::string_view, int,
-                       beast::error_code&) override {}
-  void on_response_impl(int code, beast::string_view, int, beast::error_code&) override {
-    head.status = code;
-    head.headers.reserve(8);  // one allocation for a typical engine's headers, not one per doubling
-  }
-  void on_field_impl(http::field field, beast::string_view name, beast::string_view value,
-                     beast::error_code&) override {
-    if (field == http::field::content_type) {
-      head.content_type.assign(value.data(), value.size());
-    } else if (!NotRelayed(field)) {
-      head.headers.emplace_back(std::string(View(name)), std::string(View(value)));
-    }
-  }
-  void on_header_impl(beast::error_code&) override { head.chunked = chunked(); }
-  void on_body_init_impl(const boost::optional<uint64_t>&, beast::error_code&) override {}
-  size_t on_body_impl(beast::string_view body, beast::error_code& ec) override {
-    return Take(body, ec);
-  }
-  void on_chunk_header_impl(uint64_t, beast::string_view, beast::error_code&) override {}
-  size_t on_chunk_body_impl(uint64_t, beast::string_view body, beast::error_code& ec) override {
-    return Take(body, ec);
-  }
-  void on_finish_impl(beast::error_code&) override {}
-
-  size_t Take(beast::string_view body, beast::error_code& ec) {
-    const size_t n = std::min(body.size(), out_size - out_used);
-    if (n > 0) std::memcpy(out + out_used, body.data(), n);
-    out_used += n;
-    if (n < body.size()) ec = http::error::need_buffer;
-    return n;
-  }
-};
+std::string_view BufferView(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  return {static_cast<const char*>(data.data()), data.size()};
+}
 
 // Whether Beast's prepare_payload would send Content-Length for a request of this method and an
 // empty body (it does for POST, PUT and OPTIONS).
@@ -218,7 +153,7 @@ void UpstreamPool::CloseIdle() {
 struct UpstreamExchange::Impl {
   std::shared_ptr<UpstreamPool::State> state;
   std::unique_ptr<UpstreamPool::Connection> connection;
-  std::optional<ResponseParser> parser;
+  std::optional<Http1ResponseParser> parser;
   UpstreamTimeouts timeouts;
   bool done = false;
   bool failed = false;
@@ -348,28 +283,36 @@ Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::
 
 // Reads until `parser` has the response head: what the connection has buffered is parsed first,
 // then each read's bytes as they come. `bytes_read` counts what was read from the socket.
-// end_of_stream: the upstream closed before sending anything; partial_message: mid-head.
-Task<beast::error_code> ReadHead(UpstreamPool::Connection& connection, ResponseParser& parser,
-                                 size_t& bytes_read) {
+// Returns the parser's error, or kPartialMessage when the upstream closed first (with
+// `bytes_read` 0 and nothing buffered: it closed before sending anything), or the read's error
+// in `ec`.
+Task<Http1ResponseParser::Error> ReadHead(UpstreamPool::Connection& connection,
+                                          Http1ResponseParser& parser, size_t& bytes_read,
+                                          beast::error_code& ec) {
   beast::flat_buffer& buffer = connection.buffer;
   for (;;) {
     if (buffer.size() > 0) {
-      beast::error_code ec;
-      const size_t used = parser.put(buffer.data(), ec);
+      Http1ResponseParser::Error error;
+      size_t no_room = 0;
+      const size_t used = parser.Put(BufferView(buffer), nullptr, 0, no_room, error);
       buffer.consume(used);
-      if (ec && ec != http::error::need_more) co_return ec;
-      if (parser.is_header_done()) co_return beast::error_code();
+      if (error != Http1ResponseParser::Error::kNone) co_return error;
+      if (parser.head_done()) co_return error;
     }
     auto read = connection.On(
         [&](auto& s) { return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask); });
-    auto [ec, n] = co_await std::move(read);
+    auto [rec, n] = co_await std::move(read);
     buffer.commit(n);
     bytes_read += n;
-    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
-      co_return bytes_read == 0 && buffer.size() == 0 ? beast::error_code(http::error::end_of_stream)
-                                                       : beast::error_code(http::error::partial_message);
+    const bool closed = rec == asio::error::eof || rec == asio::ssl::error::stream_truncated;
+    if (closed && n > 0) continue;  // parse what came with the close; the next read says eof
+    if (closed) {
+      co_return Http1ResponseParser::Error::kPartialMessage;
     }
-    if (ec) co_return ec;
+    if (rec) {
+      ec = rec;
+      co_return Http1ResponseParser::Error::kNone;
+    }
   }
 }
 
@@ -416,24 +359,29 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
           absl::StrCat("sending the request to ", where, " failed: ", wec.message()));
     }
     impl->parser.emplace();
-    if (request.method == "HEAD") impl->parser->skip(true);
+    if (request.method == "HEAD") impl->parser->SkipBody();
     size_t head_bytes = 0;
-    const beast::error_code hec = co_await ReadHead(connection, *impl->parser, head_bytes);
+    beast::error_code rec;
+    const Http1ResponseParser::Error error =
+        co_await ReadHead(connection, *impl->parser, head_bytes, rec);
     connection.deadline->Disarm();
-    if (hec) {
+    if (rec || error != Http1ResponseParser::Error::kNone) {
       impl->failed = true;
-      const bool timed_out = connection.deadline->TimedOut(hec);
-      const bool nothing_read = head_bytes == 0;
+      const bool timed_out = connection.deadline->TimedOut(rec);
+      const bool nothing_read = head_bytes == 0 && connection.buffer.size() == 0;
       if (may_retry && nothing_read && !timed_out) continue;
       if (timed_out) {
         co_return absl::DeadlineExceededError(absl::StrCat("no response from ", where, " within ",
                                                            timeouts.first_byte.count(), " ms"));
       }
+      const std::string why = rec            ? rec.message()
+                              : nothing_read ? std::string("closed without a response")
+                                             : std::string(Http1ResponseParser::Describe(error));
       co_return absl::UnavailableError(
-          absl::StrCat("reading the response head from ", where, " failed: ", hec.message()));
+          absl::StrCat("reading the response head from ", where, " failed: ", why));
     }
     UpstreamResponseHead head = std::move(impl->parser->head);
-    if (impl->parser->is_done()) impl->done = true;
+    if (impl->parser->done()) impl->done = true;
     auto exchange = std::unique_ptr<UpstreamExchange>(new UpstreamExchange(std::move(impl)));
     exchange->head_ = std::move(head);
     co_return exchange;
@@ -445,52 +393,52 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
   if (x.done) co_return std::string_view();
   if (x.failed) co_return absl::UnavailableError("the upstream response already failed");
   UpstreamPool::Connection& connection = *x.connection;
-  char* const piece = x.connection->piece.get();
+  beast::flat_buffer& buffer = connection.buffer;
+  char* const piece = connection.piece.get();
   // What is already buffered is parsed without I/O (and without arming the idle timer): a
-  // non-streaming body usually arrives with its head.
-  if (x.connection->buffer.size() > 0) {
-    x.parser->out = piece;
-    x.parser->out_size = kPieceBytes;
-    x.parser->out_used = 0;
-    beast::error_code ec;
-    const size_t used = x.parser->put(x.connection->buffer.data(), ec);
-    x.connection->buffer.consume(used);
-    if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
-    if (ec) {
-      x.failed = true;
-      co_return absl::UnavailableError(
-          absl::StrCat("malformed upstream response body: ", ec.message()));
-    }
-    const size_t got = x.parser->out_used;
-    if (x.parser->is_done()) x.done = true;
-    if (got > 0) co_return std::string_view(piece, got);
-    if (x.done) co_return std::string_view();
-  }
+  // non-streaming body usually arrives with its head. Then a read at a time until the parser
+  // has body bytes or the message is done.
   for (;;) {
-    x.parser->out = piece;
-    x.parser->out_size = kPieceBytes;
-    x.parser->out_used = 0;
+    if (buffer.size() > 0) {
+      size_t got = 0;
+      Http1ResponseParser::Error error;
+      const size_t used = x.parser->Put(BufferView(buffer), piece, kPieceBytes, got, error);
+      buffer.consume(used);
+      if (error != Http1ResponseParser::Error::kNone) {
+        x.failed = true;
+        co_return absl::UnavailableError(absl::StrCat(
+            "malformed upstream response body: ", AbslView(Http1ResponseParser::Describe(error))));
+      }
+      if (x.parser->done()) x.done = true;
+      if (got > 0) co_return std::string_view(piece, got);
+      if (x.done) co_return std::string_view();
+    }
     connection.deadline->Arm(x.timeouts.idle_stream);
     auto read = connection.On(
-        [&](auto& s) { return http::async_read_some(s, connection.buffer, *x.parser, kTask); });
+        [&](auto& s) { return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask); });
     auto [ec, n] = co_await std::move(read);
     connection.deadline->Disarm();
-    const bool timed_out = connection.deadline->TimedOut(ec);
-    if (ec == http::error::need_buffer) ec = {};
-    if (ec == http::error::end_of_stream && x.parser->is_done()) ec = {};
+    buffer.commit(n);
+    const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+    if (closed && n > 0) continue;  // parse what came with the close; the next read says eof
+    if (closed) {
+      if (x.parser->PutEof() == Http1ResponseParser::Error::kNone) {
+        x.done = true;  // a body that ran to the close
+        co_return std::string_view();
+      }
+      x.failed = true;
+      co_return absl::UnavailableError(
+          "reading the upstream response failed: the connection closed mid-response");
+    }
     if (ec) {
       x.failed = true;
-      if (timed_out) {
+      if (connection.deadline->TimedOut(ec)) {
         co_return absl::DeadlineExceededError(
             absl::StrCat("the upstream sent nothing for ", x.timeouts.idle_stream.count(), " ms"));
       }
       co_return absl::UnavailableError(
           absl::StrCat("reading the upstream response failed: ", ec.message()));
     }
-    const size_t got = x.parser->out_used;
-    if (x.parser->is_done()) x.done = true;
-    if (got > 0) co_return std::string_view(piece, got);
-    if (x.done) co_return std::string_view();
   }
 }
 

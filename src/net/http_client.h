@@ -4,7 +4,7 @@
 //
 // Per request, as little as possible: the request head is built in a string the connection
 // keeps and written with the body in one non-blocking writev (plaintext; a healthy connection
-// takes it whole, no reactor round trip); the response is parsed by Beast's basic_parser straight
+// takes it whole, no reactor round trip); the response is parsed by Http1ResponseParser straight
 // into UpstreamResponseHead and the connection's piece buffer (no header container in between).
 //
 // Life of an exchange:
@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "net/http1_response_parser.h"
 #include "net/response_writer.h"
 #include "net/tls.h"
 
@@ -84,13 +85,6 @@ struct UpstreamRequest {
   // Headers to send besides Host, Content-Length and Connection (which the client sets).
   const HttpHeaders* headers = nullptr;
   std::string_view body;
-};
-
-struct UpstreamResponseHead {
-  int status = 0;
-  std::string content_type;
-  HttpHeaders headers;  // end-to-end headers only (no hop-by-hop, Content-Length, TE)
-  bool chunked = false;
 };
 
 class UpstreamExchange;
