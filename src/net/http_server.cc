@@ -85,12 +85,18 @@ void LogIfFailed(const char* what, std::exception_ptr e) {
 template <typename S>
 class ConnectionWriter final : public ResponseWriter {
  public:
-  ConnectionWriter(S& stream, bool keep_alive, std::chrono::milliseconds write_timeout)
-      : stream_(stream), keep_alive_(keep_alive), write_timeout_(write_timeout) {}
+  // `head_buffer`: where response heads are built; the connection keeps it from one request to
+  // the next, so a head costs no allocation.
+  ConnectionWriter(S& stream, bool keep_alive, std::chrono::milliseconds write_timeout,
+                   std::string& head_buffer)
+      : stream_(stream),
+        keep_alive_(keep_alive),
+        write_timeout_(write_timeout),
+        head_buffer_(head_buffer) {}
 
   Task<absl::Status> Reply(ResponseHead head, std::string body) override {
     started_ = true;
-    std::string text = Head(head, /*chunked=*/false, body.size());
+    const std::string& text = Head(head, /*chunked=*/false, body.size());
     std::array<asio::const_buffer, 2> buffers = {asio::buffer(text), asio::buffer(body)};
     co_return co_await Write(buffers);
   }
@@ -98,7 +104,7 @@ class ConnectionWriter final : public ResponseWriter {
   Task<absl::Status> StartStream(ResponseHead head) override {
     started_ = true;
     streaming_ = true;
-    std::string text = Head(head, /*chunked=*/true, 0);
+    const std::string& text = Head(head, /*chunked=*/true, 0);
     std::array<asio::const_buffer, 1> buffers = {asio::buffer(text)};
     co_return co_await Write(buffers);
   }
@@ -135,8 +141,10 @@ class ConnectionWriter final : public ResponseWriter {
   bool failed() const { return failed_; }
 
  private:
-  std::string Head(const ResponseHead& head, bool chunked, size_t content_length) const {
-    std::string text;
+  // The head, in head_buffer_ (valid until the next Head).
+  const std::string& Head(const ResponseHead& head, bool chunked, size_t content_length) {
+    std::string& text = head_buffer_;
+    text.clear();
     text.reserve(160);
     const auto reason = http::obsolete_reason(static_cast<http::status>(head.status));
     text.append("HTTP/1.1 "sv);
@@ -198,6 +206,7 @@ class ConnectionWriter final : public ResponseWriter {
   S& stream_;
   const bool keep_alive_;
   const std::chrono::milliseconds write_timeout_;
+  std::string& head_buffer_;
   bool started_ = false;
   bool streaming_ = false;
   bool finished_ = false;
@@ -434,7 +443,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // status's own) and closes the connection.
   static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, absl::Status status,
                                   int http_status = 0) {
-    ConnectionWriter<S> writer(stream, /*keep_alive=*/false, self->options_.write_timeout);
+    std::string head_buffer;
+    ConnectionWriter<S> writer(stream, /*keep_alive=*/false, self->options_.write_timeout,
+                               head_buffer);
     absl::Status sent;
     if (http_status != 0) {
       HttpError error = ToHttpError(status, http_status);
@@ -532,6 +543,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
+    std::string head_buffer;  // response heads (ConnectionWriter)
     const HttpServerOptions& options = self->options_;
     // The keep-alive wait, on every request's path; the rarer waits for the rest of a request
     // use the stream's own timer.
@@ -594,9 +606,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       tcp_stream.expires_never();
       HttpRequest request = std::move(parser.request);
-      const std::string target = request.target;
       const bool keep_alive = request.keep_alive;
-      ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout);
+      ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout, head_buffer);
       // Watch the client while the handler runs (unless it has sent a pipelined request
       // already): one that goes away cancels the handler.
       if (buffer.size() == 0) self->BeginWatch(watch);
@@ -608,7 +619,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       if (writer.failed() || self->stopped_) co_return;
       if (!writer.started()) {
-        spdlog::error("handler for {} returned without a response", target);
+        spdlog::error("a request handler returned without a response");
         co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
       } else if (writer.streaming() && !writer.finished()) {
         co_await writer.FinishStream();

@@ -479,10 +479,10 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
   }
 
   net::UpstreamResponseHead upstream_head = exchange->TakeHead();
-  net::ResponseHead head;
-  head.status = upstream_head.status;
-  head.content_type = std::move(upstream_head.content_type);
-  head.headers = std::move(upstream_head.headers);
+  // Every member given: the default Content-Type would be a string built only to be replaced.
+  net::ResponseHead head{.status = upstream_head.status,
+                         .content_type = std::move(upstream_head.content_type),
+                         .headers = std::move(upstream_head.headers)};
   if (settings->response_headers) {
     head.headers.emplace_back("x-warmroute-backend", call.target->name);
     head.headers.emplace_back("x-warmroute-reason", std::string(routing::ReasonName(call.reason)));

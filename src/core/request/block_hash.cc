@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "xxh_x86dispatch.h"  // XXH3_64bits* resolve to the AVX2/AVX-512 variants at run time
 
 namespace warmroute::request {
@@ -14,19 +15,21 @@ constexpr std::string_view kRootDomain = "warmroute/block-root/v1";
 
 // Appends `field` as an 8-byte little-endian length followed by its bytes, so that field
 // boundaries are unambiguous: ("ab", "c") and ("a", "bc") encode differently.
-void AppendField(std::string& out, std::string_view field) {
-  uint64_t size = field.size();
+template <typename Buffer>
+void AppendField(Buffer& out, std::string_view field) {
+  const uint64_t size = field.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
-  out.append(field);
+  out.insert(out.end(), field.begin(), field.end());
 }
 
 }  // namespace
 
 uint64_t RootBlockHash(const BlockHashKey& key) {
-  std::string buffer;
+  // On the stack for the usual lengths: one per request, on the gateway's path.
+  absl::InlinedVector<char, 256> buffer;
   buffer.reserve(kRootDomain.size() + 24 + key.model.size() + key.lora.size() +
                  key.cache_salt.size());
-  buffer.append(kRootDomain);
+  buffer.insert(buffer.end(), kRootDomain.begin(), kRootDomain.end());
   AppendField(buffer, key.model);
   AppendField(buffer, key.lora);
   AppendField(buffer, key.cache_salt);
