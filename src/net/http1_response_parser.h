@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "net/http1_syntax.h"
 #include "net/response_writer.h"
 
 namespace warmroute::net {
@@ -84,12 +85,9 @@ class Http1ResponseParser {
   enum class State {
     kStatusLine,
     kFields,
-    kBody,       // Content-Length: body_left bytes to go
-    kToClose,    // the body runs to the connection's close
-    kChunkSize,  // a chunk-size line
-    kChunkData,  // body_left bytes of chunk data
-    kChunkCrlf,  // the CRLF after a chunk's data
-    kTrailers,   // trailer fields, up to an empty line
+    kBody,     // Content-Length: body_left_ bytes to go
+    kToClose,  // the body runs to the connection's close
+    kChunked,  // chunked_ decodes it
     kDone,
   };
 
@@ -102,16 +100,11 @@ class Http1ResponseParser {
   State state_ = State::kStatusLine;
   bool skip_body_ = false;
   bool keep_alive_ = false;
-  size_t head_bytes_ = 0;     // of the head so far
-  size_t trailer_bytes_ = 0;  // of the trailer section so far
-  uint64_t body_left_ = 0;
-  // Framing headers seen in the head being parsed.
-  bool has_length_ = false;
-  uint64_t length_ = 0;
-  bool has_transfer_encoding_ = false;
-  bool connection_close_ = false;
-  bool connection_keep_alive_ = false;
   int minor_version_ = 1;
+  size_t head_bytes_ = 0;  // of the head so far
+  uint64_t body_left_ = 0;
+  http1::Framing framing_;  // of the head being parsed
+  http1::ChunkedDecoder chunked_{header_limit_};
 };
 
 }  // namespace warmroute::net

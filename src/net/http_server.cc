@@ -5,9 +5,9 @@
 
 #include <array>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "net/coarse_deadline.h"
+#include "net/http1_request_parser.h"
 #include "net/openai_error.h"
 #include "net/speculative_write.h"
 
@@ -213,56 +214,17 @@ class ConnectionWriter final : public ResponseWriter {
   bool failed_ = false;
 };
 
-std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
+std::string_view BufferView(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  return {static_cast<const char*>(data.data()), data.size()};
+}
 
-// Parses a request straight into an HttpRequest: no header container of its own (Beast's
-// basic_fields allocates every field, which ToHttpRequest then copied out).
-class RequestParser final : public http::basic_parser<true> {
- public:
-  HttpRequest request;
-  bool expects_continue = false;  // "Expect: 100-continue"
-
- private:
-  void on_request_impl(http::verb, beast::string_view method, beast::string_view target, int,
-                       beast::error_code&) override {
-    request.method.assign(method.data(), method.size());
-    request.target.assign(target.data(), target.size());
-    request.path.assign(View(target).substr(0, View(target).find('?')));
-    request.headers.reserve(8);
-  }
-  void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
-  void on_field_impl(http::field field, beast::string_view name, beast::string_view value,
-                     beast::error_code&) override {
-    if (field == http::field::expect && beast::iequals(value, "100-continue")) {
-      expects_continue = true;
-    }
-    request.headers.emplace_back(std::string(View(name)), std::string(View(value)));
-  }
-  void on_header_impl(beast::error_code&) override { request.keep_alive = keep_alive(); }
-  void on_body_init_impl(const boost::optional<uint64_t>& content_length,
-                         beast::error_code&) override {
-    // The parser refused a length over its body limit before this.
-    if (content_length && *content_length > 0) {
-      request.body.reserve(static_cast<size_t>(*content_length) + kBodySpareCapacity);
-    }
-  }
-  size_t on_body_impl(beast::string_view body, beast::error_code&) override {
-    request.body.append(body.data(), body.size());
-    return body.size();
-  }
-  void on_chunk_header_impl(uint64_t, beast::string_view, beast::error_code&) override {}
-  size_t on_chunk_body_impl(uint64_t, beast::string_view body, beast::error_code&) override {
-    request.body.append(body.data(), body.size());
-    return body.size();
-  }
-  void on_finish_impl(beast::error_code&) override {
-    // A chunked body grew as it came: room for kBodySpareCapacity (HttpRequest's contract).
-    if (!request.body.empty() &&
-        request.body.capacity() - request.body.size() < kBodySpareCapacity) {
-      request.body.reserve(request.body.size() + kBodySpareCapacity);
-    }
-  }
-};
+// Parses what `buffer` holds into `parser`, consuming what it used.
+Http1RequestParser::Error Feed(Http1RequestParser& parser, beast::flat_buffer& buffer) {
+  Http1RequestParser::Error error;
+  buffer.consume(parser.Put(BufferView(buffer), error));
+  return error;
+}
 
 }  // namespace
 
@@ -469,28 +431,46 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
-  static absl::Status ReadErrorStatus(const beast::error_code& ec, const HttpServerOptions& o) {
-    if (ec == http::error::body_limit) {
+  static absl::Status ParseErrorStatus(Http1RequestParser::Error error,
+                                       const HttpServerOptions& o) {
+    if (error == Http1RequestParser::Error::kBodyTooLarge) {
       return absl::OutOfRangeError("request body exceeds the limit of " +
                                    std::to_string(o.body_limit_bytes) + " bytes");
     }
-    if (ec == http::error::header_limit) {
+    if (error == Http1RequestParser::Error::kHeaderTooLarge) {
       return absl::OutOfRangeError("request header exceeds the limit of " +
                                    std::to_string(o.header_limit_bytes) + " bytes");
     }
-    return absl::InvalidArgumentError("malformed HTTP request: " + ec.message());
+    return absl::InvalidArgumentError("malformed HTTP request: " +
+                                      std::string(Http1RequestParser::Describe(error)));
   }
 
-  // The HTTP status of a read error when it is not its Status's own: 431 Request Header Fields
+  // The HTTP status of a parse error when it is not its Status's own: 431 Request Header Fields
   // Too Large for headers over the limit (413 is for bodies).
-  static int ReadErrorHttpStatus(const beast::error_code& ec) {
-    return ec == http::error::header_limit ? 431 : 0;
+  static int ParseErrorHttpStatus(Http1RequestParser::Error error) {
+    return error == Http1RequestParser::Error::kHeaderTooLarge ? 431 : 0;
   }
 
-  static bool IsClosedOrTimedOut(const beast::error_code& ec) {
-    return ec == http::error::end_of_stream || ec == asio::error::eof ||
-           ec == beast::error::timeout || ec == asio::error::operation_aborted ||
-           ec == asio::error::connection_reset || ec == asio::error::bad_descriptor;
+  // Reads into `buffer` and parses until the parser has the request's head (`until_head`) or
+  // the whole request, under the stream's current expiry. A read error (the client closed or
+  // reset, the expiry passed) is returned in `ec`, a parse error as the result.
+  template <typename S>
+  static Task<Http1RequestParser::Error> ReadRequest(S& stream, beast::flat_buffer& buffer,
+                                                     Http1RequestParser& parser, bool until_head,
+                                                     beast::error_code& ec) {
+    while (!(until_head ? parser.head_done() : parser.done())) {
+      auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
+      buffer.commit(n);
+      if (n > 0) {
+        const Http1RequestParser::Error error = Feed(parser, buffer);
+        if (error != Http1RequestParser::Error::kNone) co_return error;
+      }
+      if (rec && !(until_head ? parser.head_done() : parser.done())) {
+        ec = rec;
+        break;
+      }
+    }
+    co_return Http1RequestParser::Error::kNone;
   }
 
   static Stream NewStream(Impl&, Socket socket, Stream*) { return Stream(std::move(socket)); }
@@ -557,53 +537,32 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         if (rec) co_return;  // closed, failed or timed out
         buffer.commit(n);
       }
-      RequestParser parser;
-      parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
-      parser.body_limit(options.body_limit_bytes);
+      Http1RequestParser parser(options.header_limit_bytes, options.body_limit_bytes);
       // Fast path: a request usually arrives whole in one read; parse what is buffered without
       // I/O (and without arming the header timer). The rest is read under the timeouts.
-      beast::error_code pec;
-      while (buffer.size() > 0 && !parser.is_done()) {
-        const size_t used = parser.put(buffer.data(), pec);
-        buffer.consume(used);
-        if (pec == http::error::need_more) {
-          pec = {};
-          break;
-        }
-        if (pec || used == 0) break;
-      }
-      if (pec) {
-        co_await ReplyAndClose(self, stream, ReadErrorStatus(pec, options),
-                               ReadErrorHttpStatus(pec));
-        co_return;
-      }
-      if (!parser.is_header_done()) {
+      Http1RequestParser::Error perr = Feed(parser, buffer);
+      beast::error_code rec;
+      if (perr == Http1RequestParser::Error::kNone && !parser.head_done()) {
         tcp_stream.expires_after(options.header_timeout);
-        auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kTask);
-        if (hec) {
-          if (!IsClosedOrTimedOut(hec)) {
-            co_await ReplyAndClose(self, stream, ReadErrorStatus(hec, options),
-                                   ReadErrorHttpStatus(hec));
-          }
-          co_return;
-        }
+        perr = co_await ReadRequest(stream, buffer, parser, /*until_head=*/true, rec);
       }
-      if (!parser.is_done()) {
-        if (parser.expects_continue) {
-          http::response<http::empty_body> go_on{http::status::continue_, 11};
+      if (perr == Http1RequestParser::Error::kNone && !rec && !parser.done()) {
+        if (parser.expects_continue()) {
           tcp_stream.expires_after(options.write_timeout);
-          auto [wec, wn] = co_await http::async_write(stream, go_on, kTask);
+          static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+          auto [wec, wn] = co_await asio::async_write(
+              stream, asio::buffer(kContinue.data(), kContinue.size()), kTask);
           if (wec) co_return;
         }
         tcp_stream.expires_after(options.body_timeout);
-        auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kTask);
-        if (bec) {
-          if (!IsClosedOrTimedOut(bec)) {
-            co_await ReplyAndClose(self, stream, ReadErrorStatus(bec, options));
-          }
-          co_return;
-        }
+        perr = co_await ReadRequest(stream, buffer, parser, /*until_head=*/false, rec);
       }
+      if (perr != Http1RequestParser::Error::kNone) {
+        co_await ReplyAndClose(self, stream, ParseErrorStatus(perr, options),
+                               ParseErrorHttpStatus(perr));
+        co_return;
+      }
+      if (rec) co_return;  // closed, reset or timed out mid-request
       tcp_stream.expires_never();
       HttpRequest request = std::move(parser.request);
       const bool keep_alive = request.keep_alive;

@@ -1,0 +1,172 @@
+#include "net/http1_request_parser.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace warmroute::net {
+
+using namespace std::string_view_literals;
+using http1::Framing;
+
+std::string_view Http1RequestParser::Describe(Error error) {
+  switch (error) {
+    case Error::kNone:
+      return "no error";
+    case Error::kBadRequestLine:
+      return "bad request line";
+    case Error::kBadHeader:
+      return "bad header field";
+    case Error::kHeaderTooLarge:
+      return "header section too large";
+    case Error::kBadContentLength:
+      return "bad Content-Length";
+    case Error::kBadTransferEncoding:
+      return "bad Transfer-Encoding";
+    case Error::kBadChunk:
+      return "bad chunk";
+    case Error::kBodyTooLarge:
+      return "body too large";
+  }
+  return "unknown error";
+}
+
+Http1RequestParser::Error Http1RequestParser::ParseRequestLine(std::string_view line) {
+  // method SP request-target SP HTTP/1.x
+  const size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos || sp1 == 0) return Error::kBadRequestLine;
+  const std::string_view method = line.substr(0, sp1);
+  if (!http1::IsToken(method)) return Error::kBadRequestLine;
+  const size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || sp2 == sp1 + 1) return Error::kBadRequestLine;
+  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  for (char c : target) {
+    if (c <= ' ' || c == 0x7f || static_cast<unsigned char>(c) >= 0x80) {
+      return Error::kBadRequestLine;
+    }
+  }
+  const std::string_view version = line.substr(sp2 + 1);
+  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1."sv ||
+      (version[7] != '0' && version[7] != '1')) {
+    return Error::kBadRequestLine;
+  }
+  minor_version_ = version[7] - '0';
+  request.method.assign(method);
+  request.target.assign(target);
+  request.path.assign(target.substr(0, target.find('?')));
+  request.headers.reserve(8);  // one allocation for a typical client's headers
+  return Error::kNone;
+}
+
+Http1RequestParser::Error Http1RequestParser::FinishHead() {
+  if (framing_.Check() != Framing::Error::kNone) return Error::kBadTransferEncoding;
+  request.keep_alive = minor_version_ == 1 ? !framing_.close : framing_.keep_alive;
+  if (framing_.has_transfer_encoding) {
+    // A request body must have a known length: chunked last, or the request is refused.
+    if (!framing_.chunked) return Error::kBadTransferEncoding;
+    state_ = State::kChunked;
+  } else if (framing_.has_length && framing_.length > 0) {
+    if (framing_.length > body_limit_) return Error::kBodyTooLarge;
+    body_left_ = framing_.length;
+    request.body.reserve(static_cast<size_t>(framing_.length) + kBodySpareCapacity);
+    state_ = State::kBody;
+  } else {
+    state_ = State::kDone;
+  }
+  return Error::kNone;
+}
+
+size_t Http1RequestParser::Put(std::string_view in, Error& error) {
+  error = Error::kNone;
+  size_t used = 0;
+  for (;;) {
+    const std::string_view rest = in.substr(used);
+    switch (state_) {
+      case State::kRequestLine:
+      case State::kFields: {
+        // A line at a time, each used once it is whole.
+        std::string_view line;
+        size_t consumed = 0;
+        switch (http1::NextHeadLine(rest, header_limit_, head_bytes_, line, consumed)) {
+          case http1::HeadLine::kLine:
+            break;
+          case http1::HeadLine::kNeedMore:
+            return used;
+          case http1::HeadLine::kTooLarge:
+            error = Error::kHeaderTooLarge;
+            return used;
+          case http1::HeadLine::kBadEnding:
+            error = state_ == State::kRequestLine ? Error::kBadRequestLine : Error::kBadHeader;
+            return used;
+        }
+        const bool request_line = state_ == State::kRequestLine;
+        used += consumed;
+        if (request_line) {
+          if ((error = ParseRequestLine(line)) != Error::kNone) return used;
+          state_ = State::kFields;
+          continue;
+        }
+        if (line.empty()) {
+          if ((error = FinishHead()) != Error::kNone) return used;
+          continue;
+        }
+        std::string_view name;
+        std::string_view value;
+        if (!http1::SplitField(line, name, value)) {
+          error = Error::kBadHeader;
+          return used;
+        }
+        Framing::Error framing = Framing::Error::kNone;
+        if (framing_.Read(name, value, framing)) {
+          if (framing == Framing::Error::kBadContentLength) error = Error::kBadContentLength;
+          if (framing == Framing::Error::kBadTransferEncoding) {
+            error = Error::kBadTransferEncoding;
+          }
+          if (framing == Framing::Error::kBadConnection) error = Error::kBadHeader;
+          if (error != Error::kNone) return used;
+        } else if (name.size() == 6 && http1::TokenIs(name, "expect"sv) &&
+                   HeaderNameIs(value, "100-continue"sv)) {
+          expects_continue_ = true;
+        }
+        request.headers.emplace_back(name, value);
+        continue;
+      }
+      case State::kBody: {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(body_left_, rest.size()));
+        request.body.append(rest.data(), n);
+        used += n;
+        body_left_ -= n;
+        if (body_left_ > 0) return used;
+        state_ = State::kDone;
+        continue;
+      }
+      case State::kChunked: {
+        // Room for what `rest` may hold, then what the decoder wrote is kept.
+        const size_t before = request.body.size();
+        request.body.resize(before + rest.size());
+        size_t written = 0;
+        http1::ChunkedDecoder::Status status;
+        used += chunked_.Put(rest, request.body.data() + before, rest.size(), written, status);
+        request.body.resize(before + written);
+        if (status == http1::ChunkedDecoder::Status::kBadChunk) error = Error::kBadChunk;
+        if (status == http1::ChunkedDecoder::Status::kTrailersTooLarge) {
+          error = Error::kHeaderTooLarge;
+        }
+        if (error == Error::kNone && request.body.size() > body_limit_) {
+          error = Error::kBodyTooLarge;
+        }
+        if (error != Error::kNone || !chunked_.done()) return used;
+        // The body grew as it came: leave the spare room HttpRequest promises.
+        if (!request.body.empty() &&
+            request.body.capacity() - request.body.size() < kBodySpareCapacity) {
+          request.body.reserve(request.body.size() + kBodySpareCapacity);
+        }
+        state_ = State::kDone;
+        continue;
+      }
+      case State::kDone:
+        return used;
+    }
+  }
+}
+
+}  // namespace warmroute::net
