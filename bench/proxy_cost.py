@@ -11,13 +11,17 @@ are zeroed, wrk runs at 8 connections, and the counters are dumped. Unlike CPU t
 does not depend on what else the machine is doing, so it shows changes of a few percent that
 timing runs on this machine cannot (the kernel's share is not in it).
 
+With --peers, also the CPU time per request of the nginx backend (its processes, from
+/proc/PID/stat) and of wrk (this script's children, getrusage) during the same wrk run: on two
+cores, what the proxy makes its peers spend counts against throughput too.
+
 With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
 warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
 then skipped. Each wrk connection is kept alive, so this is the cost of TLS records, not of
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--mallocs] [--instructions] [--perf PREFIX] [--tls DIR]
+       [--syscalls] [--mallocs] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
        [haproxy nginx round_robin warmroute ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
@@ -25,6 +29,7 @@ import argparse
 import importlib.util
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -145,6 +150,8 @@ def main():
     ap.add_argument("--perf", metavar="PREFIX",
                     help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data (with "
                     "--instructions: the callgrind dump, PREFIX-PROXY-BODY.callgrind)")
+    ap.add_argument("--peers", action="store_true",
+                    help="also the CPU time per request of the nginx backend and of wrk")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
@@ -158,6 +165,9 @@ def main():
         f.write(po.nginx_backend_conf(tmp, backends))
     backend = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", f"{tmp}/b.conf",
                                 "-p", tmp])
+    time.sleep(0.3)
+    backend_pids = [backend.pid] + [int(p) for p in subprocess.run(
+        ["pgrep", "-P", str(backend.pid)], capture_output=True, text=True).stdout.split()]
     try:
         for which in a.proxies:
             if a.instructions:
@@ -187,8 +197,12 @@ def main():
                             ["perf", "record", "-q", "--call-graph", "dwarf,8192", "-F", "499", "-o", f"{a.perf}-{which}-{kind}.data",
                              "-p", ",".join(map(str, pids))], stderr=subprocess.DEVNULL)
                     before = [cpu_us(p) for p in pids]
+                    peers_before = ([cpu_us(p) for p in backend_pids],
+                                    resource.getrusage(resource.RUSAGE_CHILDREN))
                     n = wrk(port, script, 64, 2, 4, scheme)
                     after = [cpu_us(p) for p in pids]
+                    peers_after = ([cpu_us(p) for p in backend_pids],
+                                   resource.getrusage(resource.RUSAGE_CHILDREN))
                     if profiler:
                         profiler.send_signal(signal.SIGINT)
                         profiler.wait()
@@ -196,6 +210,13 @@ def main():
                     sys_ = sum(x[1] - y[1] for x, y in zip(after, before)) / n
                     line = (f"{which:12} {kind:5} {n / 4:8.0f} req/s  user {user:6.1f} us/req  "
                             f"sys {sys_:6.1f} us/req")
+                    if a.peers:
+                        # wrk is this script's only child that ran in between: RUSAGE_CHILDREN.
+                        nginx = sum(x[0] + x[1] - y[0] - y[1]
+                                    for x, y in zip(peers_after[0], peers_before[0])) / n
+                        ru0, ru1 = peers_before[1], peers_after[1]
+                        load = ((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * 1e6 / n
+                        line += f"  backend {nginx:5.1f} us/req  wrk {load:5.1f} us/req"
                     if a.syscalls:
                         st = subprocess.Popen(["strace", "-c", "-f", "-o", f"{tmp}/st.txt", "-p",
                                                str(proxy.pid)], stderr=subprocess.DEVNULL)
