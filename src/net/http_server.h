@@ -1,11 +1,13 @@
-// An HTTP/1.1 keep-alive server (Boost.Beast) that hands each complete request to a handler
-// coroutine together with a ResponseWriter (net/response_writer.h).
+// An HTTP/1.1 keep-alive server (Asio, Beast's streams; requests parsed by Http1RequestParser)
+// that hands each complete request to a handler coroutine together with a ResponseWriter
+// (net/response_writer.h).
 //
 // Per connection (coroutine ServeConnection): TCP_NODELAY; a 16 KB read buffer; the next request
 // must start within idle_timeout (a coarse deadline, net/coarse_deadline.h: up to 40 ms late,
 // and no timer operation per request) and its head must be complete within header_timeout
 // (slowloris), its body within body_timeout; bodies over body_limit_bytes get 413 with an OpenAI
-// error body, malformed requests 400, and the connection is closed after either.
+// error body, heads over header_limit_bytes 431, malformed requests 400, and the connection is
+// closed after any of them; a client that closes or stalls mid-request is closed silently.
 // "Expect: 100-continue" is answered. While the handler runs the socket is watched, from 20 ms
 // after the request on: if the client closes it, the handler is cancelled. Each write must
 // complete within write_timeout. A handler that returns without answering gets a 500; one that
