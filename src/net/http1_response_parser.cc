@@ -141,24 +141,14 @@ size_t Http1ResponseParser::Put(std::string_view in, char* out, size_t out_size,
         continue;
       }
       case State::kBody: {
-        const size_t n = static_cast<size_t>(
-            std::min<uint64_t>(body_left_, std::min(out_size - out_used, rest.size())));
-        if (n > 0) {
-          std::memcpy(out + out_used, rest.data(), n);
-          out_used += n;
-          used += n;
-          body_left_ -= n;
-        }
+        used += http1::TakeBody(rest, body_left_, out, out_size, out_used);
         if (body_left_ > 0) return used;  // out is full or the input is used up
         state_ = State::kDone;
         continue;
       }
       case State::kToClose: {
-        const size_t n = std::min(out_size - out_used, rest.size());
-        if (n > 0) std::memcpy(out + out_used, rest.data(), n);
-        out_used += n;
-        used += n;
-        return used;
+        uint64_t unbounded = UINT64_MAX;  // up to the close
+        return used + http1::TakeBody(rest, unbounded, out, out_size, out_used);
       }
       case State::kChunked: {
         http1::ChunkedDecoder::Status status;

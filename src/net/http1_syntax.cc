@@ -154,6 +154,15 @@ HeadLine NextHeadLine(std::string_view rest, size_t limit, size_t& head_bytes,
   return HeadLine::kLine;
 }
 
+size_t TakeBody(std::string_view in, uint64_t& left, char* out, size_t out_size, size_t& out_used) {
+  const size_t n =
+      static_cast<size_t>(std::min<uint64_t>(left, std::min(out_size - out_used, in.size())));
+  if (n > 0) std::memcpy(out + out_used, in.data(), n);
+  out_used += n;
+  left -= n;
+  return n;
+}
+
 bool Framing::Read(std::string_view name, std::string_view value, Error& error) {
   using namespace std::string_view_literals;
   error = Error::kNone;
@@ -233,14 +242,7 @@ size_t ChunkedDecoder::Put(std::string_view in, char* out, size_t out_size, size
         continue;
       }
       case State::kData: {
-        const size_t n = static_cast<size_t>(
-            std::min<uint64_t>(data_left_, std::min(out_size - out_used, rest.size())));
-        if (n > 0) {
-          std::memcpy(out + out_used, rest.data(), n);
-          out_used += n;
-          used += n;
-          data_left_ -= n;
-        }
+        used += TakeBody(rest, data_left_, out, out_size, out_used);
         if (data_left_ > 0) return used;  // out is full or the input is used up
         state_ = State::kDataCrlf;
         continue;

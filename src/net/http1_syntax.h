@@ -81,6 +81,10 @@ enum class HeadLine { kLine, kNeedMore, kTooLarge, kBadEnding };
 HeadLine NextHeadLine(std::string_view rest, size_t limit, size_t& head_bytes,
                       std::string_view& line, size_t& consumed);
 
+// Copies body bytes from the front of `in` into out[out_used, out_size): as many as are there, fit
+// and are still due (`left`, decreased). Returns how many.
+size_t TakeBody(std::string_view in, uint64_t& left, char* out, size_t out_size, size_t& out_used);
+
 // The framing fields of a head, read field by field: Connection, Content-Length and
 // Transfer-Encoding.
 struct Framing {

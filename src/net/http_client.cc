@@ -10,7 +10,6 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <charconv>
 #include <cstring>
@@ -21,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
 #include "net/coarse_deadline.h"
+#include "net/flat_buffer_view.h"
 #include "net/speculative_write.h"
 
 namespace warmroute::net {
@@ -30,7 +30,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
@@ -69,11 +68,6 @@ bool IsIpLiteral(const std::string& host) {
   unsigned char address[16];
   return inet_pton(AF_INET, host.c_str(), address) == 1 ||
          inet_pton(AF_INET6, host.c_str(), address) == 1;
-}
-
-std::string_view BufferView(const beast::flat_buffer& buffer) {
-  const auto data = buffer.data();
-  return {static_cast<const char*>(data.data()), data.size()};
 }
 
 // Whether Beast's prepare_payload would send Content-Length for a request of this method and an

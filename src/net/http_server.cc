@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "net/coarse_deadline.h"
+#include "net/flat_buffer_view.h"
 #include "net/http1_request_parser.h"
 #include "net/openai_error.h"
 #include "net/speculative_write.h"
@@ -213,11 +214,6 @@ class ConnectionWriter final : public ResponseWriter {
   bool finished_ = false;
   bool failed_ = false;
 };
-
-std::string_view BufferView(const beast::flat_buffer& buffer) {
-  const auto data = buffer.data();
-  return {static_cast<const char*>(data.data()), data.size()};
-}
 
 // Parses what `buffer` holds into `parser`, consuming what it used.
 Http1RequestParser::Error Feed(Http1RequestParser& parser, beast::flat_buffer& buffer) {
