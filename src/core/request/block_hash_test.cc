@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <numeric>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "xxhash.h"
 
 namespace warmroute::request {
 namespace {
@@ -19,6 +21,27 @@ std::vector<int32_t> Iota(int n, int32_t start = 1000) {
 TEST(BlockHashTest, RootIsDeterministic) {
   EXPECT_EQ(RootBlockHash({.model = "m", .lora = "l", .cache_salt = "s"}),
             RootBlockHash({.model = "m", .lora = "l", .cache_salt = "s"}));
+}
+
+// The root's input is "warmroute/block-root/v1" and then each field as its 8-byte little-endian
+// length and its bytes. Pinned, so that a change of the encoding (which would move every prefix
+// key, and the simulator's golden results with them) is deliberate. The long key takes the
+// encoder's heap path (more than 256 bytes).
+TEST(BlockHashTest, RootIsTheHashOfItsEncoding) {
+  auto encode = [](std::string_view model, std::string_view lora, std::string_view salt) {
+    std::string out = "warmroute/block-root/v1";
+    for (std::string_view field : {model, lora, salt}) {
+      for (int i = 0; i < 8; ++i)
+        out.push_back(static_cast<char>((field.size() >> (8 * i)) & 0xff));
+      out.append(field);
+    }
+    return XXH3_64bits(out.data(), out.size());
+  };
+  EXPECT_EQ(RootBlockHash({.model = "llama-3-8b", .lora = "", .cache_salt = "tenant-a"}),
+            encode("llama-3-8b", "", "tenant-a"));
+  const std::string long_salt(300, 's');
+  EXPECT_EQ(RootBlockHash({.model = "m", .lora = "adapter", .cache_salt = long_salt}),
+            encode("m", "adapter", long_salt));
 }
 
 TEST(BlockHashTest, RootSeparatesFieldsUnambiguously) {
