@@ -11,6 +11,11 @@ are zeroed, wrk runs at 8 connections, and the counters are dumped. Unlike CPU t
 does not depend on what else the machine is doing, so it shows changes of a few percent that
 timing runs on this machine cannot (the kernel's share is not in it).
 
+With --syscall-counts, system calls and context switches per request counted in the kernel
+(`perf stat` on the syscalls:sys_enter_* tracepoints of the proxy's threads) during the timed wrk
+run itself, at 64 connections and full speed: unlike strace, this does not slow the proxy down or
+change how its calls batch (needs root).
+
 With --peers, also the CPU time per request of the nginx backend (its processes, from
 /proc/PID/stat) and of wrk (this script's children, getrusage) during the same wrk run: on two
 cores, what the proxy makes its peers spend counts against throughput too.
@@ -21,7 +26,7 @@ then skipped. Each wrk connection is kept alive, so this is the cost of TLS reco
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--mallocs] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
+       [--syscalls] [--syscall-counts] [--mallocs] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
        [haproxy nginx round_robin warmroute ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
@@ -78,6 +83,36 @@ def wrk(port, script, connections, threads, seconds, scheme="http"):
 
 
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+
+# The system calls a proxy makes on its request path (others are rare), for --syscall-counts.
+COUNTED_SYSCALLS = ["recvfrom", "recvmsg", "read", "readv", "sendto", "sendmsg", "write",
+                    "writev", "epoll_wait", "epoll_pwait", "epoll_ctl", "futex", "clock_gettime",
+                    "timerfd_settime", "accept4", "close", "setsockopt", "ioctl"]
+
+
+def start_syscall_count(pids, out):
+    """Starts counting the system calls (and context switches) of `pids` into `out`."""
+    events = ",".join(f"syscalls:sys_enter_{name}" for name in COUNTED_SYSCALLS)
+    proc = subprocess.Popen(["perf", "stat", "-x,", "-e", events + ",context-switches", "-o", out,
+                             "-p", ",".join(map(str, pids))])
+    time.sleep(0.2)
+    return proc
+
+
+def stop_syscall_count(proc, out, n):
+    """Stops the counter; returns ("name count/req, ...", total system calls per request)."""
+    proc.send_signal(signal.SIGINT)
+    proc.wait()
+    counts = {}
+    for row in open(out):
+        parts = row.strip().split(",")
+        if len(parts) > 2 and parts[0].isdigit():
+            counts[parts[2].replace("syscalls:sys_enter_", "")] = int(parts[0]) / n
+    os.unlink(out)
+    switches = counts.pop("context-switches", 0.0)
+    shown = [f"{name} {per:.2f}" for name, per in sorted(counts.items(), key=lambda kv: -kv[1])
+             if per >= 0.005]
+    return ", ".join(shown + [f"context-switches {switches:.2f}"]), sum(counts.values())
 
 
 def malloc_probe():
@@ -144,6 +179,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(po.ROOT, "build/release/src/cli/warmroute"))
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--syscall-counts", action="store_true",
+                    help="system calls per request from kernel tracepoints, at full speed")
     ap.add_argument("--mallocs", action="store_true")
     ap.add_argument("--instructions", action="store_true",
                     help="user-space instructions per request, under callgrind (slow)")
@@ -196,6 +233,8 @@ def main():
                         profiler = subprocess.Popen(
                             ["perf", "record", "-q", "--call-graph", "dwarf,8192", "-F", "499", "-o", f"{a.perf}-{which}-{kind}.data",
                              "-p", ",".join(map(str, pids))], stderr=subprocess.DEVNULL)
+                    counter = (start_syscall_count(pids, f"{tmp}/count.txt")
+                               if a.syscall_counts else None)
                     before = [cpu_us(p) for p in pids]
                     peers_before = ([cpu_us(p) for p in backend_pids],
                                     resource.getrusage(resource.RUSAGE_CHILDREN))
@@ -203,6 +242,7 @@ def main():
                     after = [cpu_us(p) for p in pids]
                     peers_after = ([cpu_us(p) for p in backend_pids],
                                    resource.getrusage(resource.RUSAGE_CHILDREN))
+                    counted = stop_syscall_count(counter, f"{tmp}/count.txt", n) if counter else None
                     if profiler:
                         profiler.send_signal(signal.SIGINT)
                         profiler.wait()
@@ -217,6 +257,8 @@ def main():
                         ru0, ru1 = peers_before[1], peers_after[1]
                         load = ((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * 1e6 / n
                         line += f"  backend {nginx:5.1f} us/req  wrk {load:5.1f} us/req"
+                    if counted:
+                        line += f"  syscalls {counted[1]:5.2f}/req ({counted[0]})"
                     if a.syscalls:
                         st = subprocess.Popen(["strace", "-c", "-f", "-o", f"{tmp}/st.txt", "-p",
                                                str(proxy.pid)], stderr=subprocess.DEVNULL)
