@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/request/inference_request.h"
@@ -21,6 +22,30 @@ inline constexpr std::string_view kBeginOfText = "<|begin_of_text|>";
 inline constexpr std::string_view kStartHeader = "<|start_header_id|>";
 inline constexpr std::string_view kEndHeader = "<|end_header_id|>";
 inline constexpr std::string_view kEndOfTurn = "<|eot_id|>";
+
+// Calls piece(std::string_view) with each piece of the rendered text in order: their
+// concatenation is RenderChat's result. For readers of the text that need not build it (the
+// prefix key hashes it as it comes).
+template <typename Piece>
+void ForEachChatPiece(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                      Piece&& piece) {
+  constexpr std::string_view kHeaderEnd = "\n\n";
+  piece(kBeginOfText);
+  for (const ChatMessage& message : messages) {
+    piece(kStartHeader);
+    piece(std::string_view(message.role));
+    piece(kEndHeader);
+    piece(kHeaderEnd);
+    piece(std::string_view(message.content));
+    piece(kEndOfTurn);
+  }
+  if (add_generation_prompt) {
+    piece(kStartHeader);
+    piece(std::string_view("assistant"));
+    piece(kEndHeader);
+    piece(kHeaderEnd);
+  }
+}
 
 // Renders `messages` as above; appends the assistant header when add_generation_prompt.
 std::string RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt);

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string>
 
 #include "core/request/block_hash.h"
+#include "core/request/chat_template.h"
 // The plain (SSE2) XXH3: blocks are 64 bytes, below the 240-byte size where XXH3 switches to its
 // SIMD loop, so xxh_x86dispatch.h's run-time dispatch only adds an indirect call (measured on
 // this machine: 7.8 ns per 64-byte block plain, 8.3 ns dispatched).
@@ -16,20 +19,85 @@ uint64_t RootHash(std::string_view model, std::string_view tenant_or_salt) {
   return request::RootBlockHash({.model = model, .lora = "", .cache_salt = tenant_or_salt});
 }
 
+// Hashes a text that comes in pieces as a chain of full blocks of `block_bytes` bytes, at most
+// `max_blocks` of them: hash[i] = XXH3_64bits_withSeed(block i, hash[i - 1]), hash[-1] = root,
+// over the pieces' concatenation, without building it (a chat prompt is rendered only to be
+// hashed: that was a copy and an allocation of the whole prompt per request). A block within one
+// piece is hashed where it lies; one that spans pieces is gathered first.
+class ChainHasher {
+ public:
+  ChainHasher(size_t block_bytes, size_t max_blocks, uint64_t root, size_t expected_bytes)
+      : block_(block_bytes), max_blocks_(max_blocks), parent_(root) {
+    if (block_ > sizeof(stack_)) {
+      heap_.resize(block_);
+      stage_ = heap_.data();
+    }
+    hashes_.reserve(std::min(expected_bytes / block_, max_blocks_));
+  }
+
+  void Add(std::string_view piece) {
+    while (!piece.empty() && hashes_.size() < max_blocks_) {
+      if (staged_ == 0 && piece.size() >= block_) {
+        Hash(piece.data());
+        piece.remove_prefix(block_);
+        continue;
+      }
+      const size_t take = std::min(block_ - staged_, piece.size());
+      std::memcpy(stage_ + staged_, piece.data(), take);
+      staged_ += take;
+      piece.remove_prefix(take);
+      if (staged_ == block_) {
+        Hash(stage_);
+        staged_ = 0;
+      }
+    }
+  }
+
+  std::vector<uint64_t> Take() { return std::move(hashes_); }
+
+ private:
+  void Hash(const char* block) {
+    parent_ = XXH3_64bits_withSeed(block, block_, parent_);
+    hashes_.push_back(parent_);
+  }
+
+  const size_t block_;
+  const size_t max_blocks_;
+  uint64_t parent_;
+  std::vector<uint64_t> hashes_;
+  char stack_[256];
+  std::string heap_;  // the staging buffer of blocks over 256 bytes
+  char* stage_ = stack_;
+  size_t staged_ = 0;  // bytes of the current block gathered in stage_
+};
+
 // Hashes min(size / block, max_blocks) full blocks of `data` (block bytes each) as a chain.
 std::vector<uint64_t> HashChain(const char* data, size_t size, size_t block_bytes,
                                 size_t max_blocks, uint64_t parent) {
-  const size_t num_blocks = std::min(size / block_bytes, max_blocks);
-  std::vector<uint64_t> hashes(num_blocks);
-  for (size_t i = 0; i < num_blocks; ++i) {
-    parent = XXH3_64bits_withSeed(data + i * block_bytes, block_bytes, parent);
-    hashes[i] = parent;
-  }
-  return hashes;
+  ChainHasher hasher(block_bytes, max_blocks, parent, size);
+  hasher.Add(std::string_view(data, size));
+  return hasher.Take();
 }
 
 size_t MaxBlocks(int64_t max_units, int block_units) {
   return max_units <= 0 ? 0 : static_cast<size_t>(max_units / block_units);
+}
+
+// The key of a text of `chars` bytes that feed(ChainHasher&) hands to the hasher, in pieces.
+template <typename Feed>
+PrefixKey KeyOfText(std::string_view model, std::string_view tenant_or_salt, size_t chars,
+                    const PrefixKeyOptions& options, Feed feed) {
+  PrefixKey key;
+  const double chars_per_token = options.chars_per_token > 0 ? options.chars_per_token : 4.0;
+  key.prompt_tokens = static_cast<int64_t>(std::ceil(static_cast<double>(chars) / chars_per_token));
+  if (options.block_chars <= 0) return key;
+  key.tokens_per_block = options.block_chars / chars_per_token;
+  ChainHasher hasher(static_cast<size_t>(options.block_chars),
+                     MaxBlocks(options.max_chars, options.block_chars),
+                     RootHash(model, tenant_or_salt), chars);
+  feed(hasher);
+  key.block_hashes = hasher.Take();
+  return key;
 }
 
 }  // namespace
@@ -47,16 +115,8 @@ std::string PrefixKeySalt(std::string_view tenant, std::string_view cache_salt) 
 
 PrefixKey MakePrefixKeyFromText(std::string_view model, std::string_view tenant_or_salt,
                                 std::string_view prompt, const PrefixKeyOptions& options) {
-  PrefixKey key;
-  const double chars_per_token = options.chars_per_token > 0 ? options.chars_per_token : 4.0;
-  key.prompt_tokens =
-      static_cast<int64_t>(std::ceil(static_cast<double>(prompt.size()) / chars_per_token));
-  if (options.block_chars <= 0) return key;
-  key.tokens_per_block = options.block_chars / chars_per_token;
-  key.block_hashes =
-      HashChain(prompt.data(), prompt.size(), static_cast<size_t>(options.block_chars),
-                MaxBlocks(options.max_chars, options.block_chars), RootHash(model, tenant_or_salt));
-  return key;
+  return KeyOfText(model, tenant_or_salt, prompt.size(), options,
+                   [prompt](ChainHasher& hasher) { hasher.Add(prompt); });
 }
 
 PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
@@ -82,7 +142,14 @@ PrefixKey MakePrefixKey(const request::InferenceRequest& request, std::string_vi
   if (request.endpoint == request::Endpoint::kCompletions) {
     return MakePrefixKeyFromText(request.model, salt, request.prompt, options);
   }
-  return MakePrefixKeyFromText(request.model, salt, request::RenderPrompt(request), options);
+  // The chat template's text (request::RenderPrompt's), hashed as it comes.
+  size_t chars = 0;
+  request::ForEachChatPiece(request.messages, /*add_generation_prompt=*/true,
+                            [&chars](std::string_view piece) { chars += piece.size(); });
+  return KeyOfText(request.model, salt, chars, options, [&request](ChainHasher& hasher) {
+    request::ForEachChatPiece(request.messages, /*add_generation_prompt=*/true,
+                              [&hasher](std::string_view piece) { hasher.Add(piece); });
+  });
 }
 
 }  // namespace warmroute::routing

@@ -52,7 +52,8 @@ struct PrefixKey {
 };
 
 // The key of `request`: its token ids when it has a token prompt, else request::RenderPrompt's
-// text. The first block is keyed by request.model and PrefixKeySalt(tenant, request.cache_salt).
+// text (a chat's is hashed piece by piece as the template renders it, without building the text).
+// The first block is keyed by request.model and PrefixKeySalt(tenant, request.cache_salt).
 PrefixKey MakePrefixKey(const request::InferenceRequest& request, std::string_view tenant,
                         const PrefixKeyOptions& options);
 

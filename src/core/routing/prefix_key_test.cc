@@ -1,6 +1,7 @@
 #include "core/routing/prefix_key.h"
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,36 @@ TEST(PrefixKeyTest, ChatRequestsAreKeyedByTheirRenderedPrompt) {
   const PrefixKey other_key = MakePrefixKey(other, "acme", {});
   EXPECT_GE(CommonLeadingHashes(key, other_key), 2000u / 64);
   EXPECT_LT(CommonLeadingHashes(key, other_key), key.block_hashes.size());
+}
+
+// A chat's key is hashed piece by piece as the template renders (no rendered copy): whatever
+// the messages and the block size, it equals the key of the rendered text. Blocks cut across
+// pieces of every length, span several pieces, lie inside one, and are over the 256 bytes the
+// hasher stages on the stack.
+TEST(PrefixKeyTest, ChatKeyEqualsTheKeyOfTheRenderedText) {
+  Rng rng(77);
+  for (int round = 0; round < 400; ++round) {
+    request::InferenceRequest request;
+    request.endpoint = request::Endpoint::kChatCompletions;
+    request.model = "m";
+    const int messages = static_cast<int>(rng.UniformInt(6));
+    for (int i = 0; i < messages; ++i) {
+      const size_t size = rng.UniformInt(4) == 0 ? rng.UniformInt(3) : rng.UniformInt(700);
+      request.messages.push_back(
+          {.role = i % 2 == 0 ? "user" : "assistant", .content = Text(size, rng.Next())});
+    }
+    PrefixKeyOptions options;
+    constexpr int kBlocks[] = {1, 5, 19, 64, 100, 257, 1000};
+    options.block_chars = kBlocks[rng.UniformInt(std::size(kBlocks))];
+    options.max_chars = rng.UniformInt(3) == 0 ? static_cast<int64_t>(rng.UniformInt(600)) : 16384;
+    const PrefixKey key = MakePrefixKey(request, "t", options);
+    const PrefixKey rendered =
+        MakePrefixKeyFromText("m", "t", request::RenderPrompt(request), options);
+    ASSERT_EQ(key.block_hashes, rendered.block_hashes)
+        << "round " << round << ", block_chars " << options.block_chars;
+    EXPECT_EQ(key.prompt_tokens, rendered.prompt_tokens);
+    EXPECT_EQ(key.tokens_per_block, rendered.tokens_per_block);
+  }
 }
 
 TEST(PrefixKeyTest, NonPositiveBlockSizeGivesEmptyChain) {
