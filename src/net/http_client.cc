@@ -14,12 +14,14 @@
 #include <charconv>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
 #include "net/coarse_deadline.h"
+#include "net/drain_hint_read.h"
 #include "net/flat_buffer_view.h"
 #include "net/speculative_write.h"
 
@@ -213,6 +215,9 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
   stream.socket().set_option(tcp::no_delay(true), ignored);
   // Non-blocking for the speculative request writes (WriteRequest); set once, it costs an ioctl.
   stream.socket().non_blocking(true, ignored);
+  // ReadHead's reads say when they drained the socket (drain_hint_read.h): the next request's
+  // read then waits for the response without first trying a recv that finds nothing.
+  if (!connection->tls) EnableDrainHints(stream.socket().native_handle());
   if (connection->tls) {
     // The handshake is part of connecting: within the same timeout, and a failure means that
     // nothing was sent.
@@ -293,8 +298,15 @@ Task<Http1ResponseParser::Error> ReadHead(UpstreamPool::Connection& connection,
       if (error != Http1ResponseParser::Error::kNone) co_return error;
       if (parser.head_done()) co_return error;
     }
-    auto read = connection.On(
-        [&](auto& s) { return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask); });
+    // Plaintext: on the socket itself, with a drain hint (Beast's stream layer would hide it;
+    // its timer is not armed here: the first byte has a CoarseDeadline).
+    auto read = connection.On([&](auto& s) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(s)>, Stream>) {
+        return s.socket().async_read_some(DrainHintBuffer{buffer.prepare(kReadBufferBytes)}, kTask);
+      } else {
+        return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
+      }
+    });
     auto [rec, n] = co_await std::move(read);
     buffer.commit(n);
     bytes_read += n;

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "net/coarse_deadline.h"
+#include "net/drain_hint_read.h"
 #include "net/flat_buffer_view.h"
 #include "net/http1_request_parser.h"
 #include "net/openai_error.h"
@@ -67,6 +68,16 @@ Stream& TcpOf(TlsStream& stream) { return stream.next_layer(); }
 
 template <typename S>
 constexpr bool kIsTls = std::is_same_v<S, TlsStream>;
+
+// A connection's read of (the start of) its next request. Plaintext: on the socket itself, with a
+// drain hint (drain_hint_read.h), which Beast's stream layer would hide; that layer's timer is not
+// armed for it anyway (the keep-alive wait has a CoarseDeadline). TLS: through the TLS stream.
+auto ReadNextRequest(Stream& stream, asio::mutable_buffer into) {
+  return stream.socket().async_read_some(DrainHintBuffer{into}, kTask);
+}
+auto ReadNextRequest(TlsStream& stream, asio::mutable_buffer into) {
+  return stream.async_read_some(into, kTask);
+}
 
 // Logs the failure of a detached coroutine.
 void LogIfFailed(const char* what, std::exception_ptr e) {
@@ -516,6 +527,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     } else {
       // Non-blocking for ConnectionWriter's speculative writes (set once: it costs an ioctl).
       tcp_stream.socket().non_blocking(true, ec);
+      // The keep-alive read below says when it drained the socket (drain_hint_read.h): the next
+      // one then waits for the client's request without first trying a recv that finds nothing.
+      EnableDrainHints(tcp_stream.socket().native_handle());
     }
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
@@ -528,7 +542,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     for (;;) {
       if (buffer.size() == 0) {  // keep-alive: wait for the next request
         idle_deadline.Arm(options.idle_timeout);
-        auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
+        auto [rec, n] = co_await ReadNextRequest(stream, buffer.prepare(kReadBufferBytes));
         idle_deadline.Disarm();
         if (rec) co_return;  // closed, failed or timed out
         buffer.commit(n);
