@@ -20,6 +20,9 @@ With --peers, also the CPU time per request of the nginx backend (its processes,
 /proc/PID/stat) and of wrk (this script's children, getrusage) during the same wrk run: on two
 cores, what the proxy makes its peers spend counts against throughput too.
 
+A proxy given as round_robin@PATH or warmroute@PATH runs the warmroute binary at PATH instead of
+--bin's: with --rounds N (the whole list N times, interleaved), an A/B of two builds.
+
 With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
 warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
 then skipped. Each wrk connection is kept alive, so this is the cost of TLS records, not of
@@ -27,7 +30,7 @@ handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
        [--syscalls] [--syscall-counts] [--mallocs] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
-       [haproxy nginx round_robin warmroute ...]
+       [--rounds N] [haproxy nginx round_robin warmroute warmroute@OTHER_BINARY ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
 import argparse
@@ -190,6 +193,8 @@ def main():
     ap.add_argument("--peers", action="store_true",
                     help="also the CPU time per request of the nginx backend and of wrk")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the list of proxies this many times, interleaved")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
     scheme = "https" if a.tls else "http"
@@ -206,19 +211,24 @@ def main():
     backend_pids = [backend.pid] + [int(p) for p in subprocess.run(
         ["pgrep", "-P", str(backend.pid)], capture_output=True, text=True).stdout.split()]
     try:
-        for which in a.proxies:
+        for spec in a.proxies * a.rounds:
+            # PROXY@BINARY: a warmroute proxy run from another binary (A/B of two builds).
+            which, _, override = spec.partition("@")
+            binary = override or a.bin
+            label = f"{which}@{os.path.basename(override)}" if override else which
+            name = label.replace("@", "-")  # in file names
             if a.instructions:
                 if which == "nginx":
                     print("nginx        (no --instructions: it forks its workers)", flush=True)
                     continue
                 for kind, big in (("200b", "false"), ("12k", "true")):
-                    keep = f"{a.perf}-{which}-{kind}.callgrind" if a.perf else None
-                    per_request = instructions_per_request(which, backends, tmp, a.bin, a.tls,
+                    keep = f"{a.perf}-{name}-{kind}.callgrind" if a.perf else None
+                    per_request = instructions_per_request(which, backends, tmp, binary, a.tls,
                                                            scheme, kind, big, keep)
-                    print(f"{which:12} {kind:5} instructions {per_request:8.0f}/req", flush=True)
+                    print(f"{label:12} {kind:5} instructions {per_request:8.0f}/req", flush=True)
                 continue
             port = po.free_port()
-            proxy = start_proxy(which, port, backends, tmp, a.bin, a.tls)
+            proxy = start_proxy(which, port, backends, tmp, binary, a.tls)
             try:
                 po.wait_port(port)
                 time.sleep(1.5)  # first health probes
@@ -231,7 +241,7 @@ def main():
                     profiler = None
                     if a.perf:
                         profiler = subprocess.Popen(
-                            ["perf", "record", "-q", "--call-graph", "dwarf,8192", "-F", "499", "-o", f"{a.perf}-{which}-{kind}.data",
+                            ["perf", "record", "-q", "--call-graph", "dwarf,8192", "-F", "499", "-o", f"{a.perf}-{name}-{kind}.data",
                              "-p", ",".join(map(str, pids))], stderr=subprocess.DEVNULL)
                     counter = (start_syscall_count(pids, f"{tmp}/count.txt")
                                if a.syscall_counts else None)
@@ -248,7 +258,7 @@ def main():
                         profiler.wait()
                     user = sum(x[0] - y[0] for x, y in zip(after, before)) / n
                     sys_ = sum(x[1] - y[1] for x, y in zip(after, before)) / n
-                    line = (f"{which:12} {kind:5} {n / 4:8.0f} req/s  user {user:6.1f} us/req  "
+                    line = (f"{label:12} {kind:5} {n / 4:8.0f} req/s  user {user:6.1f} us/req  "
                             f"sys {sys_:6.1f} us/req")
                     if a.peers:
                         # wrk is this script's only child that ran in between: RUSAGE_CHILDREN.
