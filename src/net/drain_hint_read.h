@@ -17,6 +17,9 @@
 // TCP_INQ is not on (or the kernel gives no hint), a read is treated as not draining: Asio's own
 // behaviour.
 //
+// Only for plain reads: message flags given with a DrainHintBuffer (peek, out-of-band) are not
+// passed on.
+//
 // Usage (a plain TCP socket of an io_context, non-blocking is not needed):
 //   EnableDrainHints(socket);                                     // once per connection
 //   auto [ec, n] = co_await socket.async_read_some(DrainHintBuffer{buffer.prepare(size)}, token);
