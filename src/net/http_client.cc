@@ -215,8 +215,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
   stream.socket().set_option(tcp::no_delay(true), ignored);
   // Non-blocking for the speculative request writes (WriteRequest); set once, it costs an ioctl.
   stream.socket().non_blocking(true, ignored);
-  // ReadHead's reads say when they drained the socket (drain_hint_read.h): the next request's
-  // read then waits for the response without first trying a recv that finds nothing.
+  // The reads of responses say when they drained the socket (ReadMore, drain_hint_read.h).
   if (!connection->tls) EnableDrainHints(stream.socket().native_handle());
   if (connection->tls) {
     // The handshake is part of connecting: within the same timeout, and a failure means that
@@ -280,6 +279,21 @@ Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::
   co_return wec;
 }
 
+// One read of what the upstream sends next, into `buffer`. Plaintext: on the socket itself, with
+// a drain hint (drain_hint_read.h), so that the read after it waits for data instead of first
+// trying a recv that finds nothing; Beast's stream layer would hide the hint, and its timer is not
+// armed for these reads (the first byte and idle streams have a CoarseDeadline). TLS: through the
+// TLS stream.
+auto ReadMore(UpstreamPool::Connection& connection, beast::flat_buffer& buffer) {
+  return connection.On([&buffer](auto& s) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(s)>, Stream>) {
+      return s.socket().async_read_some(DrainHintBuffer{buffer.prepare(kReadBufferBytes)}, kTask);
+    } else {
+      return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
+    }
+  });
+}
+
 // Reads until `parser` has the response head: what the connection has buffered is parsed first,
 // then each read's bytes as they come. `bytes_read` counts what was read from the socket.
 // Returns the parser's error, or kPartialMessage when the upstream closed first (with
@@ -298,15 +312,7 @@ Task<Http1ResponseParser::Error> ReadHead(UpstreamPool::Connection& connection,
       if (error != Http1ResponseParser::Error::kNone) co_return error;
       if (parser.head_done()) co_return error;
     }
-    // Plaintext: on the socket itself, with a drain hint (Beast's stream layer would hide it;
-    // its timer is not armed here: the first byte has a CoarseDeadline).
-    auto read = connection.On([&](auto& s) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(s)>, Stream>) {
-        return s.socket().async_read_some(DrainHintBuffer{buffer.prepare(kReadBufferBytes)}, kTask);
-      } else {
-        return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
-      }
-    });
+    auto read = ReadMore(connection, buffer);
     auto [rec, n] = co_await std::move(read);
     buffer.commit(n);
     bytes_read += n;
@@ -420,8 +426,7 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
       if (x.done) co_return std::string_view();
     }
     connection.deadline->Arm(x.timeouts.idle_stream);
-    auto read = connection.On(
-        [&](auto& s) { return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask); });
+    auto read = ReadMore(connection, buffer);
     auto [ec, n] = co_await std::move(read);
     connection.deadline->Disarm();
     buffer.commit(n);
