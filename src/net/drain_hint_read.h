@@ -23,6 +23,8 @@
 // Usage (a plain TCP socket of an io_context, non-blocking is not needed):
 //   EnableDrainHints(socket);                                     // once per connection
 //   auto [ec, n] = co_await socket.async_read_some(DrainHintBuffer{buffer.prepare(size)}, token);
+//   // or, for a stream that may be plain or TLS:
+//   auto [ec, n] = co_await ReadSomeWithDrainHint(stream, buffer.prepare(size), token);
 //
 // It specialises an Asio implementation detail (the reactive recv operation's base for
 // DrainHintBuffer), written against Boost 1.81, which CMakeLists.txt requires exactly.
@@ -57,6 +59,19 @@ struct DrainHintBuffer {
 // Asks the kernel for a TCP_CM_INQ hint with each read of `socket`. Returns false when it
 // refused (reads then behave as plain reads).
 bool EnableDrainHints(boost::asio::ip::tcp::socket::native_handle_type socket);
+
+// Reads some of what `stream` receives into `into`, completing with `token`. A plain TCP stream
+// (one with a socket(), such as Beast's basic_stream) is read on its socket, with a drain hint:
+// Beast's stream layer would hide the hint, and callers guard these reads with a CoarseDeadline,
+// not with that layer's timer. Any other stream (TLS) is read as it is.
+template <typename Stream, typename Token>
+auto ReadSomeWithDrainHint(Stream& stream, boost::asio::mutable_buffer into, Token token) {
+  if constexpr (requires { stream.socket().native_handle(); }) {
+    return stream.socket().async_read_some(DrainHintBuffer{into}, token);
+  } else {
+    return stream.async_read_some(into, token);
+  }
+}
 
 namespace internal {
 // One non-blocking recvmsg into `buffer`: not_done when nothing was there (EAGAIN), done with the

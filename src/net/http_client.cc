@@ -14,7 +14,6 @@
 #include <charconv>
 #include <cstring>
 #include <span>
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -279,18 +278,12 @@ Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::
   co_return wec;
 }
 
-// One read of what the upstream sends next, into `buffer`. Plaintext: on the socket itself, with
-// a drain hint (drain_hint_read.h), so that the read after it waits for data instead of first
-// trying a recv that finds nothing; Beast's stream layer would hide the hint, and its timer is not
-// armed for these reads (the first byte and idle streams have a CoarseDeadline). TLS: through the
-// TLS stream.
+// One read of what the upstream sends next, into `buffer`, with a drain hint on a plaintext
+// connection (drain_hint_read.h): the read after it waits for data instead of first trying a recv
+// that finds nothing.
 auto ReadMore(UpstreamPool::Connection& connection, beast::flat_buffer& buffer) {
   return connection.On([&buffer](auto& s) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(s)>, Stream>) {
-      return s.socket().async_read_some(DrainHintBuffer{buffer.prepare(kReadBufferBytes)}, kTask);
-    } else {
-      return s.async_read_some(buffer.prepare(kReadBufferBytes), kTask);
-    }
+    return ReadSomeWithDrainHint(s, buffer.prepare(kReadBufferBytes), kTask);
   });
 }
 

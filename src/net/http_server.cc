@@ -69,16 +69,6 @@ Stream& TcpOf(TlsStream& stream) { return stream.next_layer(); }
 template <typename S>
 constexpr bool kIsTls = std::is_same_v<S, TlsStream>;
 
-// A connection's read of (the start of) its next request. Plaintext: on the socket itself, with a
-// drain hint (drain_hint_read.h), which Beast's stream layer would hide; that layer's timer is not
-// armed for it anyway (the keep-alive wait has a CoarseDeadline). TLS: through the TLS stream.
-auto ReadNextRequest(Stream& stream, asio::mutable_buffer into) {
-  return stream.socket().async_read_some(DrainHintBuffer{into}, kTask);
-}
-auto ReadNextRequest(TlsStream& stream, asio::mutable_buffer into) {
-  return stream.async_read_some(into, kTask);
-}
-
 // Logs the failure of a detached coroutine.
 void LogIfFailed(const char* what, std::exception_ptr e) {
   if (!e) return;
@@ -542,7 +532,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     for (;;) {
       if (buffer.size() == 0) {  // keep-alive: wait for the next request
         idle_deadline.Arm(options.idle_timeout);
-        auto [rec, n] = co_await ReadNextRequest(stream, buffer.prepare(kReadBufferBytes));
+        auto [rec, n] =
+            co_await ReadSomeWithDrainHint(stream, buffer.prepare(kReadBufferBytes), kTask);
         idle_deadline.Disarm();
         if (rec) co_return;  // closed, failed or timed out
         buffer.commit(n);
