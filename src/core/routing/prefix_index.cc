@@ -32,8 +32,9 @@
 //   prefetched kPrefetchDistance blocks ahead, and large tables ask for transparent huge pages:
 //   every probe is a random access, and with 4 KiB pages it would also be a TLB miss. A walk
 //   is bound by how many cache lines can be in flight at once, so Insert reads as few as it can:
-//   blocks its caller says are held (the router's matched depth) skip the block table, and
-//   their entries are prefetched too.
+//   blocks its caller says are held (the router's matched depth) skip the block table, and the
+//   held head is followed along the LRU list where it lies in chain order (one entry table
+//   lookup per stretch, not per block).
 // - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
 //   max_entries.
 
@@ -494,8 +495,15 @@ struct PrefixIndex::Impl {
     MoveHeldHeadToFront(backend, id, chain.first(m));
   }
 
-  // Looks up `head`'s blocks in order, with prefetches running ahead, and keeps their entries in
-  // `held_head` while the backend holds them; returns how many it holds before the first miss.
+  // Finds `head`'s blocks in order and keeps their entries in `held_head` while the backend
+  // holds them; returns how many it holds before the first miss. A chain's held blocks usually
+  // sit in the backend's LRU list as stretches in chain order (see MoveHeldHeadToFront), so only
+  // the first block of a stretch is looked up in the entry table: the rest are its list
+  // successors, checked by their hashes (an entry on this backend's list with head[k]'s hash is
+  // (head[k], id)'s entry, since pairs are unique). A lookup costs a tag mix, a probe and the
+  // entry; a list step, the entry alone.
+  // The prefetches still run ahead of the walk as for lookups: in a large index the entries are
+  // not in cache, and a list step would wait for each one in turn.
   size_t FindHeldHead(BackendId id, std::span<const uint64_t> head) {
     held_head.clear();
     const size_t n = head.size();
@@ -503,12 +511,17 @@ struct PrefixIndex::Impl {
       entry_slots.Prefetch(EntryTag(head[j], id));
     }
     for (size_t j = 0; j < std::min(n, kEntryPrefetchDistance); ++j) PrefetchEntry(head[j], id);
+    uint32_t e = kNil;  // head[k-1]'s entry
     for (size_t k = 0; k < n; ++k) {
       if (k + kPrefetchDistance < n) entry_slots.Prefetch(EntryTag(head[k + kPrefetchDistance], id));
       if (k + kEntryPrefetchDistance < n) PrefetchEntry(head[k + kEntryPrefetchDistance], id);
-      const size_t s = FindEntrySlot(head[k], id);
-      if (s == kNoSlot) break;
-      held_head.push_back(entry_slots[s].entry);
+      e = e == kNil ? kNil : At(e).lru_next;
+      if (e == kNil || At(e).hash() != head[k]) {
+        const size_t s = FindEntrySlot(head[k], id);
+        if (s == kNoSlot) break;
+        e = entry_slots[s].entry;
+      }
+      held_head.push_back(e);
     }
     return held_head.size();
   }
