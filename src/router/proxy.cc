@@ -273,41 +273,48 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
       tenant = *who;
       call.tenant = tenant->config.name;
     }
-    absl::StatusOr<request::InferenceRequest> parsed =
-        request::ParseInferenceRequest(endpoint, request.body);  // in place (kBodySpareCapacity)
-    if (!parsed.ok()) {
-      refused = parsed.status();
-      call.rejection = "bad_request";
-      break;
-    }
-    call.model = parsed->model;
-    call.stream = parsed->stream;
-    if (settings->log_prompts && !parsed->has_token_prompt) {
-      call.prompt = request::RenderPrompt(*parsed);
-    }
-    if (tenant != nullptr && !tenant->AllowsModel(parsed->model)) {
-      refused = WithParam(
-          absl::NotFoundError(absl::StrCat("The model `", parsed->model,
-                                           "` does not exist or you do not have access to it.")),
-          "model");
-      call.rejection = "model_not_allowed";
-      break;
-    }
     routing::RoutingRequest routing_request;
-    routing_request.id = call.id;
-    routing_request.model = parsed->model;
-    if (tenant != nullptr) {
-      // The client's cache_salt is replaced upstream by the tenant's: the key follows suit.
-      parsed->cache_salt.clear();
-      routing_request.tenant = tenant->cache_domain;
-      routing_request.pools = tenant->config.pools;
-    } else {
-      routing_request.tenant = std::string(request.Header(kTenantHeader));
+    {
+      // The parsed request is read only in this block, which never suspends: it lives in an
+      // object per thread whose strings keep their memory from one request to the next (no
+      // allocation for the prompt's text), which another request on this thread reuses as soon
+      // as this one waits.
+      thread_local request::InferenceRequest parsed;
+      if (absl::Status status = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
+          !status.ok()) {  // in place (kBodySpareCapacity)
+        refused = std::move(status);
+        call.rejection = "bad_request";
+        break;
+      }
+      call.model = parsed.model;
+      call.stream = parsed.stream;
+      if (settings->log_prompts && !parsed.has_token_prompt) {
+        call.prompt = request::RenderPrompt(parsed);
+      }
+      if (tenant != nullptr && !tenant->AllowsModel(parsed.model)) {
+        refused = WithParam(
+            absl::NotFoundError(absl::StrCat("The model `", parsed.model,
+                                             "` does not exist or you do not have access to it.")),
+            "model");
+        call.rejection = "model_not_allowed";
+        break;
+      }
+      routing_request.id = call.id;
+      routing_request.model = parsed.model;
+      if (tenant != nullptr) {
+        // The client's cache_salt is replaced upstream by the tenant's: the key follows suit.
+        parsed.cache_salt.clear();
+        routing_request.tenant = tenant->cache_domain;
+        routing_request.pools = tenant->config.pools;
+      } else {
+        routing_request.tenant = std::string(request.Header(kTenantHeader));
+      }
+      routing_request.key = routing::MakePrefixKey(parsed, routing_request.tenant, settings->key);
+      routing_request.prompt_tokens = routing_request.key.prompt_tokens;
+      routing_request.max_tokens = parsed.max_tokens.value_or(16);
+      routing_request.stream = parsed.stream;
+      edited_body = WithIncludeUsage(parsed, request.body);
     }
-    routing_request.key = routing::MakePrefixKey(*parsed, routing_request.tenant, settings->key);
-    routing_request.prompt_tokens = routing_request.key.prompt_tokens;
-    routing_request.max_tokens = parsed->max_tokens.value_or(16);
-    routing_request.stream = parsed->stream;
 
     if (tenant != nullptr && tenant->config.limits.any()) {
       const TenantLimits& limits = tenant->config.limits;
@@ -354,14 +361,14 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
                                          "or with POST /admin/backends)");
         call.rejection = "no_backend";
       } else if (dispatch.status().code() == absl::StatusCode::kNotFound) {
-        refused = WithParam(absl::NotFoundError(absl::StrCat("The model `", parsed->model,
-                                                             "` does not exist.")),
-                            "model");
+        refused = WithParam(
+            absl::NotFoundError(absl::StrCat("The model `", call.model, "` does not exist.")),
+            "model");
         call.rejection = "unknown_model";
       } else {
-        refused = absl::UnavailableError(absl::StrCat(
-            "no healthy backend can serve model `", parsed->model, "`: ",
-            std::string(dispatch.status().message())));
+        refused =
+            absl::UnavailableError(absl::StrCat("no healthy backend can serve model `", call.model,
+                                                "`: ", std::string(dispatch.status().message())));
         call.rejection = "no_backend";
       }
       break;
@@ -373,7 +380,6 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
     call.target = dispatch->target;
     call.reason = dispatch->reason;
     call.predicted_cached_tokens = dispatch->predicted_cached_tokens;
-    edited_body = WithIncludeUsage(*parsed, request.body);
     if (tenant != nullptr) {
       const std::string_view unsalted = edited_body ? std::string_view(*edited_body) : request.body;
       absl::StatusOr<std::string> salted = WithCacheSalt(unsalted, tenant->cache_salt_json);

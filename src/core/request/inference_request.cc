@@ -87,7 +87,7 @@ absl::Status ParseString(element value, std::string_view param, std::string& out
     return absl::OkStatus();
   }
   if (!value.is_string()) return WrongType(param, "a string", value);
-  out = std::string(value.get_string().value_unsafe());
+  out.assign(value.get_string().value_unsafe());
   return absl::OkStatus();
 }
 
@@ -148,7 +148,7 @@ absl::Status ParseCacheSalt(element value, std::string& out) {
     return InvalidParam("cache_salt",
                         "Parameter 'cache_salt' must be a non-empty string if provided.");
   }
-  out = std::string(value.get_string().value_unsafe());
+  out.assign(value.get_string().value_unsafe());
   return absl::OkStatus();
 }
 
@@ -165,7 +165,7 @@ absl::Status ParseContent(element value, size_t message, std::string& out) {
   out.clear();
   if (value.is_null()) return absl::OkStatus();
   if (value.is_string()) {
-    out = std::string(value.get_string().value_unsafe());
+    out.assign(value.get_string().value_unsafe());
     return absl::OkStatus();
   }
   const auto param = [message] { return MessageName(message, "content"); };
@@ -206,12 +206,13 @@ absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
   if (messages.size() == 0) {
     return InvalidParam("messages", "'messages' must contain at least one message");
   }
-  out.clear();
-  out.reserve(messages.size());
+  // The elements already in `out` are reused (their strings keep their memory); the rest added.
+  out.resize(messages.size());
   size_t index = 0;
   for (element message : messages) {
     if (!message.is_object()) return WrongType(MessageName(index), "an object", message);
-    ChatMessage parsed;
+    ChatMessage& parsed = out[index];
+    parsed.content.clear();  // an absent content is empty
     bool has_role = false;
     const simdjson::dom::object fields = message.get_object().value_unsafe();
     for (simdjson::dom::key_value_pair field : fields) {
@@ -219,7 +220,7 @@ absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
         if (!field.value.is_string()) {
           return WrongType(MessageName(index, "role"), "a string", field.value);
         }
-        parsed.role = std::string(field.value.get_string().value_unsafe());
+        parsed.role.assign(field.value.get_string().value_unsafe());
         has_role = true;
       } else if (field.key == "content") {
         WR_RETURN_IF_ERROR(ParseContent(field.value, index, parsed.content));
@@ -229,7 +230,6 @@ absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
       return InvalidParam(MessageName(index, "role"),
                           absl::StrCat("'", MessageName(index, "role"), "' is required"));
     }
-    out.push_back(std::move(parsed));
     ++index;
   }
   return absl::OkStatus();
@@ -244,7 +244,7 @@ absl::Status ParsePrompt(element value, InferenceRequest& out) {
   out.has_token_prompt = false;
   if (value.is_string()) {
     if (value.get_string().value_unsafe().empty()) return InvalidParam("prompt", kEmpty);
-    out.prompt = std::string(value.get_string().value_unsafe());
+    out.prompt.assign(value.get_string().value_unsafe());
     return absl::OkStatus();
   }
   if (!value.is_array()) {
@@ -258,7 +258,7 @@ absl::Status ParsePrompt(element value, InferenceRequest& out) {
       return InvalidParam("prompt", "only one prompt per request is supported");
     }
     if (first.get_string().value_unsafe().empty()) return InvalidParam("prompt", kEmpty);
-    out.prompt = std::string(first.get_string().value_unsafe());
+    out.prompt.assign(first.get_string().value_unsafe());
     return absl::OkStatus();
   }
   out.prompt_token_ids.reserve(items.size());
@@ -295,14 +295,29 @@ absl::Status ParseStreamOptions(element value, InferenceRequest& out) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<InferenceRequest> ParseBody(Endpoint endpoint, element root) {
+// Parses into `request`, which may hold an earlier parse: every field is set, and the strings
+// and messages already there keep their memory.
+absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& request) {
   if (!root.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat("The request body must be a JSON object, got ",
                                                    std::string(TypeName(root.type()))));
   }
   const bool chat = endpoint == Endpoint::kChatCompletions;
-  InferenceRequest request;
   request.endpoint = endpoint;
+  request.model.clear();
+  request.stream = false;
+  request.include_usage = false;
+  request.cache_salt.clear();
+  request.ignore_eos = false;
+  request.user.clear();
+  request.seed.reset();
+  if (chat) {  // the other endpoint's fields, as a new request has them
+    request.prompt.clear();
+    request.prompt_token_ids.clear();
+    request.has_token_prompt = false;
+  } else {
+    request.messages.clear();
+  }
   std::optional<element> messages, prompt, stream_options;
   std::optional<int64_t> max_tokens, max_completion_tokens;
   const simdjson::dom::object fields = root.get_object().value_unsafe();
@@ -351,7 +366,7 @@ absl::StatusOr<InferenceRequest> ParseBody(Endpoint endpoint, element root) {
     if (!prompt) return InvalidParam("prompt", "'prompt' is required");
     WR_RETURN_IF_ERROR(ParsePrompt(*prompt, request));
   }
-  return request;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -363,7 +378,7 @@ namespace {
 // One parser per thread: its memory is reused across requests. Every string is copied out
 // before the next parse invalidates the parser's views. `padded`: `data` may be read up to
 // kParsePadding bytes past `size`.
-absl::StatusOr<InferenceRequest> ParsePadded(Endpoint endpoint, const char* data, size_t size) {
+absl::Status ParsePadded(Endpoint endpoint, const char* data, size_t size, InferenceRequest& out) {
   thread_local simdjson::dom::parser parser;
   element root;
   if (const simdjson::error_code error =
@@ -372,24 +387,40 @@ absl::StatusOr<InferenceRequest> ParsePadded(Endpoint endpoint, const char* data
     return absl::InvalidArgumentError(
         absl::StrCat("Invalid JSON: ", std::string(simdjson::error_message(error))));
   }
-  return ParseBody(endpoint, root);
+  return ParseBody(endpoint, root, out);
+}
+
+// A padded copy of `body`, in a buffer per thread that keeps its memory across requests.
+const char* PaddedCopy(std::string_view body) {
+  thread_local std::string padded;
+  if (padded.size() < body.size() + kParsePadding) padded.resize(body.size() + kParsePadding);
+  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());
+  return padded.data();
+}
+
+absl::StatusOr<InferenceRequest> Parsed(absl::Status status, InferenceRequest request) {
+  if (!status.ok()) return status;
+  return request;
 }
 
 }  // namespace
 
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body) {
-  // A padded copy, in a buffer per thread that keeps its memory across requests.
-  thread_local std::string padded;
-  if (padded.size() < body.size() + kParsePadding) padded.resize(body.size() + kParsePadding);
-  if (!body.empty()) std::memcpy(padded.data(), body.data(), body.size());
-  return ParsePadded(endpoint, padded.data(), body.size());
+  InferenceRequest request;
+  absl::Status status = ParsePadded(endpoint, PaddedCopy(body), body.size(), request);
+  return Parsed(std::move(status), std::move(request));
 }
 
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, const std::string& body) {
-  if (body.capacity() - body.size() < kParsePadding) {
-    return ParseInferenceRequest(endpoint, std::string_view(body));
-  }
-  return ParsePadded(endpoint, body.data(), body.size());
+  InferenceRequest request;
+  absl::Status status = ParseInferenceRequestInto(endpoint, body, request);
+  return Parsed(std::move(status), std::move(request));
+}
+
+absl::Status ParseInferenceRequestInto(Endpoint endpoint, const std::string& body,
+                                       InferenceRequest& out) {
+  const char* data = body.capacity() - body.size() < kParsePadding ? PaddedCopy(body) : body.data();
+  return ParsePadded(endpoint, data, body.size(), out);
 }
 
 std::string RenderPrompt(const InferenceRequest& request) {

@@ -25,6 +25,8 @@ enum class Endpoint { kCompletions, kChatCompletions };
 struct ChatMessage {
   std::string role;     // "system", "user", "assistant", "tool", ...
   std::string content;  // string content, or the text parts joined with "\n"
+
+  bool operator==(const ChatMessage&) const = default;
 };
 
 struct InferenceRequest {
@@ -44,6 +46,8 @@ struct InferenceRequest {
   bool ignore_eos = false;
   std::string user;
   std::optional<uint64_t> seed;
+
+  bool operator==(const InferenceRequest&) const = default;
 };
 
 // Parses and validates a request body. Errors are InvalidArgument with the offending parameter
@@ -58,6 +62,12 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::s
 // The same. When `body` has at least kParsePadding bytes of spare capacity, it is parsed in place
 // (the parser reads past the end); otherwise it is copied, as above.
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, const std::string& body);
+// The same into `out`, which may hold an earlier request: its strings and messages keep their
+// memory, so a caller that parses request after request into one object (the gateway, per
+// thread) allocates nothing for their text once warm. Every field is set as a new request's
+// would be; after an error `out` holds a partial parse.
+absl::Status ParseInferenceRequestInto(Endpoint endpoint, const std::string& body,
+                                       InferenceRequest& out);
 inline constexpr size_t kParsePadding = 64;
 
 // The canonical prompt text: the chat template applied to `messages` (with the generation

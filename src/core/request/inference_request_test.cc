@@ -443,5 +443,41 @@ TEST(InferenceRequestTest, CorruptedBodiesNeverCrash) {
   }
 }
 
+// ParseInferenceRequestInto, parsing request after request into one object (the gateway's
+// per-thread scratch), gives what a new parse gives, whatever the object held before: more or
+// fewer messages, the other endpoint, other optional fields, or an error's partial parse.
+TEST(InferenceRequestTest, ParsingIntoAnEarlierRequestGivesANewParse) {
+  const std::vector<std::string> bodies = {
+      ChatWith(""),
+      ChatWith(R"("stream": true, "stream_options": {}, "cache_salt": "s", "user": "u")"),
+      ChatWith(R"("max_tokens": 5, "seed": -3, "ignore_eos": true)"),
+      R"({"messages": [{"role": "system", "content": "Be brief and exact in every answer."},
+          {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+          {"role": "assistant", "content": null}, {"role": "user"}], "max_completion_tokens": 2})",
+      R"({"model": "a-rather-long-model-name-beyond-sso", "messages": [{"content": "x", "role": "tool"}]})",
+      R"({"model": "m", "prompt": "a completion prompt longer than fifteen bytes", "max_tokens": 3})",
+      R"({"prompt": [1, 2, 3], "stream": true, "stream_options": {"include_usage": false}})",
+      R"({"prompt": ["one"], "user": "someone-with-a-long-user-name"})",
+      R"({"messages": [{"role": "assistant", "tool_calls": []}]})",  // no content
+      R"({"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": 3})",  // error
+      R"({"model": "m", "messages": [{"role": "user", "content": "Hi"}, {"content": "x"}]})",
+      R"({"model": "m", "messages": [{"role": "user", "content": "Hi"}, 7]})",  // error
+      R"({"model": "m", "messages": [)",                                        // invalid JSON
+  };
+  Rng rng(5);
+  InferenceRequest reused;
+  for (int round = 0; round < 2000; ++round) {
+    const std::string& body = bodies[rng.UniformInt(bodies.size())];
+    const Endpoint endpoint =
+        rng.UniformInt(3) == 0 ? Endpoint::kCompletions : Endpoint::kChatCompletions;
+    const absl::StatusOr<InferenceRequest> fresh = ParseInferenceRequest(endpoint, body);
+    const absl::Status into = ParseInferenceRequestInto(endpoint, body, reused);
+    ASSERT_EQ(into, fresh.status()) << body;
+    if (fresh.ok()) {
+      ASSERT_EQ(reused, *fresh) << body;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace warmroute::request
