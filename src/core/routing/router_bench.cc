@@ -16,14 +16,18 @@
 // Each decision is timed on the steady clock; the counters report its p50, p99 and mean in
 // microseconds, and apart: key_* (MakePrefixKeyFromText), route_* (Router::Route) and insert_*
 // (CommitInsert); floor_* (ReportFloor: what this machine's interruptions alone make of a
-// computation as long as the decision); then the index's entries and its memory per indexed
-// block. Making the next
+// computation as long as the decision), mem_floor_* and cache_floor_* (MemoryFloor: the same for
+// random memory reads); each with over20_permille, the runs over 20 us per thousand; then the
+// index's entries and its memory per indexed block. Making the next
 // prompt's text unique, and the request's completion (OnFinished), are outside the timing.
 //
 // Run: build/src/core/routing/warmroute_routing_bench --benchmark_filter=BM_Route
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -89,6 +93,11 @@ class Timings {
     state.counters[prefix + "p50_us"] = Percentile(50);
     state.counters[prefix + "p99_us"] = Percentile(99);
     state.counters[prefix + "mean_us"] = sum / static_cast<double>(us_.size());
+    // How often a run took over 20 us (the decision's p99 target), per thousand runs: set
+    // against the p50, the rate of interruptions per microsecond of work (see ReportFloor).
+    double over = 0;
+    for (double v : us_) over += v > 20 ? 1 : 0;
+    state.counters[prefix + "over20_permille"] = 1000 * over / static_cast<double>(us_.size());
   }
 
  private:
@@ -125,6 +134,50 @@ void ReportFloor(benchmark::State& state, double p50_us, size_t runs) {
   }
   floor.Report(state, "floor_");
 }
+
+// The machine's floor for reading memory, timed in the same loop right after each decision:
+// kLines reads of random cache lines (about as many lines as a decision reads) over a buffer the
+// size of the index's tables, asked for huge pages as they are (mem_floor_*), and over 1 MiB
+// that stays in cache (cache_floor_*). With the busy loop's floor they tell this machine's
+// interruptions from the decision's own stalls: each over20_permille divided by its p50 is a
+// rate of interruptions per microsecond of work. The same rate for the decision as for the
+// floors means its tail is the machine's, set by how long the decision runs; a higher rate for
+// the large buffer than for the small one would point at memory (paging under virtualization).
+class MemoryFloor {
+ public:
+  static constexpr size_t kLines = 512;
+
+  explicit MemoryFloor(size_t bytes) : lines_(bytes / 64) {
+    constexpr size_t kHugePage = size_t{2} << 20;
+    void* memory = nullptr;
+    if (posix_memalign(&memory, kHugePage, bytes) != 0) std::abort();
+    buffer_.reset(static_cast<uint64_t*>(memory));
+    madvise(memory, bytes, MADV_HUGEPAGE);
+    std::memset(memory, 1, bytes);  // touched once: no first-touch page faults in the timing
+  }
+
+  void Time(Rng& rng) {
+    uint64_t offsets[kLines];
+    for (uint64_t& offset : offsets) offset = rng.UniformInt(lines_) * 8;
+    const auto start = std::chrono::steady_clock::now();
+    uint64_t sum = 0;
+    for (uint64_t offset : offsets) sum += buffer_[offset];
+    benchmark::DoNotOptimize(sum);
+    timings_.Add(std::chrono::steady_clock::now() - start);
+  }
+
+  void Report(benchmark::State& state, const std::string& prefix) {
+    timings_.Report(state, prefix);
+  }
+
+ private:
+  struct Free {
+    void operator()(uint64_t* p) const { std::free(p); }
+  };
+  size_t lines_;
+  std::unique_ptr<uint64_t[], Free> buffer_;
+  Timings timings_;
+};
 
 void BM_Route(benchmark::State& state, const char* policy_name) {
   const bool cold = state.range(0) != 0;
@@ -166,6 +219,9 @@ void BM_Route(benchmark::State& state, const char* policy_name) {
   Timings keys;
   Timings routes;
   Timings inserts;
+  MemoryFloor memory_floor(size_t{64} << 20);  // the index's tables: about 60 MB
+  MemoryFloor cache_floor(size_t{1} << 20);
+  Rng floor_rng(5);
   for (auto _ : state) {
     ++serial;
     if (!cold) text.replace(0, kSystemChars, system_prompts[serial % kSystemPrompts]);
@@ -184,9 +240,13 @@ void BM_Route(benchmark::State& state, const char* policy_name) {
     router.CommitInsert(request.id);
     inserts.Add(std::chrono::steady_clock::now() - end);
     complete();
+    memory_floor.Time(floor_rng);
+    cache_floor.Time(floor_rng);
   }
   timings.Report(state);
   ReportFloor(state, timings.Percentile(50), timings.size());
+  memory_floor.Report(state, "mem_floor_");
+  cache_floor.Report(state, "cache_floor_");
   keys.Report(state, "key_");
   routes.Report(state, "route_");
   inserts.Report(state, "insert_");
