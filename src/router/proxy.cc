@@ -24,6 +24,7 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr size_t kErrorBodyLimit = size_t{1} << 20;  // a 5xx body kept to relay if all fail
+constexpr size_t kKeptParseBytes = size_t{1} << 20;  // see the per-thread parse object
 
 // What one request did, for the access log and metrics; filled as it goes.
 struct Call {
@@ -278,43 +279,46 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
       // The parsed request is read only in this block, which never suspends: it lives in an
       // object per thread whose strings keep their memory from one request to the next (no
       // allocation for the prompt's text), which another request on this thread reuses as soon
-      // as this one waits.
+      // as this one waits. A body over kKeptParseBytes gives its memory back at the end of the
+      // block, so a thread keeps at most about that much (not the body limit) between requests.
       thread_local request::InferenceRequest parsed;
-      if (absl::Status status = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
-          !status.ok()) {  // in place (kBodySpareCapacity)
-        refused = std::move(status);
+      refused = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
+      if (!refused.ok()) {  // parsed in place (kBodySpareCapacity)
         call.rejection = "bad_request";
-        break;
-      }
-      call.model = parsed.model;
-      call.stream = parsed.stream;
-      if (settings->log_prompts && !parsed.has_token_prompt) {
-        call.prompt = request::RenderPrompt(parsed);
-      }
-      if (tenant != nullptr && !tenant->AllowsModel(parsed.model)) {
-        refused = WithParam(
-            absl::NotFoundError(absl::StrCat("The model `", parsed.model,
-                                             "` does not exist or you do not have access to it.")),
-            "model");
-        call.rejection = "model_not_allowed";
-        break;
-      }
-      routing_request.id = call.id;
-      routing_request.model = parsed.model;
-      if (tenant != nullptr) {
-        // The client's cache_salt is replaced upstream by the tenant's: the key follows suit.
-        parsed.cache_salt.clear();
-        routing_request.tenant = tenant->cache_domain;
-        routing_request.pools = tenant->config.pools;
       } else {
-        routing_request.tenant = std::string(request.Header(kTenantHeader));
+        call.model = parsed.model;
+        call.stream = parsed.stream;
+        if (settings->log_prompts && !parsed.has_token_prompt) {
+          call.prompt = request::RenderPrompt(parsed);
+        }
+        if (tenant != nullptr && !tenant->AllowsModel(parsed.model)) {
+          refused = WithParam(absl::NotFoundError(absl::StrCat(
+                                  "The model `", parsed.model,
+                                  "` does not exist or you do not have access to it.")),
+                              "model");
+          call.rejection = "model_not_allowed";
+        } else {
+          routing_request.id = call.id;
+          routing_request.model = parsed.model;
+          if (tenant != nullptr) {
+            // The client's cache_salt is replaced upstream by the tenant's: the key follows suit.
+            parsed.cache_salt.clear();
+            routing_request.tenant = tenant->cache_domain;
+            routing_request.pools = tenant->config.pools;
+          } else {
+            routing_request.tenant = std::string(request.Header(kTenantHeader));
+          }
+          routing_request.key =
+              routing::MakePrefixKey(parsed, routing_request.tenant, settings->key);
+          routing_request.prompt_tokens = routing_request.key.prompt_tokens;
+          routing_request.max_tokens = parsed.max_tokens.value_or(16);
+          routing_request.stream = parsed.stream;
+          edited_body = WithIncludeUsage(parsed, request.body);
+        }
       }
-      routing_request.key = routing::MakePrefixKey(parsed, routing_request.tenant, settings->key);
-      routing_request.prompt_tokens = routing_request.key.prompt_tokens;
-      routing_request.max_tokens = parsed.max_tokens.value_or(16);
-      routing_request.stream = parsed.stream;
-      edited_body = WithIncludeUsage(parsed, request.body);
+      if (request.body.size() > kKeptParseBytes) parsed = request::InferenceRequest();
     }
+    if (!refused.ok()) break;
 
     if (tenant != nullptr && tenant->config.limits.any()) {
       const TenantLimits& limits = tenant->config.limits;
