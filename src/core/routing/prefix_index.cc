@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,23 @@
 //   lookup per stretch, not per block).
 // - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
 //   max_entries.
+//
+// Match's search. A backend's held blocks stay prefix-closed while nothing is removed out of LRU
+// order: Insert touches a chain from its last block to its first, so a held block is always used
+// more recently than every held block that extends it, and the LRU tail (what eviction and the
+// bounds remove) never has a held child. Then a backend holds a leading run of any chain, the
+// holder masks along a chain only lose bits, and Match (up to 64 backends) finds where each bit
+// drops by a search instead of a walk: each round probes up to kMatchFanout evenly spaced blocks
+// in every interval whose end masks differ, all prefetched before any is read (a round costs
+// about one memory latency), and keeps the sub-intervals whose end masks differ. A 256-block
+// chain held to one depth takes three rounds and about 20 probes instead of a probe per block;
+// the walk is bound by how many lines can be in flight, the search by a few latencies.
+// Truncate and Remove can take a block from under its held children, which then are orphans: the
+// walk stops before them, the search would not. A removal that is not of the LRU tail puts the
+// backend's orphan marker (an entry no table names) at the front of its list, or moves it there.
+// Every orphan lies behind the marker: touching one means inserting a chain through it, which
+// holds its parents again. While a backend that holds the chain's first block has a marker, Match
+// walks block by block; the marker goes when eviction reaches it, everything behind it gone.
 
 namespace warmroute::routing {
 namespace {
@@ -51,6 +69,9 @@ constexpr size_t kPrefetchDistance = 32;       // blocks ahead in Match and Inse
 constexpr size_t kEntryPrefetchDistance = 12;  // Insert, held blocks: the entry itself
 constexpr size_t kVictimDistance = 8;   // Insert: evictions ahead whose entry and slots are fetched
 constexpr size_t kMinSharedSlots = 64;  // the shared-bit table starts small (usually empty)
+constexpr uint32_t kMatchFanout = 8;    // Match's search: blocks probed per interval and round
+// Entry::backend of a backend's orphan marker (BackendState::marker), which no table names.
+constexpr BackendId kMarkerBackend = 0xfffffffeu;
 
 struct Entry {
   uint32_t hash_low;  // the block hash, split so that the entry packs into 20 bytes
@@ -205,6 +226,9 @@ class ProbeTable {
 struct BackendState {
   uint32_t mru = kNil;
   uint32_t lru = kNil;
+  // kNil, or an entry on the LRU list that no table names: every entry behind it (less recently
+  // used) may be an orphan (see Match). Not counted in `count`.
+  uint32_t marker = kNil;
   int64_t capacity = 0;
   int64_t bound = 0;
   int64_t count = 0;
@@ -229,6 +253,7 @@ struct PrefixIndex::Impl {
   ProbeTable<SharedSlot> shared_bits;
   std::vector<BackendState> backends;
   std::vector<uint32_t> held_head;  // Insert's scratch: the entries of a chain's held head
+  uint64_t orphan_bits = 0;         // MaskBit of every backend with an orphan marker
   int64_t total_capacity = 0;
 
   Entry& At(uint32_t e) { return chunks[e >> kChunkBits][e & (kChunkSize - 1)]; }
@@ -387,12 +412,54 @@ struct PrefixIndex::Impl {
     free_head = e;
   }
 
+  // Removes (hash, backend) if held, for Truncate and Remove: out of LRU order unless it is the
+  // tail, so its held children (if any) become orphans (see Match's search).
   void RemoveHash(BackendId backend, uint64_t hash) {
     const size_t s = FindEntrySlot(hash, backend);
-    if (s != kNoSlot) RemoveEntry(s);
+    if (s == kNoSlot) return;
+    if (entry_slots[s].entry != backends[backend].lru) MarkOrphans(backend);
+    RemoveEntry(s);
+  }
+
+  // Puts the backend's orphan marker at the front of its LRU list: every entry held now is
+  // behind it.
+  void MarkOrphans(BackendId id) {
+    BackendState& backend = backends[id];
+    if (backend.marker == kNil) {
+      backend.marker = NewEntry();
+      Entry& marker = At(backend.marker);
+      marker.hash_low = 0;
+      marker.hash_high = 0;
+      marker.backend = kMarkerBackend;
+      orphan_bits |= MaskBit(id);
+    } else if (backend.mru == backend.marker) {
+      return;
+    } else {
+      UnlinkLru(backend, backend.marker);
+    }
+    LinkMostRecent(backend, backend.marker);
+  }
+
+  // Takes the marker off the list (eviction reached it: no orphan is left).
+  void DropMarker(BackendId id) {
+    BackendState& backend = backends[id];
+    const uint32_t e = backend.marker;
+    UnlinkLru(backend, e);
+    backend.marker = kNil;
+    At(e).backend = kNil;
+    At(e).lru_next = free_head;
+    free_head = e;
+    orphan_bits &= ~MaskBit(id);
+    for (size_t b = id & 63; b < backends.size(); b += 64) {
+      if (backends[b].marker != kNil) orphan_bits |= MaskBit(static_cast<BackendId>(b));
+    }
   }
 
   void EvictLeastRecent(BackendId backend) {
+    if (backends[backend].marker != kNil && backends[backend].lru == backends[backend].marker) {
+      DropMarker(backend);
+      if (backends[backend].lru == kNil) return;
+    }
     const uint32_t e = backends[backend].lru;
     const size_t s = FindEntrySlot(At(e).hash(), backend);
     if (s == kNoSlot || entry_slots[s].entry != e) {
@@ -583,14 +650,91 @@ struct PrefixIndex::Impl {
     }
   }
 
+  uint64_t MaskOf(uint64_t hash) const {
+    const size_t s = FindBlock(hash);
+    return s == kNoSlot ? 0 : blocks[s].mask;
+  }
+
+  // Match's search (see the top of this file) for at most 64 backends, `all` their bits: sets
+  // depth[b] for every holder b of chain[0] and returns true, or returns false without a result
+  // when one of those holders may have orphans (the caller walks). Intervals (lo, hi) of block
+  // positions with the masks M(lo) and M(hi) known and different; M(chain.size()) = 0. Each
+  // round splits every interval at up to kMatchFanout points; a backend whose bit is in M(a) but
+  // not in M(a + 1) holds a + 1 leading blocks.
+  bool SearchDepths(std::span<const uint64_t> chain, uint64_t all,
+                    std::vector<int32_t>& depth) const {
+    struct Interval {
+      uint32_t lo, hi;
+      uint64_t mlo, mhi;
+    };
+    // At most one interval per distinct depth, and at most 64 distinct depths.
+    std::array<Interval, 64> intervals;
+    std::array<Interval, 64> next;
+    size_t count = 0;
+    // The split points of (lo, hi), hi - lo >= 2: lo + (hi - lo) * j / parts for 0 < j < parts.
+    auto for_each_point = [&chain](const Interval& iv, auto visit) {
+      const uint64_t width = iv.hi - iv.lo;
+      const uint64_t parts = std::min<uint64_t>(width, kMatchFanout + 1);
+      for (uint64_t j = 1; j < parts; ++j) visit(static_cast<uint32_t>(iv.lo + width * j / parts));
+    };
+    auto prefetch = [&](uint32_t k) { blocks.Prefetch(Mix32(chain[k])); };
+    size_t kept = 0;
+    auto keep = [&](uint32_t lo, uint32_t hi, uint64_t mlo, uint64_t mhi) {
+      if (mlo == mhi) return;
+      if (hi - lo == 1) {
+        for (uint64_t dropped = mlo & ~mhi; dropped != 0; dropped &= dropped - 1) {
+          depth[std::countr_zero(dropped)] = static_cast<int32_t>(hi);
+        }
+      } else {
+        next[kept++] = {.lo = lo, .hi = hi, .mlo = mlo, .mhi = mhi};
+      }
+    };
+    const auto n = static_cast<uint32_t>(chain.size());
+    // Block 0 is read with the first round's points in flight.
+    Interval first = {.lo = 0, .hi = n, .mlo = 0, .mhi = 0};
+    prefetch(0);
+    if (n >= 2) for_each_point(first, prefetch);
+    first.mlo = MaskOf(chain[0]) & all;
+    if ((first.mlo & orphan_bits) != 0) return false;
+    if (n == 1) {
+      keep(0, 1, first.mlo, 0);
+      return true;
+    }
+    if (first.mlo != 0) intervals[count++] = first;
+    while (count > 0) {
+      kept = 0;
+      for (size_t i = 0; i < count; ++i) for_each_point(intervals[i], prefetch);
+      for (size_t i = 0; i < count; ++i) {
+        const Interval& iv = intervals[i];
+        uint32_t lo = iv.lo;
+        uint64_t mlo = iv.mlo;
+        for_each_point(iv, [&](uint32_t k) {
+          const uint64_t m = MaskOf(chain[k]) & mlo;
+          keep(lo, k, mlo, m);
+          lo = k;
+          mlo = m;
+        });
+        keep(lo, iv.hi, mlo, iv.mhi & mlo);
+      }
+      std::copy_n(next.begin(), kept, intervals.begin());
+      count = kept;
+    }
+    return true;
+  }
+
   void Match(std::span<const uint64_t> chain, std::vector<int32_t>& depth) const {
     depth.assign(backends.size(), 0);
-    if (backends.empty() || size == 0) return;
+    if (backends.empty() || size == 0 || chain.empty()) return;
+    // Exact masks up to 64 backends: the search, unless a holder may have orphans.
+    const uint64_t all =
+        backends.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << backends.size()) - 1;
+    if (backends.size() <= 64 && SearchDepths(chain, all, depth)) return;
+    // The walk, block by block.
     const size_t ahead = std::min(chain.size(), kPrefetchDistance);
     for (size_t i = 0; i < ahead; ++i) blocks.Prefetch(Mix32(chain[i]));
     if (backends.size() <= 64) {
-      // Exact masks: `alive` is the set of backends holding every block so far.
-      uint64_t alive = backends.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << backends.size()) - 1;
+      // `alive` is the set of backends holding every block so far.
+      uint64_t alive = all;
       for (size_t i = 0; i < chain.size(); ++i) {
         if (i + ahead < chain.size()) blocks.Prefetch(Mix32(chain[i + ahead]));
         const size_t s = FindBlock(chain[i]);

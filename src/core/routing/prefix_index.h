@@ -56,9 +56,13 @@ class PrefixIndex {
   void SetCapacity(BackendId backend, int64_t capacity_blocks);
 
   // For every backend b < NumBackends(): the number of leading hashes of `chain` it holds
-  // (stops at its first missing block). Touches nothing (a lookup is not a use). Cost: one hash
-  // table probe per block up to the deepest match, and with more than 64 backends one more probe
-  // per backend still matching.
+  // (stops at its first missing block). Touches nothing (a lookup is not a use). Cost, up to 64
+  // backends: a search of about 8 probes per round and per distinct depth, log9(chain length)
+  // rounds (three for 256 blocks), each round's probes in flight together; but one probe per
+  // block up to the deepest match while a backend holding the chain's first block may hold blocks
+  // whose parent it lost (after a Truncate or Remove, until eviction has gone past them: see
+  // prefix_index.cc). Beyond 64 backends, that walk, with one more probe per backend still
+  // matching.
   std::vector<int32_t> Match(std::span<const uint64_t> chain) const;
   // The same into `depth` (resized to NumBackends()), reusing its memory.
   void Match(std::span<const uint64_t> chain, std::vector<int32_t>& depth) const;

@@ -54,6 +54,60 @@ TEST(PrefixIndexTest, MatchStopsAtTheFirstMissingBlock) {
   EXPECT_THAT(index.Match(chain), ElementsAre(4, 8));
 }
 
+// Sixty-four backends holding the same chain to 64 different depths (0 to 315 of 320 blocks):
+// Match's search keeps one interval per depth still to be found.
+TEST(PrefixIndexTest, MatchFindsSixtyFourDifferentDepths) {
+  PrefixIndex index({});
+  const std::vector<uint64_t> chain = Chain(1, 320);
+  std::vector<int32_t> expected;
+  for (BackendId b = 0; b < 64; ++b) {
+    index.SetCapacity(b, 1000);
+    const size_t held = (b * 37) % 64 * 5;
+    index.Insert(b, std::span(chain).first(held));
+    expected.push_back(static_cast<int32_t>(held));
+  }
+  EXPECT_EQ(index.Match(chain), expected);
+  for (size_t n : {0, 1, 2, 3, 9, 10, 11, 100, 319}) {
+    std::vector<int32_t> cut = expected;
+    for (int32_t& depth : cut) depth = std::min(depth, static_cast<int32_t>(n));
+    EXPECT_EQ(index.Match(std::span(chain).first(n)), cut) << n << " blocks";
+  }
+}
+
+// A Truncate can take a block from under another chain's blocks (here backend 0 loses prefix
+// block 59, which b extends): b's later blocks are still in the index but no longer count while
+// other chains come and go (Match's search must not see past the missing block), until eviction
+// takes them or b is inserted again.
+TEST(PrefixIndexTest, BlocksWhoseParentWasTruncatedDoNotCount) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 200);
+  index.SetCapacity(1, 1000);
+  const std::vector<uint64_t> prefix = Chain(1, 60);
+  const std::vector<uint64_t> a = Extend(prefix, 2, 40);
+  const std::vector<uint64_t> b = Extend(prefix, 3, 40);
+  index.Insert(0, Chain(7, 30));  // the least recently used, behind everything below
+  for (BackendId id : {0, 1}) {
+    index.Insert(id, a);
+    index.Insert(id, b);
+  }
+  index.Truncate(0, a, 59);  // prefix[59] and a's own 40 blocks
+  EXPECT_EQ(index.entries(0), 129u);
+  EXPECT_THAT(index.Match(b), ElementsAre(59, 100));
+  index.Insert(0, Chain(4, 40));  // 169 entries: nothing evicted
+  EXPECT_THAT(index.Match(b), ElementsAre(59, 100));
+  index.Insert(0, Chain(5, 40));  // evicts 9 of the oldest chain's blocks
+  EXPECT_EQ(index.entries(0), 200u);
+  EXPECT_THAT(index.Match(b), ElementsAre(59, 100));
+  index.Insert(0, Chain(6, 80));  // evicts the oldest chain, b's 40 blocks, prefix[40..58]
+  EXPECT_THAT(index.Match(b), ElementsAre(40, 100));
+  index.Insert(0, Chain(8, 60));  // evicts the rest of the prefix and 20 blocks of Chain(4, 40)
+  EXPECT_THAT(index.Match(b), ElementsAre(0, 100));
+  index.Insert(0, b);
+  EXPECT_THAT(index.Match(b), ElementsAre(100, 100));
+  EXPECT_THAT(index.Match(a), ElementsAre(60, 100));
+  EXPECT_EQ(index.entries(0), 200u);
+}
+
 TEST(PrefixIndexTest, NoBackendsMatchesNothing) {
   PrefixIndex index({});
   EXPECT_TRUE(index.Match(Chain(1, 4)).empty());
