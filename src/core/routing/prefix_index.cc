@@ -701,9 +701,11 @@ struct PrefixIndex::Impl {
       return true;
     }
     if (first.mlo != 0) intervals[count++] = first;
-    while (count > 0) {
+    for (bool fetched = true; count > 0; fetched = false) {
       kept = 0;
-      for (size_t i = 0; i < count; ++i) for_each_point(intervals[i], prefetch);
+      if (!fetched) {
+        for (size_t i = 0; i < count; ++i) for_each_point(intervals[i], prefetch);
+      }
       for (size_t i = 0; i < count; ++i) {
         const Interval& iv = intervals[i];
         uint32_t lo = iv.lo;
