@@ -287,8 +287,8 @@ class Gateway::Impl {
   struct Worker {
     // One thread runs it, and only that thread touches its sockets and timers (its server's, its
     // proxy's pools'; other threads only post to it): the reactor needs no lock per descriptor
-    // operation (two lock/unlock pairs per proxied request each way). The scheduler keeps its
-    // lock for those posts.
+    // operation (about four lock/unlock pairs fewer per proxied request). The scheduler keeps
+    // its lock for those posts.
     asio::io_context io{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
     std::unique_ptr<net::HttpServer> server;
     std::unique_ptr<Proxy> proxy;
