@@ -733,8 +733,7 @@ struct PrefixIndex::Impl {
       uint64_t alive = all;
       for (size_t i = 0; i < chain.size(); ++i) {
         if (i + ahead < chain.size()) blocks.Prefetch(Mix32(chain[i + ahead]));
-        const size_t s = FindBlock(chain[i]);
-        const uint64_t next = s == kNoSlot ? 0 : alive & blocks[s].mask;
+        const uint64_t next = alive & MaskOf(chain[i]);
         for (uint64_t dead = alive & ~next; dead != 0; dead &= dead - 1) {
           depth[std::countr_zero(dead)] = static_cast<int32_t>(i);
         }
@@ -751,8 +750,7 @@ struct PrefixIndex::Impl {
     std::vector<BackendId> alive;
     for (size_t i = 0; i < chain.size(); ++i) {
       if (i + ahead < chain.size()) blocks.Prefetch(Mix32(chain[i + ahead]));
-      const size_t s = FindBlock(chain[i]);
-      const uint64_t mask = s == kNoSlot ? 0 : blocks[s].mask;
+      const uint64_t mask = MaskOf(chain[i]);
       if (i == 0) {
         for (uint64_t bits = mask; bits != 0; bits &= bits - 1) {
           for (auto b = static_cast<BackendId>(std::countr_zero(bits)); b < backends.size();
