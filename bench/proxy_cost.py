@@ -4,7 +4,8 @@ from /proc/PID/stat before and after a wrk run) and, with --syscalls, system cal
 (strace -c -f on the proxy during a wrk run at 8 connections; slow under strace, counts only)
 and, with --perf PREFIX, a `perf record -g` profile of the proxy during each wrk run, and with
 --mallocs, calls to glibc's malloc per request (a `perf probe` uprobe on libc's malloc counted by
-`perf stat` during a wrk run at 8 connections; slow while counting, counts only; needs root), and
+`perf stat` during a wrk run at 8 connections; slow while counting, counts only; needs root;
+--libc-calls FUNCTION counts another libc function's calls the same way), and
 with --instructions, user-space instructions per request: the proxy runs under valgrind's
 callgrind (haproxy and warmroute only: nginx forks its workers), and after a warm-up its counters
 are zeroed, wrk runs at 8 connections, and the counters are dumped. Unlike CPU time, this count
@@ -29,7 +30,7 @@ then skipped. Each wrk connection is kept alive, so this is the cost of TLS reco
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--syscall-counts] [--mallocs] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
+       [--syscalls] [--syscall-counts] [--mallocs] [--libc-calls FUNCTION] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
        [--rounds N] [haproxy nginx round_robin warmroute warmroute@OTHER_BINARY ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
@@ -118,15 +119,16 @@ def stop_syscall_count(proc, out, n):
     return ", ".join(shown + [f"context-switches {switches:.2f}"]), sum(counts.values())
 
 
-def malloc_probe():
-    """The perf event counting libc's malloc calls (added once with `perf probe`)."""
+def libc_probe(function):
+    """The perf event counting calls of libc's `function` (added once with `perf probe`)."""
+    event = f"probe_libc:{function}"
     listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
-    if "probe_libc:malloc" not in listed:
-        subprocess.run(["perf", "probe", "-q", "-x", LIBC, "malloc"], check=True)
-    return "probe_libc:malloc"
+    if event not in listed.split():
+        subprocess.run(["perf", "probe", "-q", "-x", LIBC, function], check=True)
+    return event
 
 
-def mallocs_per_request(pid, port, script, scheme, event):
+def calls_per_request(pid, port, script, scheme, event):
     out = tempfile.NamedTemporaryFile(suffix=".txt", delete=False).name
     st = subprocess.Popen(["perf", "stat", "-x,", "-e", event, "-o", out, "-p", str(pid)])
     time.sleep(0.3)
@@ -185,6 +187,9 @@ def main():
     ap.add_argument("--syscall-counts", action="store_true",
                     help="system calls per request from kernel tracepoints, at full speed")
     ap.add_argument("--mallocs", action="store_true")
+    ap.add_argument("--libc-calls", metavar="FUNCTION", action="append",
+                    help="also calls of this libc function per request, counted as --mallocs "
+                    "counts malloc's (repeatable; e.g. pthread_mutex_lock)")
     ap.add_argument("--instructions", action="store_true",
                     help="user-space instructions per request, under callgrind (slow)")
     ap.add_argument("--perf", metavar="PREFIX",
@@ -198,7 +203,8 @@ def main():
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
     a = ap.parse_args()
     scheme = "https" if a.tls else "http"
-    malloc_event = malloc_probe() if a.mallocs else None
+    counted_calls = (["malloc"] if a.mallocs else []) + (a.libc_calls or [])
+    call_events = [(name, libc_probe(name)) for name in counted_calls]
     if a.tls:
         a.proxies = [p for p in a.proxies if p not in ("haproxy", "nginx")]
     tmp = tempfile.mkdtemp(prefix="wr-proxy-cost-")
@@ -286,10 +292,10 @@ def main():
                         top = sorted(by_name.items(), key=lambda kv: -kv[1])[:6]
                         line += f"  syscalls {calls / n:5.2f}/req (" + ", ".join(
                             f"{name} {count / n:.2f}" for name, count in top) + ")"
-                    if malloc_event:
-                        per_request = mallocs_per_request(proxy.pid, port, script, scheme,
-                                                          malloc_event)
-                        line += f"  mallocs {per_request:5.1f}/req"
+                    for name, event in call_events:
+                        per_request = calls_per_request(proxy.pid, port, script, scheme, event)
+                        shown = "mallocs" if name == "malloc" else f"{name} calls"
+                        line += f"  {shown} {per_request:5.1f}/req"
                     print(line, flush=True)
             finally:
                 proxy.terminate()
