@@ -531,6 +531,7 @@ struct PrefixIndex::Impl {
     // rest of the chain, from the last block down to them.
     const size_t m = FindHeldHead(id, chain.first(held_hint));
     const size_t n = chain.size();
+    bool evicted = false;
     for (size_t j = 1; j <= std::min(n - m, kPrefetchDistance); ++j) prefetch_slots(n - j);
     for (size_t j = 1; j <= std::min(n - m, kEntryPrefetchDistance); ++j) prefetch_entry(n - j);
     for (size_t k = n; k-- > m;) {
@@ -556,10 +557,11 @@ struct PrefixIndex::Impl {
       if (backend.count >= backend.bound) {
         before_eviction();
         EvictLeastRecent(id);
+        evicted = true;
       }
       AddEntry(id, hash);
     }
-    MoveHeldHeadToFront(backend, id, chain.first(m));
+    MoveHeldHeadToFront(backend, id, chain.first(m), evicted);
   }
 
   // Finds `head`'s blocks in order and keeps their entries in `held_head` while the backend
@@ -571,12 +573,32 @@ struct PrefixIndex::Impl {
   // entry; a list step, the entry alone. Nothing is prefetched: prefetching every block's
   // entry-table slots and entry ahead of the walk, as lookups would need, cost more than it
   // saved, even in a large index (BM_InsertHeldChain/hint:1 2.2-2.6 us with, 1.6-1.8 without).
+  //
+  // A list step would make each entry's address wait for the previous entry's load. But the
+  // entries of a stretch were mostly taken from the slab one after another, so each step is
+  // guessed to move as far through the slab as the last one did (`stride`), and the guess is
+  // checked against lru_next. While the guesses hold, the branch is predicted and the next
+  // entry's address does not wait for the load, so the loads of several steps overlap.
   size_t FindHeldHead(BackendId id, std::span<const uint64_t> head) {
     held_head.clear();
     const size_t n = head.size();
     uint32_t e = kNil;  // head[k-1]'s entry
+    uint32_t stride = 0;
     for (size_t k = 0; k < n; ++k) {
-      e = e == kNil ? kNil : At(e).lru_next;
+      if (e != kNil) {
+        const uint32_t next = At(e).lru_next;
+        const uint32_t guess = e + stride;
+        // The comparison goes through a value the compiler cannot see into, so that it does not
+        // take `next` for `guess` where they are equal: the address would wait for the load.
+        uint32_t differ = next ^ guess;
+        asm("" : "+r"(differ));
+        if (differ == 0) [[likely]] {
+          e = guess;
+        } else {
+          stride = next - e;
+          e = next;
+        }
+      }
       if (e == kNil || At(e).hash() != head[k]) {
         const size_t s = FindEntrySlot(head[k], id);
         if (s == kNoSlot) break;
@@ -592,10 +614,12 @@ struct PrefixIndex::Impl {
   // rest of the list in its order. A chain's blocks usually still sit in the list as the last
   // insert of a chain sharing them left them, one stretch in chain order, so each stretch moves
   // as a whole (four links) and one already in place costs nothing. If the walk before evicted
-  // any of them (its new blocks pushed the backend over its bound), they are touched one by one.
-  void MoveHeldHeadToFront(BackendState& backend, BackendId id, std::span<const uint64_t> head) {
+  // any of them (its new blocks pushed the backend over its bound), they are touched one by one;
+  // that is checked only when the walk `evicted` anything.
+  void MoveHeldHeadToFront(BackendState& backend, BackendId id, std::span<const uint64_t> head,
+                           bool evicted) {
     const size_t m = held_head.size();
-    for (size_t k = 0; k < m; ++k) {
+    for (size_t k = 0; evicted && k < m; ++k) {
       const Entry& entry = At(held_head[k]);
       if (entry.backend != id || entry.hash() != head[k]) {
         TouchOneByOne(backend, id, head);
