@@ -316,7 +316,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
           edited_body = WithIncludeUsage(parsed, request.body);
         }
       }
-      if (request.body.size() > kKeptParseBytes) parsed = request::InferenceRequest();
+      if (request.body.size() > kKeptParseBytes) request::ReleaseInferenceRequest(parsed);
     }
     if (!refused.ok()) break;
 

@@ -417,6 +417,11 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, const 
   return Parsed(std::move(status), std::move(request));
 }
 
+void ReleaseInferenceRequest(InferenceRequest& request) {
+  InferenceRequest released;
+  std::swap(request, released);  // the memory leaves with `released`
+}
+
 absl::Status ParseInferenceRequestInto(Endpoint endpoint, const std::string& body,
                                        InferenceRequest& out) {
   const char* data = body.capacity() - body.size() < kParsePadding ? PaddedCopy(body) : body.data();

@@ -68,6 +68,10 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, const 
 // would be; after an error `out` holds a partial parse.
 absl::Status ParseInferenceRequestInto(Endpoint endpoint, const std::string& body,
                                        InferenceRequest& out);
+// Empties `request` and gives back the memory it holds (for such a reused object after a large
+// request). Assigning it a new InferenceRequest would not: a std::string assigned an empty one
+// keeps its memory.
+void ReleaseInferenceRequest(InferenceRequest& request);
 inline constexpr size_t kParsePadding = 64;
 
 // The canonical prompt text: the chat template applied to `messages` (with the generation

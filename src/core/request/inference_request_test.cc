@@ -479,5 +479,21 @@ TEST(InferenceRequestTest, ParsingIntoAnEarlierRequestGivesANewParse) {
   }
 }
 
+TEST(InferenceRequestTest, ReleaseGivesBackTheMemoryOfALargeRequest) {
+  const std::string text(100000, 'x');
+  InferenceRequest reused;
+  for (const std::string& body :
+       {R"({"model": "m", "prompt": ")" + text + R"(", "user": ")" + text + R"("})",
+        R"({"model": "m", "messages": [{"role": "user", "content": ")" + text + R"("}]})"}) {
+    ASSERT_TRUE(ParseInferenceRequestInto(Endpoint::kCompletions, body, reused).ok() ||
+                ParseInferenceRequestInto(Endpoint::kChatCompletions, body, reused).ok());
+    ReleaseInferenceRequest(reused);
+    EXPECT_EQ(reused, InferenceRequest());
+    EXPECT_LT(reused.prompt.capacity(), 100u);
+    EXPECT_LT(reused.user.capacity(), 100u);
+    EXPECT_EQ(reused.messages.capacity(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace warmroute::request
