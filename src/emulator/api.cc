@@ -56,7 +56,7 @@ EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer)
       tokenizer_(tokenizer),
       id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)) {}
 
-net::Task<void> EngineApi::Handle(HttpRequest request, ResponseWriter& writer) {
+net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
   const std::string& path = request.path;
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";

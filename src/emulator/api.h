@@ -20,7 +20,7 @@
 // Usage:
 //   EngineApi api(replica, tokenizer);
 //   auto server = net::HttpServer::Create(io, options,
-//       [&api](net::HttpRequest r, net::ResponseWriter& w) { return api.Handle(std::move(r), w);
+//       [&api](net::HttpRequest& r, net::ResponseWriter& w) { return api.Handle(r, w);
 //       });
 //
 // Thread-safety: used on the replica's io_context thread only.
@@ -48,7 +48,7 @@ class EngineApi {
   EngineApi& operator=(const EngineApi&) = delete;
 
   // Answers one HTTP request (the net::HttpHandler of the replica's server).
-  net::Task<void> Handle(net::HttpRequest request, net::ResponseWriter& writer);
+  net::Task<void> Handle(net::HttpRequest& request, net::ResponseWriter& writer);
 
  private:
   // A validated generation request, ready for the engine.

@@ -151,8 +151,8 @@ class Fleet::Impl {
       EngineApi* api = apis_.back().get();
       WR_ASSIGN_OR_RETURN(
           std::unique_ptr<net::HttpServer> server,
-          net::HttpServer::Create(io, so, [api](net::HttpRequest r, net::ResponseWriter& w) {
-            return api->Handle(std::move(r), w);
+          net::HttpServer::Create(io, so, [api](net::HttpRequest& r, net::ResponseWriter& w) {
+            return api->Handle(r, w);
           }));
       endpoints_.push_back({.index = i,
                             .host = o.host,

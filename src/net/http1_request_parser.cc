@@ -57,6 +57,26 @@ Http1RequestParser::Error Http1RequestParser::ParseRequestLine(std::string_view 
   return Error::kNone;
 }
 
+void Http1RequestParser::Reset() {
+  request.method.clear();
+  request.target.clear();
+  request.path.clear();
+  request.headers.clear();
+  if (request.body.capacity() > kKeptBodyBytes) {
+    std::string().swap(request.body);  // (assigning an empty string would keep the memory)
+  } else {
+    request.body.clear();
+  }
+  request.keep_alive = true;
+  state_ = State::kRequestLine;
+  head_bytes_ = 0;
+  body_left_ = 0;
+  minor_version_ = 1;
+  expects_continue_ = false;
+  framing_ = http1::Framing();
+  chunked_.Reset();
+}
+
 Http1RequestParser::Error Http1RequestParser::FinishHead() {
   if (framing_.Check() != Framing::Error::kNone) return Error::kBadTransferEncoding;
   request.keep_alive = minor_version_ == 1 ? !framing_.close : framing_.keep_alive;

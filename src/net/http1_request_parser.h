@@ -42,6 +42,13 @@ class Http1RequestParser {
   Http1RequestParser(size_t header_limit, uint64_t body_limit)
       : header_limit_(header_limit), body_limit_(body_limit) {}
 
+  // Starts over for the connection's next request, keeping the memory the last one's `request`
+  // took: its strings' and header list's, and its body's unless that is over kKeptBodyBytes, so
+  // that a connection's requests of the usual sizes allocate nothing for these, and an idle
+  // connection keeps at most about kKeptBodyBytes of body memory.
+  void Reset();
+  static constexpr size_t kKeptBodyBytes = 32 * 1024;
+
   // Parses from `in` and returns how many of its bytes it used: the rest must be offered again,
   // with more appended, in the next call. Stops when the request is done (a pipelined next
   // request stays unused), more input is needed, or on an error (set in `error`; the parser is

@@ -24,11 +24,10 @@ struct Parsed {
   size_t left_over = 0;  // bytes after the request (a pipelined one)
 };
 
-// Feeds `wire` to a parser as the server does: in pieces of `step` bytes (the last one shorter),
-// the unconsumed rest offered again with the next piece.
-Parsed Parse(std::string_view wire, size_t step = SIZE_MAX, uint64_t body_limit = kBodyLimit) {
+// Feeds `wire` to `parser` as the server does: in pieces of `step` bytes (the last one shorter),
+// the unconsumed rest offered again with the next piece. The result has a copy of the request.
+Parsed ParseWith(Http1RequestParser& parser, std::string_view wire, size_t step) {
   Parsed result;
-  Http1RequestParser parser(kHeaderLimit, body_limit);
   std::string buffer;
   size_t fed = 0;
   while (!parser.done() && fed < wire.size()) {
@@ -36,11 +35,23 @@ Parsed Parse(std::string_view wire, size_t step = SIZE_MAX, uint64_t body_limit 
     buffer.append(wire.substr(fed, n));
     fed += n;
     buffer.erase(0, parser.Put(buffer, result.error));
-    if (result.error != Error::kNone) return result;
+    if (result.error != Error::kNone) {
+      result.request = parser.request;
+      return result;
+    }
   }
   result.done = parser.done();
   result.expects_continue = parser.expects_continue();
   result.left_over = buffer.size() + (wire.size() - fed);
+  result.request = parser.request;
+  return result;
+}
+
+// The same with a new parser, whose request is moved into the result (as it is, spare capacity
+// included).
+Parsed Parse(std::string_view wire, size_t step = SIZE_MAX, uint64_t body_limit = kBodyLimit) {
+  Http1RequestParser parser(kHeaderLimit, body_limit);
+  Parsed result = ParseWith(parser, wire, step);
   result.request = std::move(parser.request);
   return result;
 }
@@ -251,6 +262,66 @@ TEST(Http1RequestParserTest, AcceptsNothingBeastRefuses) {
   }
   EXPECT_GT(accepted, 1000);
   EXPECT_GT(refused, 1000);
+}
+
+std::string PostWithBody(size_t bytes, char fill) {
+  return "POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " + std::to_string(bytes) +
+         "\r\n\r\n" + std::string(bytes, fill);
+}
+
+// The server parses a connection's requests with one parser, Reset before each: whatever came
+// before (any request, an error, a request cut short), it parses the next one as a new parser
+// would.
+TEST(Http1RequestParserTest, AResetParserParsesAsANewOneWould) {
+  std::vector<std::string> wires = Corpus();
+  wires.push_back(PostWithBody(12000, 'a'));
+  wires.push_back(PostWithBody(40000, 'b'));  // over kKeptBodyBytes
+  wires.push_back(PostWithBody(3, 'c'));
+  wires.push_back("POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");  // cut short
+  wires.push_back("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab");
+  wires.push_back("POST /x HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n");  // too large
+  wires.push_back("POST /x HTTP/1.1\r\nA b: c\r\n\r\n");                   // bad header
+  wires.push_back("PO(ST /x HTTP/1.1\r\n\r\n");                            // bad line
+  std::mt19937 rng(11);
+  Http1RequestParser parser(kHeaderLimit, kBodyLimit);
+  for (int round = 0; round < 3000; ++round) {
+    const std::string& wire = wires[rng() % wires.size()];
+    const size_t step = rng() % 2 == 0 ? SIZE_MAX : 1 + rng() % 64;
+    parser.Reset();
+    const Parsed reused = ParseWith(parser, wire, step);
+    const Parsed fresh = Parse(wire, step);
+    SCOPED_TRACE(testing::Message()
+                 << "round " << round << ", step " << step << ": " << wire.substr(0, 80));
+    ASSERT_EQ(reused.error, fresh.error);
+    ASSERT_EQ(reused.done, fresh.done);
+    EXPECT_EQ(reused.expects_continue, fresh.expects_continue);
+    EXPECT_EQ(reused.left_over, fresh.left_over);
+    EXPECT_EQ(reused.request.method, fresh.request.method);
+    EXPECT_EQ(reused.request.target, fresh.request.target);
+    EXPECT_EQ(reused.request.path, fresh.request.path);
+    EXPECT_EQ(reused.request.headers, fresh.request.headers);
+    EXPECT_EQ(reused.request.body, fresh.request.body);
+    EXPECT_EQ(reused.request.keep_alive, fresh.request.keep_alive);
+    if (HasFailure()) return;
+  }
+}
+
+// What Reset is for: a body of the usual size lands in the memory the last one took; one over
+// kKeptBodyBytes gives its memory back.
+TEST(Http1RequestParserTest, ResetKeepsTheBodysMemoryUpToALimit) {
+  Http1RequestParser parser(kHeaderLimit, kBodyLimit);
+  ASSERT_TRUE(ParseWith(parser, PostWithBody(12000, 'a'), SIZE_MAX).done);
+  const char* memory = parser.request.body.data();
+  parser.Reset();
+  ASSERT_TRUE(ParseWith(parser, PostWithBody(11000, 'b'), SIZE_MAX).done);
+  EXPECT_EQ(parser.request.body.data(), memory);
+  EXPECT_EQ(parser.request.body, std::string(11000, 'b'));
+
+  parser.Reset();
+  ASSERT_TRUE(ParseWith(parser, PostWithBody(40000, 'c'), SIZE_MAX).done);
+  parser.Reset();
+  EXPECT_LE(parser.request.body.capacity(), Http1RequestParser::kKeptBodyBytes);
+  EXPECT_LT(parser.request.body.capacity(), 40000u);
 }
 
 }  // namespace

@@ -124,6 +124,13 @@ class ChunkedDecoder {
 
   bool done() const { return state_ == State::kDone; }
 
+  // Starts over for another body.
+  void Reset() {
+    state_ = State::kSize;
+    data_left_ = 0;
+    trailer_bytes_ = 0;
+  }
+
  private:
   enum class State { kSize, kData, kDataCrlf, kTrailers, kDone };
   const size_t line_limit_;

@@ -61,7 +61,7 @@ class HttpClientTest : public ::testing::Test {
 TEST_F(HttpClientTest, PostsTheBodyAndReadsTheWholeResponseThenReusesTheConnection) {
   std::string last_host;
   size_t spare_capacity = 0;
-  const uint16_t port = Serve([&](HttpRequest request, ResponseWriter& writer) -> Task<void> {
+  const uint16_t port = Serve([&](HttpRequest& request, ResponseWriter& writer) -> Task<void> {
     last_host = std::string(request.Header("host"));
     spare_capacity = request.body.capacity() - request.body.size();
     ResponseHead head;
@@ -106,7 +106,7 @@ TEST_F(HttpClientTest, PostsTheBodyAndReadsTheWholeResponseThenReusesTheConnecti
 TEST_F(HttpClientTest, HopByHopAndLengthHeadersOfTheResponseAreNotRelayed) {
   // The server sends every hop-by-hop header (any case) and a few end-to-end ones; only the
   // end-to-end ones reach head().headers (Content-Type goes to head().content_type).
-  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+  const uint16_t port = Serve([&](HttpRequest&, ResponseWriter& writer) -> Task<void> {
     ResponseHead head;
     head.content_type = "text/plain";
     for (const char* name : {"Keep-Alive", "TE", "trailer", "UPGRADE", "Proxy-Connection",
@@ -132,7 +132,7 @@ TEST_F(HttpClientTest, HopByHopAndLengthHeadersOfTheResponseAreNotRelayed) {
 }
 
 TEST_F(HttpClientTest, RelaysStreamPiecesAsTheyArriveNotAtTheEnd) {
-  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+  const uint16_t port = Serve([&](HttpRequest&, ResponseWriter& writer) -> Task<void> {
     ResponseHead head;
     head.content_type = "text/event-stream";
     co_await writer.StartStream(head);
@@ -188,7 +188,7 @@ TEST_F(HttpClientTest, ConnectRefusedIsAConnectFailure) {
 }
 
 TEST_F(HttpClientTest, FirstByteTimeoutIsDeadlineExceededNotAConnectFailure) {
-  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+  const uint16_t port = Serve([&](HttpRequest&, ResponseWriter& writer) -> Task<void> {
     co_await Sleep(std::chrono::milliseconds(400));
     ResponseHead head;
     std::string body = "late";
@@ -207,7 +207,7 @@ TEST_F(HttpClientTest, FirstByteTimeoutIsDeadlineExceededNotAConnectFailure) {
 
 TEST_F(HttpClientTest, AbandoningAStreamClosesTheConnectionSoTheServerSeesTheCancel) {
   bool handler_cancelled = false;
-  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+  const uint16_t port = Serve([&](HttpRequest&, ResponseWriter& writer) -> Task<void> {
     struct Flag {
       bool& cancelled;
       bool finished = false;
@@ -241,7 +241,7 @@ TEST_F(HttpClientTest, AbandoningAStreamClosesTheConnectionSoTheServerSeesTheCan
 TEST_F(HttpClientTest, AConnectionTheServerClosedWhileIdleIsReplaced) {
   HttpServerOptions options;
   options.idle_timeout = std::chrono::milliseconds(50);  // the server drops idle connections
-  auto server = HttpServer::Create(io_, options, [](HttpRequest, ResponseWriter& w) -> Task<void> {
+  auto server = HttpServer::Create(io_, options, [](HttpRequest&, ResponseWriter& w) -> Task<void> {
     ResponseHead head;
     std::string body = "ok";
     co_await w.Reply(head, std::move(body));
@@ -265,7 +265,7 @@ TEST_F(HttpClientTest, AConnectionTheServerClosedWhileIdleIsReplaced) {
 }
 
 TEST_F(HttpClientTest, ReadAllRefusesBodiesOverTheLimit) {
-  const uint16_t port = Serve([&](HttpRequest, ResponseWriter& writer) -> Task<void> {
+  const uint16_t port = Serve([&](HttpRequest&, ResponseWriter& writer) -> Task<void> {
     ResponseHead head;
     std::string body(1000, 'x');
     co_await writer.Reply(head, std::move(body));

@@ -383,10 +383,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   // Runs the handler; a handler's exception is logged and ends only this request.
-  static Task<void> RunHandler(std::shared_ptr<Impl> self, HttpRequest request,
+  static Task<void> RunHandler(std::shared_ptr<Impl> self, HttpRequest& request,
                                ResponseWriter& writer) {
     try {
-      co_await self->handler_(std::move(request), writer);
+      co_await self->handler_(request, writer);
     } catch (const boost::system::system_error& e) {
       if (e.code() != asio::error::operation_aborted) {
         spdlog::error("handler failed: {}", e.what());
@@ -528,6 +528,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     // The keep-alive wait, on every request's path; the rarer waits for the rest of a request
     // use the stream's own timer.
     CoarseDeadline idle_deadline(tcp_stream.socket());
+    // One parser for the connection's requests: each starts with Reset, in the memory the last
+    // one's request took (the handler is done with it by then).
+    Http1RequestParser parser(options.header_limit_bytes, options.body_limit_bytes);
 
     for (;;) {
       if (buffer.size() == 0) {  // keep-alive: wait for the next request
@@ -538,7 +541,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         if (rec) co_return;  // closed, failed or timed out
         buffer.commit(n);
       }
-      Http1RequestParser parser(options.header_limit_bytes, options.body_limit_bytes);
+      parser.Reset();
       // Fast path: a request usually arrives whole in one read; parse what is buffered without
       // I/O (and without arming the header timer). The rest is read under the timeouts.
       Http1RequestParser::Error perr = Feed(parser, buffer);
@@ -565,13 +568,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       if (rec) co_return;  // closed, reset or timed out mid-request
       tcp_stream.expires_never();
-      HttpRequest request = std::move(parser.request);
+      HttpRequest& request = parser.request;
       const bool keep_alive = request.keep_alive;
       ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout, head_buffer);
       // Watch the client while the handler runs (unless it has sent a pipelined request
       // already): one that goes away cancels the handler.
       if (buffer.size() == 0) self->BeginWatch(watch);
-      co_await RunHandler(self, std::move(request), writer);
+      co_await RunHandler(self, request, writer);
       EndWatch(*watch);
       if (watch->client_left) {  // the coroutine is cancelled: no further co_await
         spdlog::debug("client closed the connection during a request");

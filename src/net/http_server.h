@@ -63,9 +63,11 @@ struct HttpServerOptions {
   std::shared_ptr<TlsContext> tls = nullptr;
 };
 
-// Handles one request. Takes the request by value (it lives in the coroutine frame); `writer`
-// is valid until the coroutine completes.
-using HttpHandler = std::function<Task<void>(HttpRequest request, ResponseWriter& writer)>;
+// Handles one request. `request` and `writer` belong to the connection and are valid until the
+// returned task completes; the handler may change the request or move from it. (The connection
+// parses its next request into the same object, reusing its memory: a handler that moves the
+// body out, or keeps references into it past its task, defeats or breaks that.)
+using HttpHandler = std::function<Task<void>(HttpRequest& request, ResponseWriter& writer)>;
 
 class HttpServer {
  public:

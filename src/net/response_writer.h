@@ -3,7 +3,7 @@
 // Server-Sent Events: StartStream, one WriteChunk per event batch, FinishStream).
 //
 // Usage (a handler coroutine):
-//   Task<void> Handle(HttpRequest request, ResponseWriter& writer) {
+//   Task<void> Handle(HttpRequest& request, ResponseWriter& writer) {
 //     if (request.path != "/v1/models") {
 //       co_await writer.ReplyError(absl::NotFoundError("no such route"));
 //       co_return;

@@ -89,7 +89,7 @@ class TlsExchangeTest : public TlsFilesTest {
     HttpServerOptions options;
     options.tls = *context;
     auto server = HttpServer::Create(
-        io_, options, [delay](HttpRequest request, ResponseWriter& writer) -> Task<void> {
+        io_, options, [delay](HttpRequest& request, ResponseWriter& writer) -> Task<void> {
           if (delay.count() > 0) {
             boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor, delay);
             co_await wait.async_wait(boost::asio::use_awaitable_t<Executor>{});

@@ -79,7 +79,7 @@ std::string AdminApi::BackendsJson() const {
   return out;
 }
 
-net::Task<void> AdminApi::Handle(net::HttpRequest request, net::ResponseWriter& writer) {
+net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter& writer) {
   const std::string token = token_();
   if (token.empty()) {
     absl::Status status = absl::NotFoundError("the admin API is disabled (set admin.token)");

@@ -34,7 +34,7 @@ class AdminApi {
            std::function<absl::Status(const BackendConfig&)> check_backend);
 
   // Answers a request whose path starts with /admin.
-  net::Task<void> Handle(net::HttpRequest request, net::ResponseWriter& writer);
+  net::Task<void> Handle(net::HttpRequest& request, net::ResponseWriter& writer);
 
   // The JSON of GET /admin/backends.
   std::string BackendsJson() const;

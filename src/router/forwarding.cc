@@ -15,14 +15,13 @@ bool NotForwarded(std::string_view name) {
 
 }  // namespace
 
-net::HttpHeaders ForwardHeaders(net::HttpHeaders client_headers, bool strip_credentials) {
-  std::erase_if(client_headers, [strip_credentials](const auto& header) {
+void KeepForwardedHeaders(net::HttpHeaders& headers, bool strip_credentials) {
+  std::erase_if(headers, [strip_credentials](const auto& header) {
     const std::string& name = header.first;
     return NotForwarded(name) ||
            (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
                                   net::HeaderNameIs(name, kTenantHeader)));
   });
-  return client_headers;
 }
 
 std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& parsed,

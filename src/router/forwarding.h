@@ -30,9 +30,10 @@ namespace warmroute::router {
 // API key decides.
 inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
 
-// The client's headers to send upstream; `strip_credentials` drops Authorization and
-// x-warmroute-tenant.
-net::HttpHeaders ForwardHeaders(net::HttpHeaders client_headers, bool strip_credentials);
+// Keeps, in order, those of the client's headers that are sent upstream; `strip_credentials`
+// drops Authorization and x-warmroute-tenant too. (In place: the list is the connection's, which
+// keeps its memory for the next request.)
+void KeepForwardedHeaders(net::HttpHeaders& headers, bool strip_credentials);
 
 // The body with include_usage added, when the gateway must add it (see above); nullopt when the
 // body is forwarded as is.

@@ -146,8 +146,8 @@ class Gateway::Impl {
       worker->proxy = std::make_unique<Proxy>(shared, settings, worker->io.get_executor());
       Worker* w = worker.get();
       auto server = net::HttpServer::Create(
-          worker->io, options, [this, w](net::HttpRequest request, net::ResponseWriter& writer) {
-            return Serve(*w, std::move(request), writer);
+          worker->io, options, [this, w](net::HttpRequest& request, net::ResponseWriter& writer) {
+            return Serve(*w, request, writer);
           });
       if (!server.ok()) return server.status();
       worker->server = std::move(*server);
@@ -316,21 +316,20 @@ class Gateway::Impl {
   // Not a coroutine: on the proxied path it returns the proxy's own coroutine, so a request
   // costs no frame here (this one's, over Asio's 1,020-byte recycling limit, was a malloc and a
   // free per request).
-  net::Task<void> Serve(Worker& worker, net::HttpRequest request, net::ResponseWriter& writer) {
+  net::Task<void> Serve(Worker& worker, net::HttpRequest& request, net::ResponseWriter& writer) {
     if (request.method == "POST") {
       if (request.path == "/v1/chat/completions") {
-        return worker.proxy->Handle(request::Endpoint::kChatCompletions, std::move(request),
-                                    writer);
+        return worker.proxy->Handle(request::Endpoint::kChatCompletions, request, writer);
       }
       if (request.path == "/v1/completions") {
-        return worker.proxy->Handle(request::Endpoint::kCompletions, std::move(request), writer);
+        return worker.proxy->Handle(request::Endpoint::kCompletions, request, writer);
       }
     }
-    return ServeOther(worker, std::move(request), writer);
+    return ServeOther(worker, request, writer);
   }
 
   // Every route but the proxied ones.
-  net::Task<void> ServeOther(Worker& worker, net::HttpRequest request,
+  net::Task<void> ServeOther(Worker& worker, net::HttpRequest& request,
                              net::ResponseWriter& writer) {
     const std::string& path = request.path;
     const bool get = request.method == "GET" || request.method == "HEAD";
@@ -344,7 +343,7 @@ class Gateway::Impl {
       std::string body = metrics_.Serialize(*backends_, admission_->queued(), hot_prefixes_.Top(10));
       co_await writer.Reply(std::move(head), std::move(body));
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
-      co_await admin_->Handle(std::move(request), writer);
+      co_await admin_->Handle(request, writer);
     } else if (path == "/v1/chat/completions" || path == "/v1/completions" ||
                path == "/v1/models" || path == "/health" || path == "/metrics") {
       const absl::Status status = absl::InvalidArgumentError(

@@ -242,7 +242,7 @@ net::UpstreamPool& Proxy::Pool(const BackendTarget& target) {
   return *it->second;
 }
 
-net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest request,
+net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& request,
                               net::ResponseWriter& writer) {
   const std::shared_ptr<const ProxySettings> settings = settings_;
   Backends& backends = *shared_.backends;
@@ -261,7 +261,6 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
   std::optional<AdmissionGate::Ticket> ticket;
   std::optional<std::string> edited_body;
   std::optional<std::string> salted_body;  // edited_body (or the body) with the tenant's salt
-  net::HttpHeaders headers;
   std::unique_ptr<net::UpstreamExchange> exchange;
   do {
     if (tenants != nullptr) {
@@ -394,8 +393,8 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
       }
       salted_body = std::move(*salted);
     }
-    // The client's headers are not read past here: moved, filtered in place, not copied.
-    headers = ForwardHeaders(std::move(request.headers), /*strip_credentials=*/tenants != nullptr);
+    // The client's headers are not read past here: filtered in place and sent upstream.
+    KeepForwardedHeaders(request.headers, /*strip_credentials=*/tenants != nullptr);
   } while (false);
 
   if (!refused.ok()) {
@@ -427,7 +426,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest reque
                                       ? std::string_view(*salted_body)
                                       : unsalted_body;
     net::UpstreamRequest upstream{
-        .method = "POST", .target = request.target, .headers = &headers, .body = body};
+        .method = "POST", .target = request.target, .headers = &request.headers, .body = body};
     absl::StatusOr<std::unique_ptr<net::UpstreamExchange>> started =
         co_await net::UpstreamExchange::Start(pool, upstream, settings->timeouts);
     if (started.ok() && (*started)->head().status < 500) {

@@ -83,7 +83,7 @@ class Proxy {
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
 
-  net::Task<void> Handle(request::Endpoint endpoint, net::HttpRequest request,
+  net::Task<void> Handle(request::Endpoint endpoint, net::HttpRequest& request,
                          net::ResponseWriter& writer);
 
   // The settings new requests get. Worker thread only.
