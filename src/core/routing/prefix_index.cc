@@ -67,6 +67,7 @@ constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
 constexpr size_t kMinSlots = 1024;
 constexpr size_t kPrefetchDistance = 32;       // blocks ahead in Match and Insert
 constexpr size_t kEntryPrefetchDistance = 12;  // Insert, held blocks: the entry itself
+constexpr uint32_t kWalkPrefetchSteps = 16;    // Insert's held-head walk: entries ahead
 constexpr size_t kVictimDistance = 8;   // Insert: evictions ahead whose entry and slots are fetched
 constexpr size_t kMinSharedSlots = 64;  // the shared-bit table starts small (usually empty)
 constexpr uint32_t kMatchFanout = 8;    // Match's search: blocks probed per interval and round
@@ -570,15 +571,16 @@ struct PrefixIndex::Impl {
   // the first block of a stretch is looked up in the entry table: the rest are its list
   // successors, checked by their hashes (an entry on this backend's list with head[k]'s hash is
   // (head[k], id)'s entry, since pairs are unique). A lookup costs a tag mix, a probe and the
-  // entry; a list step, the entry alone. Nothing is prefetched: prefetching every block's
-  // entry-table slots and entry ahead of the walk, as lookups would need, cost more than it
-  // saved, even in a large index (BM_InsertHeldChain/hint:1 2.2-2.6 us with, 1.6-1.8 without).
+  // entry; a list step, the entry alone. No lookup is made ahead of the walk: prefetching every
+  // block's entry-table slots and entry, as lookups would need, cost more than it saved, even in
+  // a large index (BM_InsertHeldChain/hint:1 2.2-2.6 us with, 1.6-1.8 without).
   //
   // A list step would make each entry's address wait for the previous entry's load. But the
   // entries of a stretch were mostly taken from the slab one after another, so each step is
   // guessed to move as far through the slab as the last one did (`stride`), and the guess is
   // checked against lru_next. While the guesses hold, the branch is predicted and the next
-  // entry's address does not wait for the load, so the loads of several steps overlap.
+  // entry's address does not wait for the load, so the loads of several steps overlap; and the
+  // entry kWalkPrefetchSteps guesses ahead is prefetched (an entry index only, no lookup).
   size_t FindHeldHead(BackendId id, std::span<const uint64_t> head) {
     held_head.clear();
     const size_t n = head.size();
@@ -594,6 +596,8 @@ struct PrefixIndex::Impl {
         asm("" : "+r"(differ));
         if (differ == 0) [[likely]] {
           e = guess;
+          const uint32_t ahead = e + kWalkPrefetchSteps * stride;
+          if (ahead < allocated) __builtin_prefetch(&At(ahead));
         } else {
           stride = next - e;
           e = next;
