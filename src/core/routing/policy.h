@@ -105,10 +105,13 @@ class Policy {
   // Chooses a backend among ctx.candidates. REQUIRES: !ctx.candidates.empty().
   virtual Decision Route(const RoutingRequest& request, RoutingContext& ctx) = 0;
 
-  // Observation hooks; the Router has already updated the FleetView when they run.
+  // Observation hooks; the Router has already updated the FleetView when they run. Each
+  // OnDispatched is followed by exactly one OnFinished or OnFailed for the same dispatch, with
+  // the same request and decision (decision.backend the backend it went to; a reroute is an
+  // OnFailed, then an OnDispatched to the next backend).
   virtual void OnDispatched(const RoutingRequest& /*request*/, const Decision& /*decision*/) {}
-  virtual void OnFinished(uint64_t /*request_id*/, BackendId /*backend*/) {}
-  virtual void OnFailed(uint64_t /*request_id*/, BackendId /*backend*/) {}
+  virtual void OnFinished(const RoutingRequest& /*request*/, const Decision& /*decision*/) {}
+  virtual void OnFailed(const RoutingRequest& /*request*/, const Decision& /*decision*/) {}
   virtual void OnBackendRemoved(BackendId /*backend*/) {}
 };
 

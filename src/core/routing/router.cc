@@ -311,7 +311,7 @@ std::optional<BackendId> Router::Reroute(uint64_t request_id) {
   }
   const BackendId failed = flight.backend;
   Unaccount(flight, /*completed=*/false);
-  policy_->OnFailed(request_id, failed);
+  policy_->OnFailed(flight.request, flight.decision);
   ++stats_.rerouted;
 
   const Alternates& alternates = flight.decision.alternates;
@@ -361,7 +361,7 @@ void Router::OnFinished(uint64_t request_id, std::optional<int64_t> cached_token
     stats_.reported_cached_tokens += *cached_tokens;
     if (options_.closed_loop) CloseLoop(flight, *cached_tokens);
   }
-  policy_->OnFinished(request_id, flight.backend);
+  policy_->OnFinished(flight.request, flight.decision);
   in_flight_.erase(it);
 }
 
@@ -370,7 +370,7 @@ void Router::OnFailed(uint64_t request_id) {
   if (it == in_flight_.end()) return;
   InFlight& flight = *it->second;
   Unaccount(flight, /*completed=*/false);
-  policy_->OnFailed(request_id, flight.backend);
+  policy_->OnFailed(flight.request, flight.decision);
   ++stats_.failed;
   in_flight_.erase(it);
 }

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "common/clock.h"
+#include "common/rng.h"
 #include "core/routing/policies/policy_test_util.h"
 #include "core/routing/policy_registry.h"
 #include "gtest/gtest.h"
@@ -144,6 +148,90 @@ TEST_F(RouterTest, RerouteMovesToTheNextEligibleAlternate) {
   EXPECT_EQ(router->stats().failed, 1);
   router->OnFirstToken(1);  // late event: ignored
   EXPECT_EQ(router->fleet().backend(2).running_decodes, 0);
+}
+
+// Records the Router's policy hooks and checks their contract (policy.h): each OnDispatched is
+// followed by exactly one OnFinished or OnFailed, with the same request and decision.
+class HookCheckingPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "hook_checking"; }
+  Decision Route(const RoutingRequest& request, RoutingContext& ctx) override {
+    Decision d;
+    d.backend = ctx.candidates[request.id % ctx.candidates.size()];
+    for (BackendId b : ctx.candidates) {
+      d.scores.push_back({.backend = b, .score = 0, .matched_blocks = ctx.matched_blocks[b]});
+    }
+    return d;
+  }
+  void OnDispatched(const RoutingRequest& request, const Decision& decision) override {
+    EXPECT_FALSE(open_.contains(request.id)) << "dispatched twice: " << request.id;
+    open_[request.id] = {decision.backend, decision.scores.size(), request.key.block_hashes};
+    ++dispatched_;
+  }
+  void OnFinished(const RoutingRequest& request, const Decision& decision) override {
+    End(request, decision);
+  }
+  void OnFailed(const RoutingRequest& request, const Decision& decision) override {
+    End(request, decision);
+  }
+  size_t open() const { return open_.size(); }
+  int dispatched() const { return dispatched_; }
+
+ private:
+  struct Open {
+    BackendId backend;
+    size_t scores;
+    std::vector<uint64_t> chain;
+  };
+  void End(const RoutingRequest& request, const Decision& decision) {
+    auto it = open_.find(request.id);
+    ASSERT_NE(it, open_.end()) << "ended without a dispatch: " << request.id;
+    EXPECT_EQ(decision.backend, it->second.backend);
+    EXPECT_EQ(decision.scores.size(), it->second.scores);
+    EXPECT_EQ(request.key.block_hashes, it->second.chain);
+    open_.erase(it);
+  }
+  absl::flat_hash_map<uint64_t, Open> open_;
+  int dispatched_ = 0;
+};
+
+TEST_F(RouterTest, EveryDispatchEndsOnceWithItsRequestAndDecision) {
+  auto owned = std::make_unique<HookCheckingPolicy>();
+  HookCheckingPolicy& policy = *owned;
+  Router router(std::move(owned), {}, clock_, 1);
+  for (std::string name : {"r0", "r1", "r2", "r3"}) router.AddBackend({.name = name});
+  Rng rng(3);
+  std::vector<uint64_t> live;
+  for (uint64_t id = 1; id <= 3000; ++id) {
+    for (BackendId b = 0; b < 4; ++b) router.SetHealthy(b, rng.UniformInt(6) != 0);
+    if (router.Route(Request(id, Chain(id % 7, 20), 400)).ok()) {
+      router.CommitInsert(id);
+      live.push_back(id);
+    }
+    while (live.size() > 12 || (!live.empty() && rng.UniformInt(3) == 0)) {
+      const size_t i = rng.UniformInt(live.size());
+      const uint64_t victim = live[i];
+      switch (rng.UniformInt(5)) {
+        case 0:
+          router.OnFirstToken(victim);
+          continue;  // still live
+        case 1:
+          if (router.Reroute(victim).has_value()) continue;  // moved: still live
+          break;
+        case 2:
+          router.OnFailed(victim);
+          break;
+        default:
+          router.OnFinished(victim, std::nullopt);
+          break;
+      }
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      if (HasFailure()) return;
+    }
+  }
+  for (uint64_t id : live) router.OnFinished(id, std::nullopt);
+  EXPECT_EQ(policy.open(), 0u);
+  EXPECT_GT(policy.dispatched(), 3000);  // reroutes dispatch again
 }
 
 TEST_F(RouterTest, RerouteAfterFirstTokenFailsTheRequest) {

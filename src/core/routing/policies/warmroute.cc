@@ -66,24 +66,30 @@ int64_t WarmroutePolicy::ExpectedCachedTokens(const RoutingRequest& request, int
   return std::min<int64_t>(prompt - 1, cached + static_cast<int64_t>(beyond));
 }
 
-void WarmroutePolicy::OnDispatched(const RoutingRequest& request, const Decision& decision) {
+std::optional<uint64_t> WarmroutePolicy::CountedPrefix(const RoutingRequest& request,
+                                                       const Decision& decision) {
   int32_t best_blocks = 0;
   for (const CandidateScore& c : decision.scores)
     best_blocks = std::max(best_blocks, c.matched_blocks);
   if (best_blocks <= 0 || static_cast<size_t>(best_blocks) > request.key.block_hashes.size())
-    return;
-  const uint64_t prefix = request.key.block_hashes[best_blocks - 1];
-  ++in_flight_by_prefix_[prefix];
-  prefix_of_request_[request.id] = prefix;
+    return std::nullopt;
+  return request.key.block_hashes[best_blocks - 1];
 }
 
-void WarmroutePolicy::Forget(uint64_t request_id) {
-  auto it = prefix_of_request_.find(request_id);
-  if (it == prefix_of_request_.end()) return;
-  auto count = in_flight_by_prefix_.find(it->second);
+void WarmroutePolicy::OnDispatched(const RoutingRequest& request, const Decision& decision) {
+  if (const std::optional<uint64_t> prefix = CountedPrefix(request, decision)) {
+    ++in_flight_by_prefix_[*prefix];
+  }
+}
+
+// The Router ends each dispatch once, with the request and decision it began with (policy.h), so
+// the prefix is found again rather than remembered per request.
+void WarmroutePolicy::Forget(const RoutingRequest& request, const Decision& decision) {
+  const std::optional<uint64_t> prefix = CountedPrefix(request, decision);
+  if (!prefix) return;
+  auto count = in_flight_by_prefix_.find(*prefix);
   if (count != in_flight_by_prefix_.end() && --count->second <= 0)
     in_flight_by_prefix_.erase(count);
-  prefix_of_request_.erase(it);
 }
 
 Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& ctx) {

@@ -112,6 +112,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -146,8 +147,12 @@ class WarmroutePolicy final : public Policy {
   std::string_view name() const override { return "warmroute"; }
   Decision Route(const RoutingRequest& request, RoutingContext& ctx) override;
   void OnDispatched(const RoutingRequest& request, const Decision& decision) override;
-  void OnFinished(uint64_t request_id, BackendId /*backend*/) override { Forget(request_id); }
-  void OnFailed(uint64_t request_id, BackendId /*backend*/) override { Forget(request_id); }
+  void OnFinished(const RoutingRequest& request, const Decision& decision) override {
+    Forget(request, decision);
+  }
+  void OnFailed(const RoutingRequest& request, const Decision& decision) override {
+    Forget(request, decision);
+  }
 
   // Predicted TTFT in seconds, at `now`, of a request of `prompt_tokens` on `backend` if it
   // held `cached_tokens` of them.
@@ -161,7 +166,11 @@ class WarmroutePolicy final : public Policy {
   double UsefulTokens(const RoutingRequest& request, int64_t prompt) const;
   int64_t ExpectedCachedTokens(const RoutingRequest& request, int64_t prompt,
                                int32_t matched_blocks) const;
-  void Forget(uint64_t request_id);
+  // The prefix a dispatch counts in in_flight_by_prefix_ (the hash of the last block its best
+  // candidate matched), or nullopt when it matched nothing.
+  static std::optional<uint64_t> CountedPrefix(const RoutingRequest& request,
+                                               const Decision& decision);
+  void Forget(const RoutingRequest& request, const Decision& decision);
 
   WarmrouteOptions options_;
   std::vector<uint64_t> name_hashes_;  // by backend id (names never change for an id)
@@ -171,9 +180,8 @@ class WarmroutePolicy final : public Policy {
   std::vector<double> cost_;
   std::vector<int64_t> cached_;
   std::vector<std::pair<uint64_t, BackendId>> hrw_;
-  // Requests in flight by the prefix they matched best (the hash of its last block).
+  // Requests in flight by the prefix they matched best (CountedPrefix).
   absl::flat_hash_map<uint64_t, int32_t> in_flight_by_prefix_;
-  absl::flat_hash_map<uint64_t, uint64_t> prefix_of_request_;
 };
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeWarmroutePolicy(ParamReader& params);

@@ -214,12 +214,13 @@ TEST(WarmroutePolicyTest, InFlightBoundSpreadsASharedPrefix) {
   // Another request that matched the same system prompt is in flight.
   Decision other;
   other.scores = {{.backend = 0, .score = 0, .matched_blocks = 200}};
-  policy.OnDispatched(Request(7, Chain(42, 210), 3300), other);
+  const RoutingRequest in_flight = Request(7, Chain(42, 210), 3300);
+  policy.OnDispatched(in_flight, other);
   Decision d = RouteOnce(policy, s.fleet, s.request);
   EXPECT_NE(d.backend, 0u);
   EXPECT_EQ(d.reason, Reason::kSpillHot);
   // Once it finished, the prefix is nobody else's: the request stays with its holder.
-  policy.OnFinished(7, 0);
+  policy.OnFinished(in_flight, other);
   d = RouteOnce(policy, s.fleet, s.request);
   EXPECT_EQ(d.backend, 0u);
   EXPECT_EQ(d.reason, Reason::kCacheHit);
