@@ -74,7 +74,7 @@ void Http1RequestParser::Reset() {
   minor_version_ = 1;
   expects_continue_ = false;
   framing_ = http1::Framing();
-  chunked_.Reset();
+  chunked_ = http1::ChunkedDecoder(header_limit_);
 }
 
 Http1RequestParser::Error Http1RequestParser::FinishHead() {

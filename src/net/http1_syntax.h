@@ -124,16 +124,9 @@ class ChunkedDecoder {
 
   bool done() const { return state_ == State::kDone; }
 
-  // Starts over for another body.
-  void Reset() {
-    state_ = State::kSize;
-    data_left_ = 0;
-    trailer_bytes_ = 0;
-  }
-
  private:
   enum class State { kSize, kData, kDataCrlf, kTrailers, kDone };
-  const size_t line_limit_;
+  size_t line_limit_;  // not const: a decoder is reset by assigning a new one
   State state_ = State::kSize;
   uint64_t data_left_ = 0;
   size_t trailer_bytes_ = 0;
