@@ -61,9 +61,9 @@ net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) 
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
   if (path == "/v1/chat/completions" && post) {
-    co_await Generate(Endpoint::kChatCompletions, std::move(request), writer);
+    co_await Generate(Endpoint::kChatCompletions, request, writer);
   } else if (path == "/v1/completions" && post) {
-    co_await Generate(Endpoint::kCompletions, std::move(request), writer);
+    co_await Generate(Endpoint::kCompletions, request, writer);
   } else if (path == "/health" && get) {
     co_await writer.Reply(Head(""), "");
   } else if (path == "/metrics" && get) {
@@ -124,7 +124,7 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   return prepared;
 }
 
-net::Task<void> EngineApi::Generate(Endpoint endpoint, HttpRequest request,
+net::Task<void> EngineApi::Generate(Endpoint endpoint, const HttpRequest& request,
                                     ResponseWriter& writer) {
   absl::StatusOr<Prepared> prepared = Prepare(endpoint, request.body);
   if (!prepared.ok()) {

@@ -62,7 +62,7 @@ class EngineApi {
   };
 
   absl::StatusOr<Prepared> Prepare(request::Endpoint endpoint, const std::string& body);
-  net::Task<void> Generate(request::Endpoint endpoint, net::HttpRequest request,
+  net::Task<void> Generate(request::Endpoint endpoint, const net::HttpRequest& request,
                            net::ResponseWriter& writer);
   net::Task<void> Stream(RequestHandle handle, Prepared prepared, bool chat,
                          net::ResponseWriter& writer);
