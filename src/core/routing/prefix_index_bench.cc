@@ -181,7 +181,6 @@ BENCHMARK(BM_InsertHeldChain)->ArgName("hint")->DenseRange(0, 1)->Unit(benchmark
 void BM_InsertHeldChainInCache(benchmark::State& state) {
   PrefixIndex index({.max_entries = 1 << 16});
   index.SetCapacity(0, 1 << 15);
-  index.SetCapacity(1, 1 << 15);
   const std::vector<uint64_t> chain =
       MakePrefixKeyFromText(kModel, kTenant, Document(7, 12288), {}).block_hashes;
   index.Insert(0, chain);
