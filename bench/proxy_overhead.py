@@ -14,8 +14,16 @@ threads, 64 connections by default) POSTs OpenAI chat bodies through each:
 Bodies: "12k" = a ~12 KB chat request (one of 64 system prompts of ~11.8 KB + a varying
 question, so the prefix index works for real), "200b" = a ~200-byte chat request.
 Each (contender, body) pair is measured `--rounds` times, interleaved round by round (the
-machine is noisy and shared); the table reports medians, and the ratios against HAProxy in the
-same run. Added latency is the median request latency at 1 connection minus direct's.
+machine is noisy and shared). Within a round the contenders run one after another in the order
+nginx, wr-rr, haproxy, wr-warm, direct, reversed every other round: both warmroute contenders run
+next to HAProxy, and a machine that speeds up or slows down steadily favours neither side of a
+pair over two rounds. Added latency is the request latency p50 at 1 connection minus direct's.
+
+The table gives each contender's median over the rounds and two ratios against HAProxy:
+"paired", the median over rounds of the ratio within each round (the estimate the targets are
+read from: it cancels the machine's changes of speed from round to round, which on this VM are
+larger than the differences measured), and "of medians", the ratio of the two medians (what
+this script reported before 2026-12-01). The same two for the added latency.
 
 Usage: /usr/bin/python3 bench/proxy_overhead.py [--bin build/release/src/cli/warmroute]
        [--duration 8] [--rounds 3] [--connections 64] [--markdown]
@@ -274,12 +282,15 @@ def main():
             with open(scripts[kind], "w") as f:
                 f.write(WRK_LUA % {"kind": kind, "big": big})
 
-        names = list(ports)
+        # Run order within a round (reversed every other round): see the docstring.
+        order = ["nginx", "wr-rr", "haproxy", "wr-warm", "direct"]
+        assert sorted(order) == sorted(ports)
+        names = ["direct", "haproxy", "nginx", "wr-rr", "wr-warm"]  # the table's order
         rps = {(n, k): [] for n in names for k in scripts}
         lat = {(n, k): [] for n in names for k in scripts}
         for r in range(args.rounds):
             for kind, script in scripts.items():
-                for n in names:
+                for n in (order if r % 2 == 0 else order[::-1]):
                     run_wrk(ports[n], script, args.connections, 2, 2)  # warm-up
                     value, _ = run_wrk(ports[n], script, args.connections, 2, args.duration)
                     rps[(n, kind)].append(value)
@@ -289,26 +300,42 @@ def main():
                           f"p50 @1 conn {p50:7.1f} us", file=sys.stderr, flush=True)
         rows = []
         for kind in scripts:
-            base_rps = statistics.median(rps[("haproxy", kind)])
-            direct_lat = statistics.median(lat[("direct", kind)])
-            base_added = statistics.median(lat[("haproxy", kind)]) - direct_lat
+            base = rps[("haproxy", kind)]
+            direct = lat[("direct", kind)]
+            base_added = [h - d for h, d in zip(lat[("haproxy", kind)], direct)]
             for n in names:
                 m_rps = statistics.median(rps[(n, kind)])
+                paired = statistics.median(x / b for x, b in zip(rps[(n, kind)], base))
+                of_medians = m_rps / statistics.median(base)
                 m_lat = statistics.median(lat[(n, kind)])
-                added = m_lat - direct_lat
-                rows.append((kind, n, m_rps, m_rps / base_rps, m_lat, added,
-                             added / base_added if n != "direct" and base_added > 0 else None))
-        header = ("| body | contender | req/s (median) | vs HAProxy | p50 µs @1 conn | "
-                  "added µs | added vs HAProxy |")
+                added = m_lat - statistics.median(direct)
+                added_paired = added_of_medians = None
+                if n != "direct":
+                    ratios = [(x - d) / b for x, d, b in zip(lat[(n, kind)], direct, base_added)
+                              if b > 0]
+                    if ratios:
+                        added_paired = statistics.median(ratios)
+                    base_added_m = statistics.median(lat[("haproxy", kind)]) - statistics.median(
+                        direct)
+                    if base_added_m > 0:
+                        added_of_medians = added / base_added_m
+                rows.append((kind, n, m_rps, paired, of_medians, m_lat, added, added_paired,
+                             added_of_medians))
+        header = ("| body | contender | req/s (median) | vs HAProxy, paired | vs HAProxy, of "
+                  "medians | p50 µs @1 conn | added µs | added vs HAProxy, paired | added vs "
+                  "HAProxy, of medians |")
         print(header)
-        print("|---|---|---:|---:|---:|---:|---:|")
-        for kind, n, m_rps, ratio, m_lat, added, added_ratio in rows:
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+
+        def fmt(x):
+            return "" if x is None else f"{x:.2f}"
+
+        for kind, n, m_rps, paired, of_medians, m_lat, added, added_p, added_m in rows:
             added_s = "" if n == "direct" else f"{added:.0f}"
-            added_r = "" if added_ratio is None else f"{added_ratio:.2f}"
-            print(f"| {kind} | {n} | {m_rps:.0f} | {ratio:.2f} | {m_lat:.0f} | {added_s} | "
-                  f"{added_r} |")
-        print(f"\n{args.rounds} interleaved rounds of {args.duration} s, wrk -t2 "
-              f"-c{args.connections}; latency: wrk -t1 -c1; {os.cpu_count()} cores.")
+            print(f"| {kind} | {n} | {m_rps:.0f} | {paired:.2f} | {of_medians:.2f} | {m_lat:.0f} "
+                  f"| {added_s} | {fmt(added_p)} | {fmt(added_m)} |")
+        print(f"\n{args.rounds} interleaved rounds of {args.duration} s (order alternating), "
+              f"wrk -t2 -c{args.connections}; latency: wrk -t1 -c1; {os.cpu_count()} cores.")
     finally:
         procs.stop()
         shutil.rmtree(tmp, ignore_errors=True)
