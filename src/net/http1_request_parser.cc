@@ -61,7 +61,19 @@ void Http1RequestParser::Reset() {
   request.method.clear();
   request.target.clear();
   request.path.clear();
-  request.headers.clear();
+  // The request's headers, then the spares it did not use, become the next request's spares.
+  for (size_t i = next_spare_; i < spare_headers_.size(); ++i) {
+    request.headers.push_back(std::move(spare_headers_[i]));
+  }
+  spare_headers_.clear();
+  spare_headers_.swap(request.headers);
+  next_spare_ = 0;
+  if (spare_headers_.size() > kKeptHeaders) spare_headers_.resize(kKeptHeaders);
+  for (auto& [name, value] : spare_headers_) {
+    // (assigning an empty string would keep the memory)
+    if (name.capacity() > kKeptHeaderBytes) std::string().swap(name);
+    if (value.capacity() > kKeptHeaderBytes) std::string().swap(value);
+  }
   if (request.body.capacity() > kKeptBodyBytes) {
     std::string().swap(request.body);  // (assigning an empty string would keep the memory)
   } else {
@@ -75,6 +87,17 @@ void Http1RequestParser::Reset() {
   expects_continue_ = false;
   framing_ = http1::Framing();
   chunked_ = http1::ChunkedDecoder(header_limit_);
+}
+
+void Http1RequestParser::AddHeader(std::string_view name, std::string_view value) {
+  if (next_spare_ == spare_headers_.size()) {
+    request.headers.emplace_back(name, value);
+    return;
+  }
+  std::pair<std::string, std::string>& spare = spare_headers_[next_spare_++];
+  spare.first.assign(name);
+  spare.second.assign(value);
+  request.headers.push_back(std::move(spare));
 }
 
 Http1RequestParser::Error Http1RequestParser::FinishHead() {
@@ -147,7 +170,7 @@ size_t Http1RequestParser::Put(std::string_view in, Error& error) {
                    HeaderNameIs(value, "100-continue"sv)) {
           expects_continue_ = true;
         }
-        request.headers.emplace_back(name, value);
+        AddHeader(name, value);
         continue;
       }
       case State::kBody: {

@@ -43,11 +43,17 @@ class Http1RequestParser {
       : header_limit_(header_limit), body_limit_(body_limit) {}
 
   // Starts over for the connection's next request, keeping the memory the last one's `request`
-  // took: its strings' and header list's, and its body's unless that is over kKeptBodyBytes, so
-  // that a connection's requests of the usual sizes allocate nothing for these, and an idle
-  // connection keeps at most about kKeptBodyBytes of body memory.
+  // took: its strings' and header list's, its body's unless that is over kKeptBodyBytes, and its
+  // headers' names and values (up to kKeptHeaders of them, each up to kKeptHeaderBytes), so that
+  // a connection's requests of the usual sizes allocate nothing for these, and an idle
+  // connection keeps at most about kKeptBodyBytes of body memory. A client sends mostly the same
+  // headers in the same order, so the next request's n-th header is written into the memory of
+  // the last one's n-th (the memory, not the header: `request.headers` holds only what the new
+  // request sent).
   void Reset();
   static constexpr size_t kKeptBodyBytes = 32 * 1024;
+  static constexpr size_t kKeptHeaders = 32;
+  static constexpr size_t kKeptHeaderBytes = 256;
 
   // Parses from `in` and returns how many of its bytes it used: the rest must be offered again,
   // with more appended, in the next call. Stops when the request is done (a pipelined next
@@ -70,6 +76,7 @@ class Http1RequestParser {
 
   Error ParseRequestLine(std::string_view line);
   Error FinishHead();
+  void AddHeader(std::string_view name, std::string_view value);
 
   const size_t header_limit_;
   const uint64_t body_limit_;
@@ -80,6 +87,10 @@ class Http1RequestParser {
   bool expects_continue_ = false;
   http1::Framing framing_;
   http1::ChunkedDecoder chunked_{header_limit_};
+  // The last request's header strings, for this one's to be written into: spare_headers_[i] for
+  // the i-th header, from next_spare_ on (the ones before were moved into request.headers).
+  HttpHeaders spare_headers_;
+  size_t next_spare_ = 0;
 };
 
 }  // namespace warmroute::net

@@ -324,5 +324,61 @@ TEST(Http1RequestParserTest, ResetKeepsTheBodysMemoryUpToALimit) {
   EXPECT_LT(parser.request.body.capacity(), 40000u);
 }
 
+std::string PostWithHeaders(const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::string wire = "POST /v1/chat/completions HTTP/1.1\r\n";
+  for (const auto& [name, value] : headers) wire += name + ": " + value + "\r\n";
+  return wire + "Content-Length: 2\r\n\r\n{}";
+}
+
+// A client sends much the same headers in the same order on each request (an OpenAI SDK: a
+// dozen, most too long to sit inside a std::string): the next request's headers land in the
+// memory the last one's took, and only what it sent is in request.headers. A value over
+// kKeptHeaderBytes gives its memory back.
+TEST(Http1RequestParserTest, ResetKeepsTheHeadersMemoryUpToALimit) {
+  const std::string bearer = "Bearer sk-" + std::string(48, 'a');
+  std::vector<std::pair<std::string, std::string>> sent = {
+      {"User-Agent", "OpenAI/Python 1.54.4"},
+      {"Authorization", bearer},
+      {"X-Stainless-Package-Version", "1.54.4"},
+      {"Content-Type", "application/json"}};
+  Http1RequestParser parser(kHeaderLimit, kBodyLimit);
+  ASSERT_TRUE(ParseWith(parser, PostWithHeaders(sent), SIZE_MAX).done);
+  std::vector<const char*> memory;
+  for (const auto& [name, value] : parser.request.headers) {
+    memory.push_back(name.data());
+    memory.push_back(value.data());
+  }
+  ASSERT_EQ(memory.size(), 10u);  // with Content-Length
+
+  sent[1].second = "Bearer sk-" + std::string(48, 'b');
+  parser.Reset();
+  ASSERT_TRUE(ParseWith(parser, PostWithHeaders(sent), SIZE_MAX).done);
+  ASSERT_EQ(parser.request.headers.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(parser.request.headers[i].first, sent[i].first);
+    EXPECT_EQ(parser.request.headers[i].second, sent[i].second);
+  }
+  // The long names and values (the ones std::string keeps out of line) are where they were.
+  EXPECT_EQ(parser.request.headers[1].second.data(), memory[3]);
+  EXPECT_EQ(parser.request.headers[2].first.data(), memory[4]);
+  EXPECT_EQ(parser.request.headers[3].second.data(), memory[7]);
+
+  // Fewer headers: only those.
+  parser.Reset();
+  ASSERT_TRUE(ParseWith(parser, PostWithHeaders({{"Host", "gw"}}), SIZE_MAX).done);
+  ASSERT_EQ(parser.request.headers.size(), 2u);
+  EXPECT_EQ(parser.request.headers[0], (std::pair<std::string, std::string>("Host", "gw")));
+  EXPECT_EQ(parser.request.headers[1].first, "Content-Length");
+
+  // A long value is not kept for the next request.
+  parser.Reset();
+  ASSERT_TRUE(
+      ParseWith(parser, PostWithHeaders({{"Cookie", std::string(1000, 'c')}}), SIZE_MAX).done);
+  parser.Reset();
+  ASSERT_TRUE(ParseWith(parser, PostWithHeaders({{"Cookie", "short"}}), SIZE_MAX).done);
+  EXPECT_EQ(parser.request.headers[0].second, "short");
+  EXPECT_LE(parser.request.headers[0].second.capacity(), Http1RequestParser::kKeptHeaderBytes);
+}
+
 }  // namespace
 }  // namespace warmroute::net
