@@ -145,34 +145,24 @@ void UpstreamPool::CloseIdle() {
   state_->idle.clear();
 }
 
-struct UpstreamExchange::Impl {
-  std::shared_ptr<UpstreamPool::State> state;
-  std::unique_ptr<UpstreamPool::Connection> connection;
-  std::optional<Http1ResponseParser> parser;
-  UpstreamTimeouts timeouts;
-  bool done = false;
-  bool failed = false;
+UpstreamExchange::UpstreamExchange() = default;
 
-  ~Impl() {
-    if (!connection) return;
-    const bool reusable = done && !failed && parser && parser->keep_alive() &&
-                          connection->buffer.size() == 0 && !state->closed &&
-                          state->idle.size() < state->max_idle;
-    if (reusable) {
-      connection->deadline->Disarm();
-      state->idle.push_back(std::move(connection));
-    } else {
-      beast::error_code ec;
-      connection->tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
-      connection->tcp().socket().close(ec);
-    }
+UpstreamExchange::~UpstreamExchange() {
+  if (!connection_) return;
+  const bool reusable = done_ && !failed_ && parser_ && parser_->keep_alive() &&
+                        connection_->buffer.size() == 0 && !state_->closed &&
+                        state_->idle.size() < state_->max_idle;
+  if (reusable) {
+    connection_->deadline->Disarm();
+    state_->idle.push_back(std::move(connection_));
+  } else {
+    beast::error_code ec;
+    connection_->tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    connection_->tcp().socket().close(ec);
   }
-};
+}
 
-UpstreamExchange::UpstreamExchange(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-UpstreamExchange::~UpstreamExchange() = default;
-
-bool UpstreamExchange::done() const { return impl_->done; }
+bool UpstreamExchange::done() const { return done_; }
 
 bool ConnectFailed(const absl::Status& status) {
   return status.GetPayload(std::string(kConnectFailedPayload)).has_value();
@@ -334,18 +324,19 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
   const std::string where = absl::StrCat(host, ":", port);
 
   for (int attempt = 0;; ++attempt) {
-    auto impl = std::make_unique<Impl>();
-    impl->state = state;
-    impl->timeouts = timeouts;
+    // (Destroyed on a failed attempt, it closes its connection.)
+    std::unique_ptr<UpstreamExchange> x(new UpstreamExchange());
+    x->state_ = state;
+    x->timeouts_ = timeouts;
     // Take an idle connection, else open one.
-    impl->connection = TakeIdle(*state);
-    const bool reused = impl->connection != nullptr;
+    x->connection_ = TakeIdle(*state);
+    const bool reused = x->connection_ != nullptr;
     if (!reused) {
       auto connection = co_await Connect(executor, *state, host, port, timeouts.connect);
       if (!connection.ok()) co_return connection.status();
-      impl->connection = std::move(*connection);
+      x->connection_ = std::move(*connection);
     }
-    UpstreamPool::Connection& connection = *impl->connection;
+    UpstreamPool::Connection& connection = *x->connection_;
     // A reused connection that fails before any response byte was closed by the upstream while
     // idle (a race the peek cannot exclude): try once more on a new connection.
     const bool may_retry = reused && attempt == 0;
@@ -355,7 +346,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
     const beast::error_code wec = co_await WriteRequest(connection, request.body);
     if (wec) {
       connection.deadline->Disarm();
-      impl->failed = true;
+      x->failed_ = true;
       if (may_retry) continue;
       if (connection.deadline->TimedOut(wec)) {
         co_return absl::DeadlineExceededError(absl::StrCat("sending to ", where, " timed out"));
@@ -363,15 +354,15 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       co_return absl::UnavailableError(
           absl::StrCat("sending the request to ", where, " failed: ", wec.message()));
     }
-    impl->parser.emplace();
-    if (request.method == "HEAD") impl->parser->SkipBody();
+    x->parser_.emplace();
+    if (request.method == "HEAD") x->parser_->SkipBody();
     size_t head_bytes = 0;
     beast::error_code rec;
     const Http1ResponseParser::Error error =
-        co_await ReadHead(connection, *impl->parser, head_bytes, rec);
+        co_await ReadHead(connection, *x->parser_, head_bytes, rec);
     connection.deadline->Disarm();
     if (rec || error != Http1ResponseParser::Error::kNone) {
-      impl->failed = true;
+      x->failed_ = true;
       const bool timed_out = connection.deadline->TimedOut(rec);
       const bool nothing_read = head_bytes == 0 && connection.buffer.size() == 0;
       if (may_retry && nothing_read && !timed_out) continue;
@@ -385,19 +376,16 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       co_return absl::UnavailableError(
           absl::StrCat("reading the response head from ", where, " failed: ", why));
     }
-    UpstreamResponseHead head = std::move(impl->parser->head);
-    if (impl->parser->done()) impl->done = true;
-    auto exchange = std::unique_ptr<UpstreamExchange>(new UpstreamExchange(std::move(impl)));
-    exchange->head_ = std::move(head);
-    co_return exchange;
+    x->head_ = std::move(x->parser_->head);
+    if (x->parser_->done()) x->done_ = true;
+    co_return x;
   }
 }
 
 Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
-  Impl& x = *impl_;
-  if (x.done) co_return std::string_view();
-  if (x.failed) co_return absl::UnavailableError("the upstream response already failed");
-  UpstreamPool::Connection& connection = *x.connection;
+  if (done_) co_return std::string_view();
+  if (failed_) co_return absl::UnavailableError("the upstream response already failed");
+  UpstreamPool::Connection& connection = *connection_;
   beast::flat_buffer& buffer = connection.buffer;
   char* const piece = connection.piece.get();
   // What is already buffered is parsed without I/O (and without arming the idle timer): a
@@ -407,18 +395,18 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
     if (buffer.size() > 0) {
       size_t got = 0;
       Http1ResponseParser::Error error;
-      const size_t used = x.parser->Put(BufferView(buffer), piece, kPieceBytes, got, error);
+      const size_t used = parser_->Put(BufferView(buffer), piece, kPieceBytes, got, error);
       buffer.consume(used);
       if (error != Http1ResponseParser::Error::kNone) {
-        x.failed = true;
+        failed_ = true;
         co_return absl::UnavailableError(absl::StrCat(
             "malformed upstream response body: ", AbslView(Http1ResponseParser::Describe(error))));
       }
-      if (x.parser->done()) x.done = true;
+      if (parser_->done()) done_ = true;
       if (got > 0) co_return std::string_view(piece, got);
-      if (x.done) co_return std::string_view();
+      if (done_) co_return std::string_view();
     }
-    connection.deadline->Arm(x.timeouts.idle_stream);
+    connection.deadline->Arm(timeouts_.idle_stream);
     auto read = ReadMore(connection, buffer);
     auto [ec, n] = co_await std::move(read);
     connection.deadline->Disarm();
@@ -426,19 +414,19 @@ Task<absl::StatusOr<std::string_view>> UpstreamExchange::ReadSome() {
     const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
     if (closed && n > 0) continue;  // parse what came with the close; the next read says eof
     if (closed) {
-      if (x.parser->PutEof() == Http1ResponseParser::Error::kNone) {
-        x.done = true;  // a body that ran to the close
+      if (parser_->PutEof() == Http1ResponseParser::Error::kNone) {
+        done_ = true;  // a body that ran to the close
         co_return std::string_view();
       }
-      x.failed = true;
+      failed_ = true;
       co_return absl::UnavailableError(
           "reading the upstream response failed: the connection closed mid-response");
     }
     if (ec) {
-      x.failed = true;
+      failed_ = true;
       if (connection.deadline->TimedOut(ec)) {
         co_return absl::DeadlineExceededError(
-            absl::StrCat("the upstream sent nothing for ", x.timeouts.idle_stream.count(), " ms"));
+            absl::StrCat("the upstream sent nothing for ", timeouts_.idle_stream.count(), " ms"));
       }
       co_return absl::UnavailableError(
           absl::StrCat("reading the upstream response failed: ", ec.message()));
@@ -453,7 +441,7 @@ Task<absl::StatusOr<std::string>> UpstreamExchange::ReadAll(size_t limit) {
     if (!piece.ok()) co_return piece.status();
     if (piece->empty()) co_return all;
     if (all.size() + piece->size() > limit) {
-      impl_->failed = true;
+      failed_ = true;
       co_return absl::OutOfRangeError(
           absl::StrCat("the upstream response exceeds ", limit, " bytes"));
     }

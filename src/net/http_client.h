@@ -126,12 +126,13 @@ class UpstreamExchange {
   UpstreamExchange& operator=(const UpstreamExchange&) = delete;
 
   const UpstreamResponseHead& head() const { return head_; }
-  // Moves the head out (a relay passes its headers on without copying them); head() keeps only
-  // the status, the content type and `chunked`.
+  // Moves the head out (a relay passes its headers and content type on without copying them);
+  // head() keeps only the status and `chunked`.
   UpstreamResponseHead TakeHead() {
     UpstreamResponseHead out;
     out.status = head_.status;
-    out.content_type = head_.content_type;
+    out.content_type = std::move(head_.content_type);
+    head_.content_type.clear();
     out.chunked = head_.chunked;
     out.headers = std::move(head_.headers);
     head_.headers.clear();
@@ -149,9 +150,13 @@ class UpstreamExchange {
   bool done() const;
 
  private:
-  struct Impl;
-  explicit UpstreamExchange(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  UpstreamExchange();
+  std::shared_ptr<UpstreamPool::State> state_;  // the pool's, which the exchange may outlive
+  std::unique_ptr<UpstreamPool::Connection> connection_;
+  std::optional<Http1ResponseParser> parser_;
+  UpstreamTimeouts timeouts_;
+  bool done_ = false;
+  bool failed_ = false;
   UpstreamResponseHead head_;
 };
 

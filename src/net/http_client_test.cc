@@ -83,12 +83,13 @@ TEST_F(HttpClientTest, PostsTheBodyAndReadsTheWholeResponseThenReusesTheConnecti
       bool has_echo = false;
       for (auto& [n, v] : (*x)->head().headers) has_echo |= (n == "x-echo-method" && v == "POST");
       EXPECT_TRUE(has_echo);
-      if (i == 2) {  // TakeHead moves the headers out and keeps the rest
+      if (i == 2) {  // TakeHead moves the headers and content type out and keeps the rest
         const UpstreamResponseHead taken = (*x)->TakeHead();
         EXPECT_EQ(taken.status, 200);
         EXPECT_EQ(taken.content_type, "application/json");
         EXPECT_EQ(taken.headers.size(), 1u);
         EXPECT_TRUE((*x)->head().headers.empty());
+        EXPECT_TRUE((*x)->head().content_type.empty());
         EXPECT_EQ((*x)->head().status, 200);
       }
       auto body = co_await (*x)->ReadAll(1 << 20);
