@@ -302,21 +302,21 @@ def main():
         for kind in scripts:
             base = rps[("haproxy", kind)]
             direct = lat[("direct", kind)]
+            direct_m = statistics.median(direct)
             base_added = [h - d for h, d in zip(lat[("haproxy", kind)], direct)]
+            base_added_m = statistics.median(lat[("haproxy", kind)]) - direct_m
             for n in names:
                 m_rps = statistics.median(rps[(n, kind)])
                 paired = statistics.median(x / b for x, b in zip(rps[(n, kind)], base))
                 of_medians = m_rps / statistics.median(base)
                 m_lat = statistics.median(lat[(n, kind)])
-                added = m_lat - statistics.median(direct)
+                added = m_lat - direct_m
                 added_paired = added_of_medians = None
                 if n != "direct":
                     ratios = [(x - d) / b for x, d, b in zip(lat[(n, kind)], direct, base_added)
                               if b > 0]
                     if ratios:
                         added_paired = statistics.median(ratios)
-                    base_added_m = statistics.median(lat[("haproxy", kind)]) - statistics.median(
-                        direct)
                     if base_added_m > 0:
                         added_of_medians = added / base_added_m
                 rows.append((kind, n, m_rps, paired, of_medians, m_lat, added, added_paired,
