@@ -30,7 +30,7 @@ then skipped. Each wrk connection is kept alive, so this is the cost of TLS reco
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--syscall-counts] [--mallocs] [--libc-calls FUNCTION] [--instructions] [--perf PREFIX] [--peers] [--tls DIR]
+       [--syscalls] [--syscall-counts] [--mallocs] [--libc-calls FUNCTION] [--instructions] [--perf PREFIX] [--perf-hz HZ] [--peers] [--tls DIR]
        [--rounds N] [haproxy nginx round_robin warmroute warmroute@OTHER_BINARY ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
@@ -195,6 +195,9 @@ def main():
     ap.add_argument("--perf", metavar="PREFIX",
                     help="also record a call-graph profile of each run: PREFIX-PROXY-BODY.data (with "
                     "--instructions: the callgrind dump, PREFIX-PROXY-BODY.callgrind)")
+    ap.add_argument("--perf-hz", type=int, default=499, metavar="HZ",
+                    help="--perf's sampling rate; above 499 without call graphs (one per sample "
+                    "would make the file hundreds of MB), for `perf annotate` of a hot function")
     ap.add_argument("--peers", action="store_true",
                     help="also the CPU time per request of the nginx backend and of wrk")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
@@ -246,9 +249,11 @@ def main():
                         f.write(po.WRK_LUA % {"kind": kind, "big": big})
                     profiler = None
                     if a.perf:
+                        graph = ["--call-graph", "dwarf,8192"] if a.perf_hz <= 499 else []
                         profiler = subprocess.Popen(
-                            ["perf", "record", "-q", "--call-graph", "dwarf,8192", "-F", "499", "-o", f"{a.perf}-{name}-{kind}.data",
-                             "-p", ",".join(map(str, pids))], stderr=subprocess.DEVNULL)
+                            ["perf", "record", "-q", *graph, "-F", str(a.perf_hz), "-o",
+                             f"{a.perf}-{name}-{kind}.data", "-p", ",".join(map(str, pids))],
+                            stderr=subprocess.DEVNULL)
                     counter = (start_syscall_count(pids, f"{tmp}/count.txt")
                                if a.syscall_counts else None)
                     before = [cpu_us(p) for p in pids]
