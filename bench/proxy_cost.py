@@ -17,6 +17,10 @@ With --syscall-counts, system calls and context switches per request counted in 
 run itself, at 64 connections and full speed: unlike strace, this does not slow the proxy down or
 change how its calls batch (needs root).
 
+For the warmroute proxies, also how often per request a worker found the routing lock held, and
+how long such waits took per request on average (its /metrics counters
+warmroute_routing_lock_waits_total and _wait_seconds_total, read before and after the wrk run).
+
 With --peers, also the CPU time per request of the nginx backend (its processes, from
 /proc/PID/stat) and of wrk (this script's children, getrusage) during the same wrk run: on two
 cores, what the proxy makes its peers spend counts against throughput too.
@@ -41,15 +45,33 @@ import re
 import resource
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("po", os.path.join(HERE, "proxy_overhead.py"))
 po = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(po)
+
+
+def lock_waits(port, scheme):
+    """(waits, wait seconds) of a warmroute proxy's routing lock so far, from its /metrics."""
+    context = ssl._create_unverified_context() if scheme == "https" else None
+    with urllib.request.urlopen(f"{scheme}://127.0.0.1:{port}/metrics", timeout=10,
+                                context=context) as resp:
+        text = resp.read().decode()
+    values = {}
+    for name in ("warmroute_routing_lock_waits_total", "warmroute_routing_lock_wait_seconds_total"):
+        m = re.search(rf"(?m)^{name} (\S+)$", text)
+        if not m:
+            raise SystemExit(f"proxy_cost.py: {name} missing from the proxy's /metrics")
+        values[name] = float(m.group(1))
+    return (values["warmroute_routing_lock_waits_total"],
+            values["warmroute_routing_lock_wait_seconds_total"])
 
 
 def cpu_us(pid):
@@ -256,6 +278,8 @@ def main():
                             stderr=subprocess.DEVNULL)
                     counter = (start_syscall_count(pids, f"{tmp}/count.txt")
                                if a.syscall_counts else None)
+                    warmroute = which in ("round_robin", "warmroute")
+                    locks_before = lock_waits(port, scheme) if warmroute else None
                     before = [cpu_us(p) for p in pids]
                     peers_before = ([cpu_us(p) for p in backend_pids],
                                     resource.getrusage(resource.RUSAGE_CHILDREN))
@@ -264,6 +288,7 @@ def main():
                     peers_after = ([cpu_us(p) for p in backend_pids],
                                    resource.getrusage(resource.RUSAGE_CHILDREN))
                     counted = stop_syscall_count(counter, f"{tmp}/count.txt", n) if counter else None
+                    locks_after = lock_waits(port, scheme) if warmroute else None
                     if profiler:
                         profiler.send_signal(signal.SIGINT)
                         profiler.wait()
@@ -278,6 +303,10 @@ def main():
                         ru0, ru1 = peers_before[1], peers_after[1]
                         load = ((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * 1e6 / n
                         line += f"  backend {nginx:5.1f} us/req  wrk {load:5.1f} us/req"
+                    if locks_after:
+                        waits = (locks_after[0] - locks_before[0]) / n
+                        waited = (locks_after[1] - locks_before[1]) * 1e6 / n
+                        line += f"  lock waits {waits:5.3f}/req {waited:5.2f} us/req"
                     if counted:
                         line += f"  syscalls {counted[1]:5.2f}/req ({counted[0]})"
                     if a.syscalls:

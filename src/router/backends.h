@@ -130,6 +130,9 @@ class Backends {
   routing::RouterStats stats() const;
   int64_t index_entries() const;
   int64_t index_bytes() const;
+  // How often taking the lock that guards all of the above found it held, and for how long
+  // (counts since construction; the gateway's /metrics).
+  AdaptiveMutex::Contention routing_lock_contention() const { return mu_.contention(); }
 
  private:
   struct Entry {

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
+#include "common/adaptive_mutex.h"
 
 namespace warmroute::router {
 namespace {
@@ -151,6 +152,20 @@ struct GatewayMetrics::State {
           .Help("Rate-limit decisions taken by the local limiter because Redis did not answer")
           .Register(*registry)
           .Add({});
+  prometheus::Counter& lock_waits =
+      prometheus::BuildCounter()
+          .Name("warmroute_routing_lock_waits_total")
+          .Help(
+              "Times a worker thread found the routing lock (the router's shared state, "
+              "taken several times per request) held and waited for it")
+          .Register(*registry)
+          .Add({});
+  prometheus::Counter& lock_wait_seconds =
+      prometheus::BuildCounter()
+          .Name("warmroute_routing_lock_wait_seconds_total")
+          .Help("Time worker threads waited for the routing lock, spinning or asleep")
+          .Register(*registry)
+          .Add({});
   prometheus::Gauge& redis_up = prometheus::BuildGauge()
                                     .Name("warmroute_rate_limit_redis_up")
                                     .Help("1 while the last Redis rate-limit call succeeded")
@@ -212,6 +227,8 @@ struct GatewayMetrics::State {
           .Register(*registry);
 
   std::mutex mu;  // guards the maps below
+  // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
+  AdaptiveMutex::Contention lock_counted;
   std::vector<prometheus::Gauge*> hot_gauges;  // of the last Serialize, replaced each time
   absl::flat_hash_map<std::string, prometheus::Counter*> tenant_counters;
   absl::flat_hash_map<std::string, prometheus::Histogram*> tenant_ttfts;
@@ -386,6 +403,20 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       tokens->Set(hot_prefixes[i].prompt_tokens_per_s);
       state_->hot_gauges.push_back(requests);
       state_->hot_gauges.push_back(tokens);
+    }
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    const AdaptiveMutex::Contention now = backends.routing_lock_contention();
+    AdaptiveMutex::Contention& counted = state_->lock_counted;
+    if (now.waits > counted.waits) {
+      state_->lock_waits.Increment(static_cast<double>(now.waits - counted.waits));
+      counted.waits = now.waits;
+    }
+    if (now.wait_ns > counted.wait_ns) {
+      state_->lock_wait_seconds.Increment(static_cast<double>(now.wait_ns - counted.wait_ns) *
+                                          1e-9);
+      counted.wait_ns = now.wait_ns;
     }
   }
   state_->index.Add({}).Set(static_cast<double>(backends.index_entries()));

@@ -16,6 +16,9 @@
 //   warmroute_backend_healthy{backend}                  gauge, 1 when eligible for new requests
 //   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
 //   warmroute_prefix_index_entries / _bytes             gauges
+//   warmroute_routing_lock_waits_total                  counter: times a worker found the
+//   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every
+//                                                       worker shares) held; the time waited
 //   warmroute_admission_queue_length                    gauge
 // With tenants (tenancy_config.h; labels carry tenant names, never keys):
 //   warmroute_tenant_requests_total{tenant,code}        counter

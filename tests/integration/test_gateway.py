@@ -361,6 +361,13 @@ class RoutedTrafficTest(unittest.TestCase):
         for gauge in ("warmroute_prefix_index_entries", "warmroute_prefix_index_bytes"):
             self.assertRegex(text, rf"(?m)^{gauge} \S+$")
         self.assertGreater(metric_sum(text, "warmroute_prefix_index_entries"), 0)
+        # The routing lock's contention (counted by AdaptiveMutex; its unit tests check the
+        # counting): exported as counters, present from the start.
+        for counter in ("warmroute_routing_lock_waits_total",
+                        "warmroute_routing_lock_wait_seconds_total"):
+            self.assertIn(f"# TYPE {counter} counter", text)
+            self.assertRegex(text, rf"(?m)^{counter} \S+$")
+            self.assertGreaterEqual(metric_sum(text, counter), 0)
         self.assertEqual(metric_sum(text, "warmroute_backend_healthy", backend="r0"), 1)
         self.assertEqual(metric_sum(text, "warmroute_backend_healthy", backend="r1"), 1)
 

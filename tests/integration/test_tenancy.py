@@ -172,6 +172,11 @@ class TenancyTest(unittest.TestCase):
                 error_of(self, data, "NotFoundError")
                 # Nothing else changed: a good key still works.
                 self.post(gw, "alpha", body("still fine"))
+                # A request is counted when its handler ends, just after the response went out:
+                # a scrape served by the other worker thread can come first.
+                wait_until(lambda: metric_sum(gw.metrics_text(), "warmroute_tenant_requests_total",
+                                              tenant="alpha", code="200") >= 1,
+                           message="tenant metric")
                 text = gw.metrics_text()
                 self.assertEqual(metric_sum(text, "warmroute_request_rejections_total",
                                             reason="unauthenticated"), 4)
