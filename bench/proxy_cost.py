@@ -59,7 +59,8 @@ _spec.loader.exec_module(po)
 
 
 def lock_waits(port, scheme):
-    """(waits, wait seconds) of a warmroute proxy's routing lock so far, from its /metrics."""
+    """(waits, wait seconds) of a warmroute proxy's routing lock so far, from its /metrics; None
+    for a build before the counters (an A/B with warmroute@OLD_BINARY)."""
     context = ssl._create_unverified_context() if scheme == "https" else None
     with urllib.request.urlopen(f"{scheme}://127.0.0.1:{port}/metrics", timeout=10,
                                 context=context) as resp:
@@ -68,7 +69,7 @@ def lock_waits(port, scheme):
     for name in ("warmroute_routing_lock_waits_total", "warmroute_routing_lock_wait_seconds_total"):
         m = re.search(rf"(?m)^{name} (\S+)$", text)
         if not m:
-            raise SystemExit(f"proxy_cost.py: {name} missing from the proxy's /metrics")
+            return None
         values[name] = float(m.group(1))
     return (values["warmroute_routing_lock_waits_total"],
             values["warmroute_routing_lock_wait_seconds_total"])
@@ -303,7 +304,7 @@ def main():
                         ru0, ru1 = peers_before[1], peers_after[1]
                         load = ((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * 1e6 / n
                         line += f"  backend {nginx:5.1f} us/req  wrk {load:5.1f} us/req"
-                    if locks_after:
+                    if locks_before and locks_after:
                         waits = (locks_after[0] - locks_before[0]) / n
                         waited = (locks_after[1] - locks_before[1]) * 1e6 / n
                         line += f"  lock waits {waits:5.3f}/req {waited:5.2f} us/req"
