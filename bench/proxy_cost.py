@@ -279,7 +279,7 @@ def main():
                             stderr=subprocess.DEVNULL)
                     counter = (start_syscall_count(pids, f"{tmp}/count.txt")
                                if a.syscall_counts else None)
-                    warmroute = which in ("round_robin", "warmroute")
+                    warmroute = which not in ("haproxy", "nginx")  # as start_proxy decides
                     locks_before = lock_waits(port, scheme) if warmroute else None
                     before = [cpu_us(p) for p in pids]
                     peers_before = ([cpu_us(p) for p in backend_pids],
