@@ -23,6 +23,7 @@
 #include "net/drain_hint_read.h"
 #include "net/flat_buffer_view.h"
 #include "net/speculative_write.h"
+#include "net/tls_write.h"
 
 namespace warmroute::net {
 
@@ -253,14 +254,12 @@ void BuildRequestHead(std::string& out, const UpstreamRequest& request,
 
 // Writes the request (connection.request_head, then `body`). Plaintext: first one non-blocking
 // writev, which a healthy connection takes whole (no reactor round trip); what it did not take
-// is written asynchronously. TLS: one asynchronous write. The caller's deadline covers it.
+// is written asynchronously. TLS: asynchronously (net/tls_write.h). The caller's deadline
+// covers it.
 Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::string_view body) {
   const std::array<asio::const_buffer, 2> buffers = {asio::buffer(connection.request_head),
                                                      asio::buffer(body.data(), body.size())};
-  if (connection.tls) {
-    auto [ec, n] = co_await asio::async_write(*connection.tls, buffers, kTask);
-    co_return ec;
-  }
+  if (connection.tls) co_return co_await WriteTls(*connection.tls, buffers);
   beast::error_code ec;
   const auto rest = WriteWhatFits(connection.plain->socket(), buffers, ec);
   if (ec || beast::buffer_bytes(rest) == 0) co_return ec;

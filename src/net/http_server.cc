@@ -28,6 +28,7 @@
 #include "net/http1_request_parser.h"
 #include "net/openai_error.h"
 #include "net/speculative_write.h"
+#include "net/tls_write.h"
 
 namespace warmroute::net {
 
@@ -41,7 +42,7 @@ using tcp = asio::ip::tcp;
 
 using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
 using Socket = Stream::socket_type;
-// A TLS connection: Beast's ssl_stream coalesces a write's buffers into one TLS record.
+// A TLS connection (written through net/tls_write.h).
 using TlsStream = beast::ssl_stream<Stream>;
 using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
 using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
@@ -83,8 +84,8 @@ void LogIfFailed(const char* what, std::exception_ptr e) {
 // Content-Length or Transfer-Encoding and Connection). On a plaintext connection every write is
 // first tried as one non-blocking writev: on a healthy connection the kernel takes it at once, so
 // no timer is armed and no reactor round trip happens. Only what the kernel did not take is
-// written asynchronously, under write_timeout. On a TLS connection each write is one
-// asynchronous write of one TLS record (ssl_stream coalesces the buffers), under write_timeout.
+// written asynchronously, under write_timeout. On a TLS connection each write is asynchronous,
+// under write_timeout, and one TLS record when it fits in one (net/tls_write.h).
 template <typename S>
 class ConnectionWriter final : public ResponseWriter {
  public:
@@ -184,7 +185,7 @@ class ConnectionWriter final : public ResponseWriter {
     if (failed_) co_return absl::UnavailableError("client connection failed");
     if constexpr (kIsTls<S>) {
       TcpOf(stream_).expires_after(write_timeout_);
-      auto [wec, n] = co_await asio::async_write(stream_, buffers, kTask);
+      const beast::error_code wec = co_await WriteTls(stream_, buffers);
       TcpOf(stream_).expires_never();
       co_return Done(wec);
     } else {
