@@ -28,13 +28,16 @@ cores, what the proxy makes its peers spend counts against throughput too.
 A proxy given as round_robin@PATH or warmroute@PATH runs the warmroute binary at PATH instead of
 --bin's: with --rounds N (the whole list N times, interleaved), an A/B of two builds.
 
+With --threads N every proxy runs N worker threads (nginx: N worker processes) instead of
+proxy_overhead.py's 2; with N = 1 a warmroute gateway's routing lock is never contended.
+
 With --tls DIR (server.pem and server.key in DIR, e.g. from deploy/tls/make-certs.sh) the
 warmroute proxies terminate TLS (listen.tls) and wrk speaks HTTPS to them; HAProxy and nginx are
 then skipped. Each wrk connection is kept alive, so this is the cost of TLS records, not of
 handshakes.
 
 Usage: /usr/bin/python3 bench/proxy_cost.py [--bin build/release/src/cli/warmroute]
-       [--syscalls] [--syscall-counts] [--mallocs] [--libc-calls FUNCTION] [--instructions] [--perf PREFIX] [--perf-hz HZ] [--peers] [--tls DIR]
+       [--syscalls] [--syscall-counts] [--mallocs] [--libc-calls FUNCTION] [--instructions] [--perf PREFIX] [--perf-hz HZ] [--peers] [--tls DIR] [--threads N]
        [--rounds N] [haproxy nginx round_robin warmroute warmroute@OTHER_BINARY ...]
 Needs wrk, haproxy, nginx (and strace for --syscalls, valgrind for --instructions).
 """
@@ -81,15 +84,25 @@ def cpu_us(pid):
     return int(fields[11]) * tick, int(fields[12]) * tick
 
 
-def start_proxy(which, port, backends, tmp, binary, tls_dir=None, wrapper=()):
+def with_threads(conf, old, new, threads):
+    """`conf` with its thread-count line `old` set to `new` when `threads` is given."""
+    if threads is None:
+        return conf
+    assert old in conf, old
+    return conf.replace(old, new)
+
+
+def start_proxy(which, port, backends, tmp, binary, tls_dir=None, wrapper=(), threads=None):
     if which == "haproxy":
         with open(f"{tmp}/h.cfg", "w") as f:
-            f.write(po.haproxy_conf(port, backends))
+            f.write(with_threads(po.haproxy_conf(port, backends), "  nbthread 2\n",
+                                 f"  nbthread {threads}\n", threads))
         return subprocess.Popen([*wrapper, shutil.which("haproxy") or "/usr/sbin/haproxy", "-f",
                                  f"{tmp}/h.cfg"])
     if which == "nginx":
         with open(f"{tmp}/p.conf", "w") as f:
-            f.write(po.nginx_proxy_conf(tmp, port, backends))
+            f.write(with_threads(po.nginx_proxy_conf(tmp, port, backends), "worker_processes 2;",
+                                 f"worker_processes {threads};", threads))
         return subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c",
                                  f"{tmp}/p.conf", "-p", tmp])
     conf = po.warmroute_conf(port, backends, which)
@@ -97,6 +110,7 @@ def start_proxy(which, port, backends, tmp, binary, tls_dir=None, wrapper=()):
         conf = conf.replace("  threads: 2\n",
                             f"  threads: 2\n  tls:\n    cert_file: {tls_dir}/server.pem\n"
                             f"    key_file: {tls_dir}/server.key\n")
+    conf = with_threads(conf, "  threads: 2\n", f"  threads: {threads}\n", threads)
     with open(f"{tmp}/w.yaml", "w") as f:
         f.write(conf)
     return subprocess.Popen([*wrapper, binary, "serve", "--config", f"{tmp}/w.yaml", "--log-level",
@@ -224,6 +238,10 @@ def main():
     ap.add_argument("--peers", action="store_true",
                     help="also the CPU time per request of the nginx backend and of wrk")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
+    ap.add_argument("--threads", type=int, metavar="N",
+                    help="worker threads of every proxy (warmroute's listen.threads, HAProxy's "
+                    "nbthread, nginx's worker_processes) in the timed runs, instead of "
+                    "bench/proxy_overhead.py's 2")
     ap.add_argument("--rounds", type=int, default=1,
                     help="run the list of proxies this many times, interleaved")
     ap.add_argument("proxies", nargs="*", default=["haproxy", "nginx", "round_robin", "warmroute"])
@@ -260,7 +278,7 @@ def main():
                     print(f"{label:12} {kind:5} instructions {per_request:8.0f}/req", flush=True)
                 continue
             port = po.free_port()
-            proxy = start_proxy(which, port, backends, tmp, binary, a.tls)
+            proxy = start_proxy(which, port, backends, tmp, binary, a.tls, threads=a.threads)
             try:
                 po.wait_port(port)
                 time.sleep(1.5)  # first health probes
