@@ -3,7 +3,8 @@ requiring client certificates, and speaking mTLS to `warmroute engine` replicas 
 (--tls-cert/--tls-key/--tls-client-ca).
 
 A throwaway CA, server and client certificates are made at test time with the `openssl` CLI.
-Covers: HTTPS chat completions (plain and streaming) through gateway --mTLS--> emulator;
+Covers: HTTPS chat completions (plain and streaming) through gateway --mTLS--> emulator,
+including a request and a response larger than one TLS record;
 what is refused without harm to other connections (a plaintext client on the TLS port, a
 handshake that never comes, a client without a certificate); a backend whose certificate the
 gateway cannot verify (503 with an OpenAI error body); config errors naming the key (exit 2).
