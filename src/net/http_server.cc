@@ -1,5 +1,6 @@
 #include "net/http_server.h"
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
@@ -310,9 +311,17 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // and most requests are answered before the tick, so they never pay it; a client that leaves
   // is noticed within kWatchDelay. (A receive, not socket.async_wait(wait_read): Asio starts a
   // wait by re-arming the socket in epoll, one epoll_ctl, where a receive is queued on the
-  // registration the socket already has once the try found nothing.) On TLS a client that
-  // closes first sends an alert record (close_notify): that counts as closing. A request that
-  // ends cancels its pending receive (no system call).
+  // registration the socket already has once the try found nothing.) A request that ends
+  // cancels its pending receive (no system call).
+  //
+  // What the peek finds: nothing (the client closed or reset) is a close. On TLS an alert record
+  // (TLS 1.2's close_notify travels as one) is a close too. Any other byte is the start of a
+  // pipelined request, or on TLS 1.3 of an encrypted record: there every alert, close_notify
+  // included, looks like application data. A TLS 1.3 close_notify alone is not a close (it ends
+  // only what the client sends; it may still read the response), but OpenSSL and Go clients send
+  // it right before closing, and the FIN behind it is then invisible to a peek. So after such a
+  // byte the watch goes on at every tick with a poll for the peer's FIN or reset (POLLRDHUP), one
+  // system call per tick, until the request ends.
   struct Watch {
     asio::cancellation_signal cancel;  // bound to the connection's coroutine
     Socket* socket = nullptr;          // the connection's TCP socket
@@ -320,14 +329,22 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     uint64_t request = 0;  // numbers the connection's requests: a late completion is ignored
     bool in_request = false;
     bool receiving = false;  // the peek is pending
+    bool polling = false;    // the peek found bytes: poll for the FIN behind them at each tick
     bool client_left = false;
     char byte = 0;
   };
 
-  // A request starts on `watch`'s connection; EndWatch when it ends.
-  void BeginWatch(const std::shared_ptr<Watch>& watch) {
+  // A request starts on `watch`'s connection; EndWatch when it ends. `pipelined`: the client has
+  // sent bytes after it already (nothing to peek at: poll from the first tick).
+  void BeginWatch(const std::shared_ptr<Watch>& watch, bool pipelined) {
     ++watch->request;
     watch->in_request = true;
+    watch->polling = pipelined;
+    Enqueue(watch);
+  }
+
+  // `watch` is looked at again at the next tick.
+  void Enqueue(const std::shared_ptr<Watch>& watch) {
     waiting_.emplace_back(watch, watch->request);
     if (!ticking_) {
       ticking_ = true;
@@ -345,26 +362,41 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
-  static void StartReceive(const std::shared_ptr<Watch>& watch) {
+  static void StartReceive(const std::shared_ptr<Impl>& self, const std::shared_ptr<Watch>& watch) {
     watch->receiving = true;
     const uint64_t request = watch->request;
     watch->socket->async_receive(
         asio::buffer(&watch->byte, 1), Socket::message_peek,
-        [watch, request](const beast::error_code& ec, size_t n) {
+        [self, watch, request](const beast::error_code& ec, size_t n) {
           if (watch->request != request || !watch->in_request) return;  // that request ended
           watch->receiving = false;
           if (ec == asio::error::operation_aborted) return;
           constexpr char kTlsAlertRecord = 21;
           const bool closed = ec || n == 0 || (watch->tls && watch->byte == kTlsAlertRecord);
-          // Otherwise a pipelined request: it is read after this response; stop watching.
-          if (!closed) return;
-          watch->client_left = true;
-          watch->cancel.emit(asio::cancellation_type::terminal);
+          if (closed) {
+            ClientLeft(*watch);
+            return;
+          }
+          // A pipelined request (read after this response) or a TLS 1.3 record: watch for the
+          // FIN behind it.
+          watch->polling = true;
+          if (!self->stopped_) self->Enqueue(watch);
         });
   }
 
+  // True when the peer has closed or reset the connection, whatever unread bytes precede that.
+  static bool PeerClosed(Socket& socket) {
+    pollfd p{.fd = socket.native_handle(), .events = POLLRDHUP, .revents = 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  }
+
+  static void ClientLeft(Watch& watch) {
+    watch.client_left = true;
+    watch.cancel.emit(asio::cancellation_type::terminal);
+  }
+
   // Every kWatchDelay while requests wait for their watch: starts the watch of those still
-  // running.
+  // running, and polls those whose client sent bytes during the request.
   static Task<void> WatchTicker(std::shared_ptr<Impl> self) {
     std::vector<std::pair<std::shared_ptr<Watch>, uint64_t>> due;
     while (!self->waiting_.empty() && !self->stopped_) {
@@ -373,8 +405,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (self->stopped_) break;
       due.swap(self->waiting_);
       for (auto& [watch, request] : due) {
-        if (watch->request == request && watch->in_request && !watch->receiving) {
-          StartReceive(watch);
+        if (watch->request != request || !watch->in_request || watch->client_left) continue;
+        if (watch->polling) {
+          if (PeerClosed(*watch->socket)) {
+            ClientLeft(*watch);
+          } else {
+            self->waiting_.emplace_back(watch, request);
+          }
+        } else if (!watch->receiving) {
+          StartReceive(self, watch);
         }
       }
       due.clear();
@@ -572,9 +611,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       HttpRequest& request = parser.request;
       const bool keep_alive = request.keep_alive;
       ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout, head_buffer);
-      // Watch the client while the handler runs (unless it has sent a pipelined request
-      // already): one that goes away cancels the handler.
-      if (buffer.size() == 0) self->BeginWatch(watch);
+      // Watch the client while the handler runs: one that goes away cancels the handler.
+      self->BeginWatch(watch, /*pipelined=*/buffer.size() > 0);
       co_await RunHandler(self, request, writer);
       EndWatch(*watch);
       if (watch->client_left) {  // the coroutine is cancelled: no further co_await

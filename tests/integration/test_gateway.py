@@ -571,6 +571,39 @@ class StreamFailureTest(unittest.TestCase):
             delay = time.monotonic() - closed
             self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later")
 
+    def test_client_that_pipelines_a_request_and_leaves_aborts_the_engines_request(self):
+        # Bytes the client sends while its request runs (a pipelined request) do not end the
+        # watch: the FIN behind them still cancels the request (net/http_server.cc, Watch).
+        # Pipelined in the same write as the request, and 50 ms later (after the watch's first
+        # peek has started).
+        config = base_config([replica_backend(2)], health=no_ejection())
+        replica = ENGINE.replicas[2]
+
+        def running():
+            return metric_sum(replica.metrics_text(), "vllm:num_requests_running")
+
+        data = json.dumps(chat("Long.", max_tokens=20000)).encode()
+        request = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                   ).encode() + data
+        pipelined = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+        with GatewayProcess(config) as gw:
+            for at_once in (True, False):
+                sock = gw.open_raw()
+                sock.sendall(request + pipelined if at_once else request)
+                wait_until(lambda: running() == 1, timeout=2, message="the engine to start it")
+                if not at_once:
+                    time.sleep(0.05)
+                    sock.sendall(pipelined)
+                time.sleep(0.05)
+                closed = time.monotonic()
+                sock.close()
+                wait_until(lambda: running() == 0, timeout=2, interval=0.005,
+                           message=f"vllm:num_requests_running to drop to 0 (at once: {at_once})")
+                delay = time.monotonic() - closed
+                self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later "
+                                f"(at once: {at_once})")
+
     def test_client_that_leaves_at_once_cancels_the_upstream_request(self):
         # The server starts watching a client for a close only after a short delay
         # (net/http_server.cc, kWatchDelay): a client that sends its request and leaves at once

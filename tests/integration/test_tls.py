@@ -4,7 +4,8 @@ requiring client certificates, and speaking mTLS to `warmroute engine` replicas 
 
 A throwaway CA, server and client certificates are made at test time with the `openssl` CLI.
 Covers: HTTPS chat completions (plain and streaming) through gateway --mTLS--> emulator,
-including a request and a response larger than one TLS record;
+including a request and a response larger than one TLS record, and a client that closes with
+close_notify mid-request (the engine's request is aborted);
 what is refused without harm to other connections (a plaintext client on the TLS port, a
 handshake that never comes, a client without a certificate); a backend whose certificate the
 gateway cannot verify (503 with an OpenAI error body); config errors naming the key (exit 2).
@@ -153,6 +154,20 @@ def wait_ready(test, gw, ctx=None):
     test.assertTrue(wait_until(ok), f"{last}\n{gw.log()}")
 
 
+def engine_running():
+    """The engine's vllm:num_requests_running, scraped over mTLS."""
+    r = ENGINE.replicas[0]
+    conn = http.client.HTTPSConnection(r.host, r.port, timeout=10,
+                                       context=client_context(with_cert=True))
+    try:
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("vllm:num_requests_running"))
+
+
 def read_until_closed(sock, timeout):
     """Bytes the server sent before it closed the connection; None if it was still open after
     `timeout` seconds."""
@@ -247,6 +262,32 @@ class GatewayTlsTest(unittest.TestCase):
             usage = json.loads(raw)["usage"]
             self.assertEqual(usage["completion_tokens"], 6000)
             self.assertGreater(usage["prompt_tokens"], 4000)
+
+    def test_client_closing_with_close_notify_aborts_the_engines_request(self):
+        """TLS 1.3 encrypts alerts, so a client's close_notify looks like application data to
+        the gateway's watch (net/http_server.cc, Watch); the FIN right behind it must still
+        cancel the request, as OpenSSL and Go clients close that way."""
+        ctx = client_context()
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        sock = ctx.wrap_socket(socket.create_connection((self.gw.host, self.gw.port), timeout=10),
+                               server_hostname=self.gw.host)
+        data = json.dumps(dict(chat_body("Long."), max_tokens=20000)).encode()
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        self.assertTrue(wait_until(lambda: engine_running() == 1), "the engine to start it")
+        time.sleep(0.05)
+        closed = time.monotonic()
+        sock.settimeout(0.01)
+        try:
+            sock.unwrap()  # sends close_notify; the gateway sends none back mid-request
+        except (ssl.SSLError, OSError):
+            pass
+        sock.close()
+        while engine_running() != 0 and time.monotonic() - closed < 2:
+            time.sleep(0.005)
+        delay = time.monotonic() - closed
+        self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later")
 
     def test_keep_alive_connection_serves_several_requests(self):
         conn = http.client.HTTPSConnection(self.gw.host, self.gw.port, timeout=10,
