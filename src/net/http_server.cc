@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -92,12 +93,15 @@ class ConnectionWriter final : public ResponseWriter {
  public:
   // `head_buffer`: where response heads are built; the connection keeps it from one request to
   // the next, so a head costs no allocation.
+  // `draining`: when set by the time a head is written, the head says Connection: close (the
+  // connection closes after this response).
   ConnectionWriter(S& stream, bool keep_alive, std::chrono::milliseconds write_timeout,
-                   std::string& head_buffer)
+                   std::string& head_buffer, const bool& draining)
       : stream_(stream),
         keep_alive_(keep_alive),
         write_timeout_(write_timeout),
-        head_buffer_(head_buffer) {}
+        head_buffer_(head_buffer),
+        draining_(draining) {}
 
   Task<absl::Status> Reply(ResponseHead head, std::string body) override {
     started_ = true;
@@ -175,7 +179,8 @@ class ConnectionWriter final : public ResponseWriter {
       text.append(std::to_string(content_length));
       text.append("\r\n"sv);
     }
-    text.append(keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+    text.append(keep_alive_ && !draining_ ? "Connection: keep-alive\r\n\r\n"
+                                          : "Connection: close\r\n\r\n");
     return text;
   }
 
@@ -212,6 +217,7 @@ class ConnectionWriter final : public ResponseWriter {
   const bool keep_alive_;
   const std::chrono::milliseconds write_timeout_;
   std::string& head_buffer_;
+  const bool& draining_;
   bool started_ = false;
   bool streaming_ = false;
   bool finished_ = false;
@@ -269,8 +275,20 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     watch_ticker_.cancel();
     beast::error_code ec;
     acceptor_.close(ec);
-    for (Stream* stream : connections_) stream->close();
+    for (Connection* c : connections_) c->stream->close();
   }
+
+  void Drain() {
+    if (stopped_ || draining_) return;
+    draining_ = true;
+    beast::error_code ec;
+    acceptor_.close(ec);
+    for (Connection* c : connections_) {
+      if (c->idle) c->stream->close();
+    }
+  }
+
+  size_t open_connections() const { return open_.load(std::memory_order_relaxed); }
 
   uint16_t port() const { return port_; }
   const std::string& host() const { return options_.host; }
@@ -279,7 +297,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   static Task<void> AcceptLoop(std::shared_ptr<Impl> self) {
     while (!self->stopped_) {
       auto [ec, socket] = co_await self->acceptor_.async_accept(kTask);
-      if (self->stopped_) co_return;
+      if (self->stopped_ || self->draining_) co_return;
       if (ec) {
         spdlog::warn("accept failed: {}", ec.message());
         // E.g. out of file descriptors: back off instead of spinning.
@@ -444,7 +462,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
                                   int http_status = 0) {
     std::string head_buffer;
     ConnectionWriter<S> writer(stream, /*keep_alive=*/false, self->options_.write_timeout,
-                               head_buffer);
+                               head_buffer, self->draining_);
     absl::Status sent;
     if (http_status != 0) {
       HttpError error = ToHttpError(status, http_status);
@@ -542,12 +560,17 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     Stream& tcp_stream = TcpOf(stream);
     watch->socket = &tcp_stream.socket();
     watch->tls = kIsTls<S>;
-    self->connections_.insert(&tcp_stream);
+    Connection connection{.stream = &tcp_stream};
+    self->connections_.insert(&connection);
+    self->open_.fetch_add(1, std::memory_order_relaxed);
     struct Unregister {
       Impl* impl;
-      Stream* stream;
-      ~Unregister() { impl->connections_.erase(stream); }
-    } unregister{self.get(), &tcp_stream};
+      Connection* connection;
+      ~Unregister() {
+        impl->connections_.erase(connection);
+        impl->open_.fetch_sub(1, std::memory_order_relaxed);
+      }
+    } unregister{self.get(), &connection};
 
     beast::error_code ec;
     tcp_stream.socket().set_option(tcp::no_delay(true), ec);
@@ -574,11 +597,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
     for (;;) {
       if (buffer.size() == 0) {  // keep-alive: wait for the next request
+        if (self->draining_) co_return;
         idle_deadline.Arm(options.idle_timeout);
+        connection.idle = true;  // Drain closes it
         auto [rec, n] =
             co_await ReadSomeWithDrainHint(stream, buffer.prepare(kReadBufferBytes), kTask);
+        connection.idle = false;
         idle_deadline.Disarm();
-        if (rec) co_return;  // closed, failed or timed out
+        if (rec) co_return;  // closed, failed or timed out (or drained)
         buffer.commit(n);
       }
       parser.Reset();
@@ -610,7 +636,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       tcp_stream.expires_never();
       HttpRequest& request = parser.request;
       const bool keep_alive = request.keep_alive;
-      ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout, head_buffer);
+      ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout, head_buffer,
+                                 self->draining_);
       // Watch the client while the handler runs: one that goes away cancels the handler.
       self->BeginWatch(watch, /*pipelined=*/buffer.size() > 0);
       co_await RunHandler(self, request, writer);
@@ -627,7 +654,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         co_await writer.FinishStream();
       }
       if (writer.failed()) co_return;
-      if (!keep_alive) {
+      if (!keep_alive || self->draining_) {
         tcp_stream.socket().shutdown(tcp::socket::shutdown_send, ec);
         co_return;
       }
@@ -639,7 +666,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   Acceptor acceptor_;
   uint16_t port_ = 0;
   bool stopped_ = false;
-  std::unordered_set<Stream*> connections_;
+  bool draining_ = false;  // Drain was called: no new connections or requests
+  // An open connection: its TCP stream, and whether it waits for its next request.
+  struct Connection {
+    Stream* stream;
+    bool idle = false;
+  };
+  std::unordered_set<Connection*> connections_;
+  std::atomic<size_t> open_{0};  // connections_.size(), for other threads
   Timer watch_ticker_;
   // Requests (their connection's watch and number) that started since the last tick.
   std::vector<std::pair<std::shared_ptr<Watch>, uint64_t>> waiting_;
@@ -663,5 +697,7 @@ uint16_t HttpServer::port() const { return impl_->port(); }
 const std::string& HttpServer::host() const { return impl_->host(); }
 void HttpServer::Start() { impl_->Start(); }
 void HttpServer::Stop() { impl_->Stop(); }
+void HttpServer::Drain() { impl_->Drain(); }
+size_t HttpServer::open_connections() const { return impl_->open_connections(); }
 
 }  // namespace warmroute::net

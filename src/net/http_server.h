@@ -91,6 +91,15 @@ class HttpServer {
   // Idempotent.
   void Stop();
 
+  // A graceful stop's first step: stops accepting, closes the connections that wait for their
+  // next request, and lets the requests in progress finish: their responses say Connection:
+  // close (those whose head is not written yet) and each connection closes after its response.
+  // Idempotent; Stop still cuts what remains. Call on the server's executor.
+  void Drain();
+
+  // Connections open now (any thread): 0 once a Drain has let every request finish.
+  size_t open_connections() const;
+
  private:
   class Impl;
   explicit HttpServer(std::shared_ptr<Impl> impl);

@@ -5,7 +5,7 @@
 // Schema (every key optional unless noted; unknown keys are errors; a key given as null means
 // its default). Defaults are the member initialisers below.
 //   listen:        host, port (0..65535, 0 = ephemeral), threads (0 = all cores), body_limit_mb,
-//                  header_limit_kb, header_timeout_ms, idle_timeout_ms,
+//                  header_limit_kb, header_timeout_ms, idle_timeout_ms, shutdown_grace_ms,
 //                  tls: {cert_file, key_file (both required), client_ca_file} (absent: plaintext)
 //   policy:        name (routing::PolicyNames), params (name -> number), validated by building
 //                  the policy with routing::MakePolicy
@@ -79,6 +79,9 @@ struct ListenConfig {
   int64_t header_limit_kb = 64;
   Millis header_timeout{10'000};
   Millis idle_timeout{120'000};
+  // SIGTERM/SIGINT: how long requests in progress may run on before they are cut (0: cut at
+  // once). Read when the signal arrives, so a reload changes it.
+  Millis shutdown_grace{30'000};
   ListenTlsConfig tls;
 };
 

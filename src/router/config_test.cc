@@ -27,6 +27,7 @@ listen:
   header_limit_kb: 32
   header_timeout_ms: 5000
   idle_timeout_ms: 60000
+  shutdown_grace_ms: 0
 policy:
   name: consistent_hash
   params: {balance_factor: 1.5, prefix_blocks: 8}
@@ -75,6 +76,7 @@ TEST(GatewayConfigTest, EmptyDocumentGivesDocumentedDefaults) {
   EXPECT_EQ(config->listen.header_limit_kb, 64);
   EXPECT_EQ(config->listen.header_timeout, Millis(10000));
   EXPECT_EQ(config->listen.idle_timeout, Millis(120000));
+  EXPECT_EQ(config->listen.shutdown_grace, Millis(30000));
   EXPECT_EQ(config->policy.name, "warmroute");
   EXPECT_TRUE(config->policy.params.empty());
   EXPECT_EQ(config->prefix_key.block_chars, 64);
@@ -109,6 +111,7 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
   EXPECT_EQ(config->listen.header_limit_kb, 32);
   EXPECT_EQ(config->listen.header_timeout, Millis(5000));
   EXPECT_EQ(config->listen.idle_timeout, Millis(60000));
+  EXPECT_EQ(config->listen.shutdown_grace, Millis(0));  // 0 is allowed: cut at once
   EXPECT_EQ(config->policy.name, "consistent_hash");
   EXPECT_THAT(config->policy.params,
               ElementsAre(std::pair<const std::string, double>("balance_factor", 1.5),
@@ -184,6 +187,7 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
       {"listen:\n  body_limit_mb: 0\n", "listen.body_limit_mb: must be > 0, got 0"},
       {"listen:\n  idle_timeout_ms: 100000000\n",
        "listen.idle_timeout_ms: must be <= 86400000, got 100000000"},
+      {"listen:\n  shutdown_grace_ms: -1\n", "listen.shutdown_grace_ms: must be >= 0, got -1"},
       {"listen: 8080\n", "listen: expected a map, got 8080 (line 1)"},
       {"listen:\n  prot: 1\n", "listen.prot: unknown key (known: host, port, threads,"},
       {"lisen:\n  port: 1\n", "lisen: unknown key (known: listen, policy, prefix_key, backends"},
@@ -350,7 +354,8 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
   EXPECT_EQ(
       EffectiveConfigJson(*config),
       R"({"listen":{"host":"127.0.0.1","port":8080,"threads":0,"body_limit_mb":32,)"
-      R"("header_limit_kb":64,"header_timeout_ms":10000,"idle_timeout_ms":120000},)"
+      R"("header_limit_kb":64,"header_timeout_ms":10000,"idle_timeout_ms":120000,)"
+      R"("shutdown_grace_ms":30000},)"
       R"("policy":{"name":"warmroute","params":{}},"prefix_key":{"block_chars":64,)"
       R"("max_chars":16384},"backends":[],"timeouts":{"connect_ms":2000,"first_byte_ms":300000,)"
       R"("idle_stream_ms":60000},"retries":2,"health":{"probe_interval_ms":1000,)"

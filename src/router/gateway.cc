@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <csignal>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -174,6 +175,7 @@ class Gateway::Impl {
         poller_->Stop();
         boost::system::error_code ec;
         signals.cancel(ec);
+        drain_timer_.cancel();
         work.reset();
       };
     }
@@ -308,8 +310,52 @@ class Gateway::Impl {
         WaitForSignal(signals);
         return;
       }
-      spdlog::info("signal {}: stopping", signal);
-      Stop();
+      const std::chrono::milliseconds grace = Config().listen.shutdown_grace;
+      if (draining_ || grace.count() == 0) {
+        spdlog::info("signal {}: stopping", signal);
+        Stop();
+        return;
+      }
+      spdlog::info(
+          "signal {}: draining: no new connections; the {} open ones finish their "
+          "requests, for at most {} ms (a second signal stops at once)",
+          signal, OpenConnections(), grace.count());
+      Drain(grace);
+      WaitForSignal(signals);
+    });
+  }
+
+  size_t OpenConnections() const {
+    size_t open = 0;
+    for (const auto& w : workers_) open += w->server->open_connections();
+    return open;
+  }
+
+  // A graceful stop (on the control thread): every worker's server drains; the gateway stops
+  // once no connection is open, or when `grace` has passed (cutting what remains).
+  void Drain(std::chrono::milliseconds grace) {
+    draining_ = true;
+    for (auto& w : workers_) {
+      asio::post(w->io, [w = w.get()] { w->server->Drain(); });
+    }
+    drain_deadline_ = std::chrono::steady_clock::now() + grace;
+    WatchDrain();
+  }
+
+  void WatchDrain() {
+    drain_timer_.expires_after(std::chrono::milliseconds(20));
+    drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stop_requested_) return;
+      const size_t open = OpenConnections();
+      if (open == 0) {
+        spdlog::info("drained: stopping");
+        Stop();
+      } else if (std::chrono::steady_clock::now() >= drain_deadline_) {
+        spdlog::warn("shutdown grace period over; cutting open connections: {}", open);
+        Stop();
+      } else {
+        WatchDrain();
+      }
     });
   }
 
@@ -423,6 +469,10 @@ class Gateway::Impl {
   std::atomic<uint64_t> next_request_id_{1};
   std::unique_ptr<AdminApi> admin_;
   asio::io_context control_io_{1};
+  // The graceful stop (control thread only).
+  bool draining_ = false;
+  asio::steady_timer drain_timer_{control_io_};
+  std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex run_mu_;

@@ -177,6 +177,14 @@ class GatewayProcess:
     def _stop(self):
         if self._proc is None:
             return
+        if self._proc.poll() is None:
+            # SIGTERM drains (listen.shutdown_grace_ms): requests a test left running may go on
+            # for a while; after 2 s the second SIGTERM (terminate's) stops at once.
+            self._proc.send_signal(signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
         terminate(self._proc)
         for t in self._threads:
             t.join(timeout=5)

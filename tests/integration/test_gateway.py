@@ -9,6 +9,7 @@ reload, /metrics and /v1/models.
 """
 import json
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -603,6 +604,67 @@ class StreamFailureTest(unittest.TestCase):
                 delay = time.monotonic() - closed
                 self.assertLess(delay, 0.1, f"the engine still ran it {delay * 1e3:.0f} ms later "
                                 f"(at once: {at_once})")
+
+    def test_sigterm_drains_requests_in_progress_then_exits(self):
+        # A rolling restart: SIGTERM stops accepting and closes idle keep-alive connections, but
+        # a stream in progress runs to its end (listen.shutdown_grace_ms, default 30 s); then the
+        # gateway exits 0.
+        config = base_config([replica_backend(2)], health=no_ejection())
+        with GatewayProcess(config) as gw:
+            idle = gw.connection()
+            status, _, _ = gw.request("POST", "/v1/chat/completions", chat("Hi."), conn=idle)
+            self.assertEqual(status, 200)
+            reader = StreamReader(gw, chat("Talk.", stream=True, max_tokens=1500))
+            try:
+                reader.read_until(b"data: ")
+                signalled = time.monotonic()
+                gw._proc.send_signal(signal.SIGTERM)
+
+                def refused():
+                    try:
+                        socket.create_connection((gw.host, gw.port), timeout=1).close()
+                        return False
+                    except OSError:
+                        return True
+
+                wait_until(refused, timeout=2, message="new connections to be refused")
+                idle.sock.settimeout(2)
+                self.assertEqual(idle.sock.recv(100), b"", "the idle connection stays open")
+                self.assertTrue(reader.read_to_close(timeout=30), "the stream hung")
+                status, _, body = parse_response(reader.raw)
+            finally:
+                reader.close()
+                idle.close()
+            self.assertEqual(status, 200)
+            self.assertEqual(sse_events(body)[-1], "[DONE]", body[-300:])
+            self.assertEqual(gw._proc.wait(timeout=5), 0)
+            self.assertLess(time.monotonic() - signalled, 25)
+            self.assertIn("drained: stopping", gw.log())
+
+    def test_what_outlasts_the_shutdown_grace_is_cut_and_a_second_signal_stops_at_once(self):
+        config = base_config([replica_backend(2)], health=no_ejection(),
+                             listen={"shutdown_grace_ms": 300})
+        for second_signal in (False, True):
+            with GatewayProcess(config) as gw:
+                reader = StreamReader(gw, chat("Talk a lot.", stream=True, max_tokens=20000))
+                try:
+                    reader.read_until(b"data: ")
+                    signalled = time.monotonic()
+                    gw._proc.send_signal(signal.SIGTERM)
+                    if second_signal:
+                        time.sleep(0.05)
+                        gw._proc.send_signal(signal.SIGTERM)
+                    self.assertTrue(reader.read_to_close(timeout=5), "the stream hung")
+                finally:
+                    reader.close()
+                self.assertEqual(gw._proc.wait(timeout=5), 0)
+                elapsed = time.monotonic() - signalled
+                if second_signal:
+                    self.assertLess(elapsed, 0.25)
+                else:
+                    self.assertGreaterEqual(elapsed, 0.29)
+                    self.assertIn("shutdown grace period over; cutting open connections: 1",
+                                  gw.log())
 
     def test_client_that_leaves_at_once_cancels_the_upstream_request(self):
         # The server starts watching a client for a close only after a short delay
