@@ -7,6 +7,7 @@ gateway adds and drops, retries, mid-stream failures, cancellation of abandoned 
 timeouts, bad input, health and outlier ejection, the admin API, config errors and SIGHUP
 reload, /metrics and /v1/models.
 """
+import functools
 import json
 import re
 import signal
@@ -110,6 +111,11 @@ def metric_sum(text, name, **labels):
         if all(got.get(k) == v for k, v in labels.items()):
             total += float(m.group(3))
     return total
+
+
+def requests_running(replica):
+    """The replica's vllm:num_requests_running."""
+    return metric_sum(replica.metrics_text(), "vllm:num_requests_running")
 
 
 def wait_metric(gw, name, predicate, timeout=2.0, **labels):
@@ -537,10 +543,7 @@ class StreamFailureTest(unittest.TestCase):
 
     def test_client_disconnect_aborts_the_engines_request(self):
         config = base_config([replica_backend(2)], health=no_ejection())
-        replica = ENGINE.replicas[2]
-
-        def running():
-            return metric_sum(replica.metrics_text(), "vllm:num_requests_running")
+        running = functools.partial(requests_running, ENGINE.replicas[2])
 
         with GatewayProcess(config) as gw:
             reader = StreamReader(gw, chat("Talk a lot.", stream=True, max_tokens=20000))
@@ -556,10 +559,7 @@ class StreamFailureTest(unittest.TestCase):
 
     def test_client_disconnect_aborts_a_non_streaming_request(self):
         config = base_config([replica_backend(2)], health=no_ejection())
-        replica = ENGINE.replicas[2]
-
-        def running():
-            return metric_sum(replica.metrics_text(), "vllm:num_requests_running")
+        running = functools.partial(requests_running, ENGINE.replicas[2])
 
         with GatewayProcess(config) as gw:
             sock = gw.open_raw()
@@ -578,10 +578,7 @@ class StreamFailureTest(unittest.TestCase):
         # Pipelined in the same write as the request, and 50 ms later (after the watch's first
         # peek has started).
         config = base_config([replica_backend(2)], health=no_ejection())
-        replica = ENGINE.replicas[2]
-
-        def running():
-            return metric_sum(replica.metrics_text(), "vllm:num_requests_running")
+        running = functools.partial(requests_running, ENGINE.replicas[2])
 
         data = json.dumps(chat("Long.", max_tokens=20000)).encode()
         request = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
