@@ -84,33 +84,22 @@ def cpu_us(pid):
     return int(fields[11]) * tick, int(fields[12]) * tick
 
 
-def with_threads(conf, old, new, threads):
-    """`conf` with its thread-count line `old` set to `new` when `threads` is given."""
-    if threads is None:
-        return conf
-    assert old in conf, old
-    return conf.replace(old, new)
-
-
-def start_proxy(which, port, backends, tmp, binary, tls_dir=None, wrapper=(), threads=None):
+def start_proxy(which, port, backends, tmp, binary, tls_dir=None, wrapper=(), threads=2):
     if which == "haproxy":
         with open(f"{tmp}/h.cfg", "w") as f:
-            f.write(with_threads(po.haproxy_conf(port, backends), "  nbthread 2\n",
-                                 f"  nbthread {threads}\n", threads))
+            f.write(po.haproxy_conf(port, backends, threads))
         return subprocess.Popen([*wrapper, shutil.which("haproxy") or "/usr/sbin/haproxy", "-f",
                                  f"{tmp}/h.cfg"])
     if which == "nginx":
         with open(f"{tmp}/p.conf", "w") as f:
-            f.write(with_threads(po.nginx_proxy_conf(tmp, port, backends), "worker_processes 2;",
-                                 f"worker_processes {threads};", threads))
+            f.write(po.nginx_proxy_conf(tmp, port, backends, threads))
         return subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c",
                                  f"{tmp}/p.conf", "-p", tmp])
-    conf = po.warmroute_conf(port, backends, which)
+    conf = po.warmroute_conf(port, backends, which, threads)
     if tls_dir:
-        conf = conf.replace("  threads: 2\n",
-                            f"  threads: 2\n  tls:\n    cert_file: {tls_dir}/server.pem\n"
+        conf = conf.replace(f"  threads: {threads}\n",
+                            f"  threads: {threads}\n  tls:\n    cert_file: {tls_dir}/server.pem\n"
                             f"    key_file: {tls_dir}/server.key\n")
-    conf = with_threads(conf, "  threads: 2\n", f"  threads: {threads}\n", threads)
     with open(f"{tmp}/w.yaml", "w") as f:
         f.write(conf)
     return subprocess.Popen([*wrapper, binary, "serve", "--config", f"{tmp}/w.yaml", "--log-level",
@@ -238,7 +227,7 @@ def main():
     ap.add_argument("--peers", action="store_true",
                     help="also the CPU time per request of the nginx backend and of wrk")
     ap.add_argument("--tls", metavar="DIR", help="warmroute listens with TLS (DIR/server.pem, .key)")
-    ap.add_argument("--threads", type=int, metavar="N",
+    ap.add_argument("--threads", type=int, default=2, metavar="N",
                     help="worker threads of every proxy (warmroute's listen.threads, HAProxy's "
                     "nbthread, nginx's worker_processes) in the timed runs, instead of "
                     "bench/proxy_overhead.py's 2")

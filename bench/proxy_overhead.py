@@ -142,10 +142,10 @@ http {{
 """
 
 
-def nginx_proxy_conf(tmp, port, backends):
+def nginx_proxy_conf(tmp, port, backends, threads=2):
     servers = "\n".join(f"    server 127.0.0.1:{p};" for p in backends)
     return f"""
-worker_processes 2;
+worker_processes {threads};
 daemon off;
 pid {tmp}/proxy.pid;
 error_log {tmp}/proxy.err warn;
@@ -174,11 +174,11 @@ http {{
 """
 
 
-def haproxy_conf(port, backends):
+def haproxy_conf(port, backends, threads=2):
     servers = "\n".join(f"  server b{i} 127.0.0.1:{p}" for i, p in enumerate(backends))
     return f"""
 global
-  nbthread 2
+  nbthread {threads}
   maxconn 8000
 defaults
   mode http
@@ -197,9 +197,9 @@ backend be
 """
 
 
-def warmroute_conf(port, backends, policy):
+def warmroute_conf(port, backends, policy, threads=2):
     lines = [
-        "listen:", "  host: 127.0.0.1", f"  port: {port}", "  threads: 2",
+        "listen:", "  host: 127.0.0.1", f"  port: {port}", f"  threads: {threads}",
         "policy:", f"  name: {policy}",
         "backends:",
     ]
