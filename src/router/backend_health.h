@@ -36,6 +36,9 @@ class BackendHealth {
   bool ejected(TimePoint now) const { return now < ejected_until_; }
   TimePoint ejected_until() const { return ejected_until_; }
   int consecutive_failures() const { return failures_; }
+  // No failure on record: no run of failures in progress and not on probation. OnSuccess() then
+  // changes nothing (Backends skips its lock for such successes).
+  bool clean() const { return failures_ == 0 && next_backoff_ == Duration(0); }
   int64_t ejections() const { return ejections_; }
   // "up", "ejected" or "probe_failed" (for the admin API and logs).
   std::string_view StateName(TimePoint now) const;

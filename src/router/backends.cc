@@ -48,6 +48,7 @@ absl::Status Backends::Remove(const std::string& name) {
   e->present = false;
   router_.RemoveBackend(e->target->id);
   ApplyHealth(clock_.Now());
+  UpdateFailuresOnRecord();
   return absl::OkStatus();
 }
 
@@ -63,7 +64,10 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   if (!unique.ok()) return unique;
   old->present = false;
   router_.RemoveBackend(old->target->id);
-  return AddLocked(config, std::move(tls));  // may grow entries_: `old` is not used past here
+  // AddLocked may grow entries_: `old` is not used past here.
+  std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
+  UpdateFailuresOnRecord();
+  return added;
 }
 
 Backends::Entry* Backends::FindLocked(const std::string& name) {
@@ -205,18 +209,24 @@ void Backends::OnFailed(uint64_t request_id) {
 }
 
 void Backends::OnUpstreamResult(BackendId backend, bool ok) {
+  if (ok && !failures_on_record_.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(mu_);
   if (backend >= entries_.size() || !entries_[backend].present) return;
   Entry& e = entries_[backend];
   const TimePoint now = clock_.Now();
   if (ok) {
     e.health.OnSuccess();
-    return;
-  }
-  if (e.health.OnFailure(now)) {
+  } else if (e.health.OnFailure(now)) {
     next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
     ApplyHealth(now);
   }
+  UpdateFailuresOnRecord();
+}
+
+void Backends::UpdateFailuresOnRecord() {
+  bool any = false;
+  for (const Entry& e : entries_) any |= e.present && e.target && !e.health.clean();
+  failures_on_record_.store(any, std::memory_order_relaxed);
 }
 
 void Backends::OnProbe(BackendId backend, bool ok) {

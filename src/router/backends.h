@@ -21,6 +21,7 @@
 // Thread-safety: every method is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -115,6 +116,7 @@ class Backends {
   void OnFailed(uint64_t request_id);
 
   // Passive health: the outcome of one dispatch to `backend` (ok: a non-5xx response head).
+  // A success while no backend has a failure on record returns without taking the lock.
   void OnUpstreamResult(routing::BackendId backend, bool ok);
   // Active health and scraping (router/poller.h).
   void OnProbe(routing::BackendId backend, bool ok);
@@ -161,6 +163,8 @@ class Backends {
   std::shared_ptr<const BackendTarget> AddLocked(const BackendConfig& config,
                                                  std::shared_ptr<net::TlsContext> tls_context);
   Dispatch MakeDispatch(routing::BackendId backend, const routing::Decision& decision) const;
+  // Sets failures_on_record_ from the present backends' records; call with mu_ held.
+  void UpdateFailuresOnRecord();
 
   mutable AdaptiveMutex mu_;
   const Clock& clock_;
@@ -170,6 +174,12 @@ class Backends {
   // The earliest time an ejected backend comes back (max() when none is ejected).
   TimePoint next_readmission_ = TimePoint::max();
   bool panic_ = false;
+  // Whether some present backend's passive record is not clean (BackendHealth::clean()). Written
+  // under mu_, read without it: while it is false a success changes nothing, so
+  // OnUpstreamResult(ok) skips the lock, one of the lock's takings per proxied request fewer.
+  // A success that races with another request's failure may be skipped; the two were concurrent,
+  // so counting the failure first is as right as the other order.
+  std::atomic<bool> failures_on_record_{false};
 };
 
 }  // namespace warmroute::router

@@ -101,5 +101,41 @@ TEST_F(BackendsTest, ProbeFailuresSkipTheFailingBackendButNeverRefuseEveryReques
   EXPECT_EQ(backends_.Route(Request(13)).status().code(), absl::StatusCode::kUnavailable);
 }
 
+// OnUpstreamResult skips the lock for a success while no backend has a failure on record: the
+// successes that do change a record must still reach it.
+TEST_F(BackendsTest, PassiveSuccessesThatChangeARecordAreNotSkipped) {
+  auto a = backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})"));
+  auto b = backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const routing::BackendId id = (*a)->id;
+  auto state_of_a = [&] { return backends_.Snapshot()[0].state; };
+  // A success breaks a run of failures (EjectionOptions{}: ejected after 3 in a row).
+  backends_.OnUpstreamResult((*b)->id, true);
+  backends_.OnUpstreamResult(id, false);
+  backends_.OnUpstreamResult(id, false);
+  backends_.OnUpstreamResult(id, true);
+  backends_.OnUpstreamResult(id, false);
+  backends_.OnUpstreamResult(id, false);
+  EXPECT_EQ(state_of_a(), "up") << "the success between the failures was lost";
+  backends_.OnUpstreamResult(id, false);
+  EXPECT_EQ(state_of_a(), "ejected");
+  // Re-admitted on probation (its failure count is back to 0): a success ends the probation.
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(state_of_a(), "up");
+  backends_.OnUpstreamResult(id, true);
+  backends_.OnUpstreamResult(id, false);
+  EXPECT_EQ(state_of_a(), "up") << "the success that ended the probation was lost";
+  // A removed backend's record no longer counts, and a new one starts clean.
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  auto c = backends_.Add(Backend(R"({"name": "c", "url": "http://10.0.0.3:8000"})"));
+  ASSERT_TRUE(c.ok());
+  backends_.OnUpstreamResult((*c)->id, false);
+  backends_.OnUpstreamResult((*c)->id, false);
+  backends_.OnUpstreamResult((*c)->id, true);
+  backends_.OnUpstreamResult((*c)->id, false);
+  backends_.OnUpstreamResult((*c)->id, false);
+  EXPECT_EQ(backends_.Snapshot()[1].state, "up");
+}
+
 }  // namespace
 }  // namespace warmroute::router
