@@ -79,16 +79,13 @@ std::optional<Usage> ReadUsage(std::string_view json) {
   if (doc["usage"].get_object().get(usage) != simdjson::SUCCESS) return std::nullopt;
   Usage result;
   int64_t value = 0;
-  if (usage["prompt_tokens"].get_int64().get(value) == simdjson::SUCCESS) {
-    result.prompt_tokens = value;
-  }
-  if (usage["completion_tokens"].get_int64().get(value) == simdjson::SUCCESS) {
-    result.completion_tokens = value;
-  }
-  if (usage["prompt_tokens_details"]["cached_tokens"].get_int64().get(value) ==
-      simdjson::SUCCESS) {
-    result.cached_tokens = value;
-  }
+  const auto valid = [&value](auto&& field) {
+    return field.get_int64().get(value) == simdjson::SUCCESS && value >= 0 &&
+           value <= kMaxUsageTokens;
+  };
+  if (valid(usage["prompt_tokens"])) result.prompt_tokens = value;
+  if (valid(usage["completion_tokens"])) result.completion_tokens = value;
+  if (valid(usage["prompt_tokens_details"]["cached_tokens"])) result.cached_tokens = value;
   return result;
 }
 

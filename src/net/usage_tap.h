@@ -35,7 +35,11 @@ struct Usage {
   std::optional<int64_t> cached_tokens;  // prompt_tokens_details.cached_tokens, when reported
 };
 
-// The `usage` object of a JSON response body (or of one SSE event's data), if it has one.
+// The `usage` object of a JSON response body (or of one SSE event's data), if it has one. The
+// engine's counts are not trusted: one that is not an integer in [0, kMaxUsageTokens] is read as
+// not reported (a count of 0, cached_tokens absent), so that no sum or difference the router
+// makes of them can overflow.
+inline constexpr int64_t kMaxUsageTokens = (int64_t{1} << 31) - 1;
 std::optional<Usage> ReadUsage(std::string_view json);
 
 class SseUsageTap {

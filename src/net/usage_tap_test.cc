@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace warmroute::net {
 namespace {
 
@@ -48,6 +50,27 @@ TEST(ReadUsageTest, NullOrMissingUsageOrDetailsAreAbsent) {
   auto usage = ReadUsage(R"({"usage":{"prompt_tokens":4,"prompt_tokens_details":null}})");
   ASSERT_TRUE(usage.has_value());
   EXPECT_FALSE(usage->cached_tokens.has_value());
+}
+
+// An engine's counts are not trusted: the router sums and subtracts them (a misbehaving engine's
+// -2^63 once overflowed there).
+TEST(ReadUsageTest, CountsOutOfRangeAreNotReported) {
+  for (const char* bad : {"-1", "-9223372036854775808", "9223372036854775807", "2147483648",
+                          "18446744073709551615", "1.5", "\"8\""}) {
+    const std::string json =
+        absl::StrCat(R"({"usage":{"prompt_tokens":)", bad, R"(,"completion_tokens":)", bad,
+                     R"(,"prompt_tokens_details":{"cached_tokens":)", bad, "}}}");
+    auto usage = ReadUsage(json);
+    ASSERT_TRUE(usage.has_value()) << json;
+    EXPECT_EQ(usage->prompt_tokens, 0) << json;
+    EXPECT_EQ(usage->completion_tokens, 0) << json;
+    EXPECT_FALSE(usage->cached_tokens.has_value()) << json;
+  }
+  auto edge = ReadUsage(
+      R"({"usage":{"prompt_tokens":2147483647,"prompt_tokens_details":{"cached_tokens":0}}})");
+  ASSERT_TRUE(edge.has_value());
+  EXPECT_EQ(edge->prompt_tokens, kMaxUsageTokens);
+  EXPECT_EQ(edge->cached_tokens, 0);
 }
 
 TEST(ReadUsageTest, OnlyTheTopLevelUsageCountsWhereverItIsAndInAnyFieldOrder) {

@@ -67,6 +67,8 @@ std::string Join(std::span<const std::string_view> parts, std::string_view separ
 
 // Counts above this are not plausible from one server and could overflow sums.
 constexpr double kMaxCount = 1099511627776.0;  // 2^40
+// A KV capacity above this is not plausible from one server (a broken exporter): not used.
+constexpr int64_t kMaxKvCapacityTokens = int64_t{1} << 40;
 // Fractions within this of [0, 1] are rounding noise and are clamped.
 constexpr double kFractionTolerance = 0.01;
 
@@ -122,7 +124,7 @@ std::optional<int64_t> PositiveIntLabel(const net::MetricSample& sample, std::st
   int64_t value = 0;
   const char* end = text->data() + text->size();
   const auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  // Bounded so that the product and the sum over engines cannot overflow.
+  // Bounded so that the product cannot overflow (the sum is bounded apart).
   if (ec != std::errc() || ptr != end || value <= 0 || value > (int64_t{1} << 30)) {
     return std::nullopt;
   }
@@ -138,7 +140,9 @@ std::optional<int64_t> VllmKvCapacityTokens(std::span<const net::MetricSample> s
     const std::optional<int64_t> blocks = PositiveIntLabel(sample, "num_gpu_blocks");
     const std::optional<int64_t> block_size = PositiveIntLabel(sample, "block_size");
     if (!blocks.has_value() || !block_size.has_value()) return std::nullopt;
-    total = total.value_or(0) + *blocks * *block_size;
+    const int64_t tokens = *blocks * *block_size;  // each at most 2^30: no overflow
+    if (tokens > kMaxKvCapacityTokens - total.value_or(0)) return std::nullopt;
+    total = total.value_or(0) + tokens;
   }
   return total;
 }

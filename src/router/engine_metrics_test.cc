@@ -96,6 +96,26 @@ vllm:cache_config_info{block_size="16",engine="1",num_gpu_blocks="500"} 1
   EXPECT_EQ(m->kv_capacity_tokens, 1500 * 16);
 }
 
+// Each label is at most 2^30, so one sample is at most 2^60 tokens, and nine of them once
+// overflowed the sum (a scrape crashed the gateway's sanitizer build).
+TEST(EngineMetricsTest, ImplausibleVllmCapacityIsUnknown) {
+  std::string text(kVllmText);
+  for (int engine = 1; engine <= 9; ++engine) {
+    text += absl::StrCat("vllm:cache_config_info{block_size=\"1073741824\",engine=\"", engine,
+                         "\",num_gpu_blocks=\"1073741824\"} 1\n");
+  }
+  absl::StatusOr<ScrapedEngineMetrics> m = ReadEngineMetrics(EngineKind::kVllm, text, kNow);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->kv_capacity_tokens, std::nullopt);
+  // Up to 2^40 tokens in all is taken.
+  std::string large(kVllmText);
+  large.replace(large.find("num_gpu_blocks=\"28672\""), 22, "num_gpu_blocks=\"1073741824\"");
+  large.replace(large.find("block_size=\"16\""), 15, "block_size=\"1024\"");
+  m = ReadEngineMetrics(EngineKind::kVllm, large, kNow);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->kv_capacity_tokens, int64_t{1} << 40);
+}
+
 TEST(EngineMetricsTest, UnknownVllmCapacityWhenBlocksAreNotANumber) {
   std::string text(kVllmText);
   text.replace(text.find("num_gpu_blocks=\"28672\""), 22, "num_gpu_blocks=\"None\"");
