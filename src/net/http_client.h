@@ -36,7 +36,10 @@
 //
 // A reused keep-alive connection that fails before any response byte (the upstream closed it
 // while idle: EOF or reset) is replaced by a new connection and the exchange retried once; the
-// upstream cannot have processed a request on a connection it had already closed.
+// upstream cannot have processed a request on a connection it had already closed. A connection
+// that waited in the pool for 10 ms or more is first probed (a non-blocking peek) and closed
+// instead of reused if its upstream sent anything meanwhile: bytes no request asked for would
+// otherwise be read as the next request's response. Over TLS the probe sees only a close.
 //
 // A pool may be destroyed while exchanges it started still run: they finish on their own and
 // close their connection instead of returning it.

@@ -3,13 +3,19 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "net/http_server.h"
@@ -262,6 +268,62 @@ TEST_F(HttpClientTest, AConnectionTheServerClosedWhileIdleIsReplaced) {
       x->reset();
       co_await Sleep(std::chrono::milliseconds(150));  // the server closes the idle connection
     }
+  });
+}
+
+// An upstream that sends bytes on an idle keep-alive connection (here a 408, as some servers do
+// on their idle timeout): reused, that connection handed those bytes to the next request as its
+// response, and each later request got its predecessor's.
+TEST_F(HttpClientTest, AConnectionTheUpstreamSpokeOnWhileIdleIsNotReused) {
+  using tcp = asio::ip::tcp;
+  tcp::acceptor acceptor(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const uint16_t port = acceptor.local_endpoint().port();
+  int accepted = 0;
+  // Answers each connection's first request with its number, then, 30 ms later, sends a 408.
+  asio::co_spawn(
+      io_,
+      [&]() -> Task<void> {
+        for (;;) {
+          auto [ec, socket] =
+              co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable_t<Executor>{}));
+          if (ec) co_return;
+          const int n = ++accepted;
+          asio::co_spawn(
+              io_,
+              [n, s = std::make_shared<tcp::socket>(std::move(socket))]() -> Task<void> {
+                constexpr auto kTuple = asio::as_tuple(asio::use_awaitable_t<Executor>{});
+                std::string request;
+                auto [rec, got] = co_await asio::async_read_until(*s, asio::dynamic_buffer(request),
+                                                                  "\r\n\r\n", kTuple);
+                if (rec) co_return;
+                const std::string answer =
+                    "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n" + std::to_string(n);
+                co_await asio::async_write(*s, asio::buffer(answer), kTuple);
+                co_await Sleep(std::chrono::milliseconds(30));
+                constexpr std::string_view k408 =
+                    "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n";
+                co_await asio::async_write(*s, asio::buffer(k408), kTuple);
+                co_await Sleep(std::chrono::milliseconds(500));
+              },
+              asio::detached);
+        }
+      },
+      asio::detached);
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    for (const char* expected : {"1", "2"}) {
+      auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+      EXPECT_TRUE(x.ok()) << x.status();
+      if (!x.ok()) co_return;
+      EXPECT_EQ((*x)->head().status, 200);
+      auto body = co_await (*x)->ReadAll(100);
+      EXPECT_EQ(body.value_or(""), expected);
+      x->reset();
+      EXPECT_EQ(pool.idle_connections(), 1u);
+      co_await Sleep(std::chrono::milliseconds(300));  // the 408 arrives
+    }
+    EXPECT_EQ(accepted, 2) << "the connection that got the 408 was not reused";
+    acceptor.close();
   });
 }
 
