@@ -22,6 +22,8 @@ std::string_view Http1RequestParser::Describe(Error error) {
       return "bad Content-Length";
     case Error::kBadTransferEncoding:
       return "bad Transfer-Encoding";
+    case Error::kUnsupportedTransferCoding:
+      return "a transfer coding other than chunked";
     case Error::kBadChunk:
       return "bad chunk";
     case Error::kBodyTooLarge:
@@ -29,6 +31,37 @@ std::string_view Http1RequestParser::Describe(Error error) {
   }
   return "unknown error";
 }
+
+namespace {
+
+// Whether `text` starts with `prefix` (lower case), ignoring ASCII case.
+bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    const char c = text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] + 32) : text[i];
+    if (c != prefix[i]) return false;
+  }
+  return true;
+}
+
+// Sets request.target to the origin form (path and query) of `target`, and request.path. A
+// server must accept the absolute form too (RFC 9112 3.2.2): "http://host/v1/models?x" is
+// "/v1/models?x", "http://host" is "/".
+void AssignTarget(std::string_view target, HttpRequest& request) {
+  request.target.clear();
+  const size_t scheme = StartsWithNoCase(target, "http://"sv)    ? 7
+                        : StartsWithNoCase(target, "https://"sv) ? 8
+                                                                 : 0;
+  if (scheme > 0) {
+    const size_t path = target.find_first_of("/?", scheme);
+    target = path == std::string_view::npos ? std::string_view() : target.substr(path);
+    if (target.empty() || target.front() == '?') request.target.push_back('/');
+  }
+  request.target.append(target);
+  request.path.assign(request.target, 0, request.target.find('?'));
+}
+
+}  // namespace
 
 Http1RequestParser::Error Http1RequestParser::ParseRequestLine(std::string_view line) {
   // method SP request-target SP HTTP/1.x
@@ -51,8 +84,7 @@ Http1RequestParser::Error Http1RequestParser::ParseRequestLine(std::string_view 
   }
   minor_version_ = version[7] - '0';
   request.method.assign(method);
-  request.target.assign(target);
-  request.path.assign(target.substr(0, target.find('?')));
+  AssignTarget(target, request);
   request.headers.reserve(8);  // one allocation for a typical client's headers
   return Error::kNone;
 }
@@ -80,6 +112,7 @@ void Http1RequestParser::Reset() {
     request.body.clear();
   }
   request.keep_alive = true;
+  request.http10 = false;
   state_ = State::kRequestLine;
   head_bytes_ = 0;
   body_left_ = 0;
@@ -103,9 +136,13 @@ void Http1RequestParser::AddHeader(std::string_view name, std::string_view value
 Http1RequestParser::Error Http1RequestParser::FinishHead() {
   if (framing_.Check() != Framing::Error::kNone) return Error::kBadTransferEncoding;
   request.keep_alive = minor_version_ == 1 ? !framing_.close : framing_.keep_alive;
+  request.http10 = minor_version_ == 0;
   if (framing_.has_transfer_encoding) {
     // A request body must have a known length: chunked last, or the request is refused.
     if (!framing_.chunked) return Error::kBadTransferEncoding;
+    // Only chunked is decoded: a body with another coding (gzip, chunked) would reach the
+    // handler still encoded.
+    if (framing_.codings > 1) return Error::kUnsupportedTransferCoding;
     state_ = State::kChunked;
   } else if (framing_.has_length && framing_.length > 0) {
     if (framing_.length > body_limit_) return Error::kBodyTooLarge;

@@ -35,6 +35,7 @@ class Http1RequestParser {
     kHeaderTooLarge,
     kBadContentLength,
     kBadTransferEncoding,
+    kUnsupportedTransferCoding,  // a coding besides chunked (gzip, ...): 501
     kBadChunk,
     kBodyTooLarge,
   };

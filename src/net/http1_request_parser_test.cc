@@ -264,6 +264,43 @@ TEST(Http1RequestParserTest, AcceptsNothingBeastRefuses) {
   EXPECT_GT(refused, 1000);
 }
 
+// A server must accept a target in absolute form (RFC 9112 3.2.2): it is served as its path.
+TEST(Http1RequestParserTest, AbsoluteFormTargetsBecomeTheirOriginForm) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"http://gw.example:8080/v1/models?a=1", "/v1/models?a=1"},
+      {"HTTPS://gw.example/health", "/health"},
+      {"http://gw.example", "/"},
+      {"http://gw.example?a=1", "/?a=1"},
+      {"/v1/models", "/v1/models"},
+  };
+  for (const auto& [target, origin] : cases) {
+    const Parsed p = Parse("GET " + std::string(target) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_TRUE(p.done) << target;
+    EXPECT_EQ(p.request.target, origin);
+    EXPECT_EQ(p.request.path, origin.substr(0, origin.find('?')));
+  }
+}
+
+// Only chunked is decoded: a body in another coding is refused (501), not handed on encoded.
+// Also: an HTTP/1.0 request is marked (its responses cannot be chunked).
+TEST(Http1RequestParserTest, TransferCodingsBesidesChunkedAreRefusedAndHttp10IsMarked) {
+  const std::string body = "5\r\nhello\r\n0\r\n\r\n";
+  EXPECT_EQ(Parse("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + body).error,
+            Error::kUnsupportedTransferCoding);
+  EXPECT_EQ(Parse("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n" +
+                  body)
+                .error,
+            Error::kUnsupportedTransferCoding);
+  const Parsed chunked = Parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + body);
+  ASSERT_TRUE(chunked.done);
+  EXPECT_EQ(chunked.request.body, "hello");
+  EXPECT_FALSE(chunked.request.http10);
+  const Parsed old = Parse("GET / HTTP/1.0\r\n\r\n");
+  ASSERT_TRUE(old.done);
+  EXPECT_TRUE(old.request.http10);
+}
+
 std::string PostWithBody(size_t bytes, char fill) {
   return "POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " + std::to_string(bytes) +
          "\r\n\r\n" + std::string(bytes, fill);

@@ -196,6 +196,7 @@ bool Framing::Read(std::string_view name, std::string_view value, Error& error) 
         const bool tokens = ForEachToken(value, [&](std::string_view coding) {
           if (chunked) after_chunked = true;
           if (TokenIs(coding, "chunked"sv)) chunked = true;
+          ++codings;
         });
         if (!tokens || after_chunked) error = Error::kBadTransferEncoding;
         has_transfer_encoding = true;

@@ -94,6 +94,7 @@ struct Framing {
   uint64_t length = 0;
   bool has_transfer_encoding = false;
   bool chunked = false;     // chunked is the last transfer coding
+  int codings = 0;          // transfer codings listed (chunked included)
   bool close = false;       // Connection: close
   bool keep_alive = false;  // Connection: keep-alive
 

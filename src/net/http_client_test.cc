@@ -327,6 +327,30 @@ TEST_F(HttpClientTest, AConnectionTheUpstreamSpokeOnWhileIdleIsNotReused) {
   });
 }
 
+// A 204 or 304 response has no body (RFC 9110 8.6): the server sends neither a body nor a
+// Content-Length for one, whatever the handler gave, and the connection stays usable.
+TEST_F(HttpClientTest, BodilessStatusesAreSentWithoutABody) {
+  const uint16_t port = Serve([&](HttpRequest& request, ResponseWriter& writer) -> Task<void> {
+    ResponseHead head;
+    head.status = request.target == "/304" ? 304 : 204;
+    std::string body = "ignored";
+    co_await writer.Reply(head, std::move(body));
+  });
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    for (const char* target : {"/204", "/304", "/204"}) {
+      UpstreamRequest request{.method = "GET", .target = target, .headers = nullptr, .body = {}};
+      auto x = co_await UpstreamExchange::Start(pool, request, UpstreamTimeouts{});
+      EXPECT_TRUE(x.ok()) << x.status();
+      if (!x.ok()) co_return;
+      auto body = co_await (*x)->ReadAll(100);
+      EXPECT_EQ(body.value_or("?"), "");
+      x->reset();
+      EXPECT_EQ(pool.idle_connections(), 1u) << target << ": nothing was left after the head";
+    }
+  });
+}
+
 TEST_F(HttpClientTest, ReadAllRefusesBodiesOverTheLimit) {
   const uint16_t port = Serve([&](HttpRequest&, ResponseWriter& writer) -> Task<void> {
     ResponseHead head;

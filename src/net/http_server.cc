@@ -95,10 +95,15 @@ class ConnectionWriter final : public ResponseWriter {
   // the next, so a head costs no allocation.
   // `draining`: when set by the time a head is written, the head says Connection: close (the
   // connection closes after this response).
-  ConnectionWriter(S& stream, bool keep_alive, std::chrono::milliseconds write_timeout,
+  // The request decides the framing: a HEAD request's response has no body (its head says what
+  // GET's would), and an HTTP/1.0 client, which knows no chunked coding, gets a stream's body
+  // as it is, ended by closing the connection.
+  ConnectionWriter(S& stream, const HttpRequest& request, std::chrono::milliseconds write_timeout,
                    std::string& head_buffer, const bool& draining)
       : stream_(stream),
-        keep_alive_(keep_alive),
+        keep_alive_(request.keep_alive),
+        http10_(request.http10),
+        head_only_(request.method == "HEAD"),
         write_timeout_(write_timeout),
         head_buffer_(head_buffer),
         draining_(draining) {}
@@ -106,14 +111,17 @@ class ConnectionWriter final : public ResponseWriter {
   Task<absl::Status> Reply(ResponseHead head, std::string body) override {
     started_ = true;
     const std::string& text = Head(head, /*chunked=*/false, body.size());
-    std::array<asio::const_buffer, 2> buffers = {asio::buffer(text), asio::buffer(body)};
+    const bool no_body = head_only_ || !HasBody(head.status);
+    std::array<asio::const_buffer, 2> buffers = {
+        asio::buffer(text), no_body ? asio::const_buffer() : asio::buffer(body)};
     co_return co_await Write(buffers);
   }
 
   Task<absl::Status> StartStream(ResponseHead head) override {
     started_ = true;
     streaming_ = true;
-    const std::string& text = Head(head, /*chunked=*/true, 0);
+    closes_ = http10_;  // the close ends the body
+    const std::string& text = Head(head, /*chunked=*/!http10_, 0);
     std::array<asio::const_buffer, 1> buffers = {asio::buffer(text)};
     co_return co_await Write(buffers);
   }
@@ -121,7 +129,11 @@ class ConnectionWriter final : public ResponseWriter {
   Task<absl::Status> WriteChunk(std::string_view data) override {
     if (failed_) co_return absl::UnavailableError("client connection failed");
     // Never an empty chunk: "0\r\n\r\n" would end the stream.
-    if (data.empty()) co_return absl::OkStatus();
+    if (data.empty() || head_only_) co_return absl::OkStatus();
+    if (http10_) {
+      std::array<asio::const_buffer, 1> buffers = {asio::buffer(data.data(), data.size())};
+      co_return co_await Write(buffers);
+    }
     char size[24];
     const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
     std::array<asio::const_buffer, 3> buffers = {asio::buffer(size, static_cast<size_t>(n)),
@@ -133,6 +145,7 @@ class ConnectionWriter final : public ResponseWriter {
   Task<absl::Status> FinishStream() override {
     if (failed_) co_return absl::UnavailableError("client connection failed");
     finished_ = true;
+    if (head_only_ || http10_) co_return absl::OkStatus();
     std::array<asio::const_buffer, 1> buffers = {asio::buffer("0\r\n\r\n", 5)};
     co_return co_await Write(buffers);
   }
@@ -148,8 +161,13 @@ class ConnectionWriter final : public ResponseWriter {
   bool streaming() const { return streaming_; }
   bool finished() const { return finished_; }
   bool failed() const { return failed_; }
+  // The response's end is the connection's: the server closes it after this response.
+  bool closes_connection() const { return closes_; }
 
  private:
+  // 1xx, 204 and 304 responses have no body, and no Content-Length (RFC 9110 8.6).
+  static bool HasBody(int status) { return status >= 200 && status != 204 && status != 304; }
+
   // The head, in head_buffer_ (valid until the next Head).
   const std::string& Head(const ResponseHead& head, bool chunked, size_t content_length) {
     std::string& text = head_buffer_;
@@ -174,13 +192,13 @@ class ConnectionWriter final : public ResponseWriter {
     }
     if (chunked) {
       text.append("Transfer-Encoding: chunked\r\n"sv);
-    } else {
+    } else if (HasBody(head.status) && !closes_) {
       text.append("Content-Length: "sv);
       text.append(std::to_string(content_length));
       text.append("\r\n"sv);
     }
-    text.append(keep_alive_ && !draining_ ? "Connection: keep-alive\r\n\r\n"
-                                          : "Connection: close\r\n\r\n");
+    text.append(keep_alive_ && !closes_ && !draining_ ? "Connection: keep-alive\r\n\r\n"
+                                                      : "Connection: close\r\n\r\n");
     return text;
   }
 
@@ -215,6 +233,8 @@ class ConnectionWriter final : public ResponseWriter {
 
   S& stream_;
   const bool keep_alive_;
+  const bool http10_;
+  const bool head_only_;
   const std::chrono::milliseconds write_timeout_;
   std::string& head_buffer_;
   const bool& draining_;
@@ -222,6 +242,7 @@ class ConnectionWriter final : public ResponseWriter {
   bool streaming_ = false;
   bool finished_ = false;
   bool failed_ = false;
+  bool closes_ = false;
 };
 
 // Parses what `buffer` holds into `parser`, consuming what it used.
@@ -461,8 +482,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, absl::Status status,
                                   int http_status = 0) {
     std::string head_buffer;
-    ConnectionWriter<S> writer(stream, /*keep_alive=*/false, self->options_.write_timeout,
-                               head_buffer, self->draining_);
+    static const HttpRequest kClosing = [] {
+      HttpRequest request;
+      request.keep_alive = false;
+      return request;
+    }();
+    ConnectionWriter<S> writer(stream, kClosing, self->options_.write_timeout, head_buffer,
+                               self->draining_);
     absl::Status sent;
     if (http_status != 0) {
       HttpError error = ToHttpError(status, http_status);
@@ -495,6 +521,11 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (error == Http1RequestParser::Error::kHeaderTooLarge) {
       return absl::OutOfRangeError("request header exceeds the limit of " +
                                    std::to_string(o.header_limit_bytes) + " bytes");
+    }
+    if (error == Http1RequestParser::Error::kUnsupportedTransferCoding) {
+      return absl::UnimplementedError(
+          "the request's Transfer-Encoding has a coding other than chunked, which is not "
+          "supported");
     }
     return absl::InvalidArgumentError("malformed HTTP request: " +
                                       std::string(Http1RequestParser::Describe(error)));
@@ -636,7 +667,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       tcp_stream.expires_never();
       HttpRequest& request = parser.request;
       const bool keep_alive = request.keep_alive;
-      ConnectionWriter<S> writer(stream, keep_alive, options.write_timeout, head_buffer,
+      ConnectionWriter<S> writer(stream, request, options.write_timeout, head_buffer,
                                  self->draining_);
       // Watch the client while the handler runs: one that goes away cancels the handler.
       self->BeginWatch(watch, /*pipelined=*/buffer.size() > 0);
@@ -654,7 +685,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         co_await writer.FinishStream();
       }
       if (writer.failed()) co_return;
-      if (!keep_alive || self->draining_) {
+      if (!keep_alive || writer.closes_connection() || self->draining_) {
         tcp_stream.socket().shutdown(tcp::socket::shutdown_send, ec);
         co_return;
       }

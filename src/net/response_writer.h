@@ -53,6 +53,7 @@ struct HttpRequest {
   HttpHeaders headers;  // in the order received
   std::string body;
   bool keep_alive = true;
+  bool http10 = false;  // an HTTP/1.0 client: no chunked responses
 
   // The first header called `name` (case-insensitive), or an empty view.
   std::string_view Header(std::string_view name) const;
