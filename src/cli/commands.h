@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace warmroute::cli {
 
@@ -21,5 +22,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code);
 // `warmroute demo`: the routing policies side by side on a live emulated fleet (engine, gateway
 // and load generator; the children are this binary).
 void AddDemoCommand(CLI::App& app, int* exit_code);
+
+// The --log-level option of a long-running command: one of spdlog's level names, checked when
+// the command line is parsed (spdlog itself reads an unknown name as "off").
+CLI::Option* AddLogLevelOption(CLI::App& command, std::string& level);
 
 }  // namespace warmroute::cli

@@ -31,8 +31,7 @@ struct EngineFlags {
 };
 
 int RunEngine(EngineFlags flags) {
-  auto level = spdlog::level::from_str(flags.log_level);
-  spdlog::set_level(level);
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));  // checked by CLI11
   if (flags.kv_events_encoding == "array") {
     flags.fleet.kv_events_encoding = emulator::KvEventEncoding::kArray;
   } else if (flags.kv_events_encoding == "map") {
@@ -114,8 +113,7 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-jitter", flags->no_jitter, "no step-time jitter");
   cmd->add_option("--body-limit-mb", flags->body_limit_mb, "request body limit in MiB")
       ->capture_default_str();
-  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
-      ->capture_default_str();
+  AddLogLevelOption(*cmd, flags->log_level);
   cmd->callback([flags, exit_code] { *exit_code = RunEngine(*flags); });
 }
 

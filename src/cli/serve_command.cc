@@ -12,14 +12,17 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "core/routing/policy_registry.h"
 #include "net/json_writer.h"
 #include "router/config.h"
 #include "router/gateway.h"
+#include "router/tenancy_config.h"
 
 namespace warmroute::cli {
 namespace {
@@ -35,9 +38,14 @@ struct ServeFlags {
   std::string log_level = "info";
 };
 
+// A flag's usage error, exit code 2.
+int FlagError(std::string_view message) {
+  std::cerr << "warmroute serve: " << message << "\n";
+  return 2;
+}
+
 int RunServe(const ServeFlags& flags) {
-  auto level = spdlog::level::from_str(flags.log_level);
-  spdlog::set_level(level);
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));  // checked by CLI11
   router::GatewayConfig config;
   if (!flags.config_path.empty()) {
     absl::StatusOr<router::GatewayConfig> loaded = router::LoadGatewayConfig(flags.config_path);
@@ -54,15 +62,23 @@ int RunServe(const ServeFlags& flags) {
     }
     config.listen.port = static_cast<uint16_t>(*flags.port);
   }
-  if (flags.host) config.listen.host = *flags.host;
+  if (flags.host) {
+    if (flags.host->empty()) return FlagError("--host must not be empty");
+    config.listen.host = *flags.host;
+  }
   if (flags.threads) {
-    if (*flags.threads < 0) {
-      std::cerr << "warmroute serve: --threads must be >= 0 (0: one per core)\n";
-      return 2;
+    if (*flags.threads < 0 || *flags.threads > router::kMaxListenThreads) {
+      return FlagError(absl::StrCat("--threads must be in [0, ", router::kMaxListenThreads,
+                                    "] (0: one per core), got ", *flags.threads));
     }
     config.listen.threads = *flags.threads;
   }
-  if (flags.access_log) config.observability.access_log = *flags.access_log;
+  if (flags.access_log) {
+    if (flags.access_log->empty()) {
+      return FlagError("--access-log must be stderr, off or a file path, not empty");
+    }
+    config.observability.access_log = *flags.access_log;
+  }
   if (flags.policy) config.policy = router::PolicyConfig{.name = *flags.policy, .params = {}};
   if (!flags.backends.empty()) {
     config.backends.clear();
@@ -75,6 +91,13 @@ int RunServe(const ServeFlags& flags) {
         return 2;
       }
       config.backends.push_back(std::move(*backend));
+    }
+    // The config's tenants may name pools that only its own backends were in.
+    const absl::Status pools =
+        router::ValidateTenancy(config.tenancy, router::PoolMembers(config.backends));
+    if (!pools.ok()) {
+      return FlagError(
+          absl::StrCat("--backend replaces the config's backends, and then ", pools.message()));
     }
   }
   absl::StatusOr<std::unique_ptr<router::Gateway>> gateway =
@@ -113,8 +136,7 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
                   "backend URL http://host:port, repeatable (replaces the config's backends)");
   cmd->add_option("--access-log", flags->access_log,
                   "stderr, off or a file (overrides observability.access_log)");
-  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
-      ->capture_default_str();
+  AddLogLevelOption(*cmd, flags->log_level);
   cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "core/engine/engine_core.h"
 #include "core/engine/timing_model.h"
 #include "core/engine/token_generator.h"
 #include "core/request/tokenizer.h"
@@ -27,25 +28,41 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr int kMaxReplicas = 1024;
+constexpr int64_t kMaxFleetKvTokens = int64_t{1} << 30;  // KV capacity of all replicas
 
 absl::Status Validate(const FleetOptions& o) {
   if (o.replicas < 1 || o.replicas > kMaxReplicas) {
     return InvalidParam("replicas", absl::StrCat("--replicas must be in [1, ", kMaxReplicas,
                                                  "], got ", o.replicas));
   }
-  if (o.port < 0 || o.port > 65535 || (o.port > 0 && o.port + o.replicas - 1 > 65535)) {
+  if (o.port < 0 || o.port > 65535) {
+    return InvalidParam("port", absl::StrCat("--port must be in [0, 65535], got ", o.port));
+  }
+  if (o.port > 0 && o.port + o.replicas - 1 > 65535) {
     return InvalidParam("port", absl::StrCat("--port ", o.port, " with ", o.replicas,
                                              " replicas runs past port 65535"));
   }
   if (!(o.time_scale > 0) || o.time_scale > 1e6) {
-    return InvalidParam("time-scale", absl::StrCat("--time-scale must be > 0, got ", o.time_scale));
+    return InvalidParam("time-scale",
+                        absl::StrCat("--time-scale must be in (0, 1e6], got ", o.time_scale));
   }
   if (o.threads < 1 || o.threads > 256) {
     return InvalidParam("threads", absl::StrCat("--threads must be in [1, 256], got ", o.threads));
   }
-  if (o.kv_capacity_tokens < 0 || o.max_num_batched_tokens < 0 || o.max_num_seqs < 0 ||
-      o.max_model_len < 0) {
-    return absl::InvalidArgumentError("engine limits must not be negative");
+  // 0: the profile's (or vLLM's) default.
+  const struct {
+    const char* flag;
+    int64_t value;
+    int64_t max;
+  } limits[] = {{"kv-capacity-tokens", o.kv_capacity_tokens, engine::kMaxKvCapacityTokens},
+                {"max-num-batched-tokens", o.max_num_batched_tokens, engine::kMaxNumBatchedTokens},
+                {"max-num-seqs", o.max_num_seqs, engine::kMaxNumSeqs},
+                {"max-model-len", o.max_model_len, engine::kMaxModelLen}};
+  for (const auto& limit : limits) {
+    if (limit.value < 0 || limit.value > limit.max) {
+      return InvalidParam(limit.flag, absl::StrCat("--", limit.flag, " must be in [0, ", limit.max,
+                                                   "] (0: the default), got ", limit.value));
+    }
   }
   if (o.body_limit_bytes == 0) {
     return InvalidParam("body-limit-mb", "--body-limit-mb must be positive");
@@ -117,6 +134,16 @@ class Fleet::Impl {
     if (o.max_num_batched_tokens > 0) config.max_num_batched_tokens = o.max_num_batched_tokens;
     if (o.max_num_seqs > 0) config.max_num_seqs = o.max_num_seqs;
     if (o.max_model_len > 0) config.max_model_len = o.max_model_len;
+    // Each replica's KV tables are allocated up front (one replica of kMaxKvCapacityTokens took
+    // 161 MB): a fleet past this total would exhaust memory instead of starting.
+    const int64_t fleet_tokens = config.num_gpu_blocks * config.block_size * o.replicas;
+    if (fleet_tokens > kMaxFleetKvTokens) {
+      return InvalidParam(
+          "kv-capacity-tokens",
+          absl::StrCat("--replicas ", o.replicas, " x ", config.num_gpu_blocks * config.block_size,
+                       " KV tokens each is ", fleet_tokens, " tokens, over the fleet's limit of ",
+                       kMaxFleetKvTokens, " (use fewer replicas or --kv-capacity-tokens)"));
+    }
     const std::string model = o.model.empty() ? std::string(timing.model) : o.model;
 
     const int threads = std::min(o.threads, o.replicas);

@@ -98,7 +98,7 @@ absl::Status ParseListen(MapReader& map, ListenConfig* out) {
   WR_RETURN_IF_ERROR(ReadNonEmptyString(map.Get("host"), map.PathOf("host"), &out->host));
   WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("port"), map.PathOf("port"), 0, 65535, &out->port));
   WR_RETURN_IF_ERROR(
-      ReadSmallInt(map.Get("threads"), map.PathOf("threads"), 0, 1024, &out->threads));
+      ReadSmallInt(map.Get("threads"), map.PathOf("threads"), 0, kMaxListenThreads, &out->threads));
   WR_RETURN_IF_ERROR(
       ReadInt(map.Get("body_limit_mb"), map.PathOf("body_limit_mb"), 1, 4096, &out->body_limit_mb));
   WR_RETURN_IF_ERROR(ReadInt(map.Get("header_limit_kb"), map.PathOf("header_limit_kb"), 1, 65536,

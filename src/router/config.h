@@ -71,6 +71,10 @@ struct ListenTlsConfig {
   bool operator==(const ListenTlsConfig&) const = default;
 };
 
+// listen.threads at most (and the --threads flag): each worker thread has its own event loop
+// and descriptors.
+inline constexpr int kMaxListenThreads = 1024;
+
 struct ListenConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0: ephemeral

@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <limits>
 #include <system_error>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "simdjson.h"
+#include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace warmroute::router {
@@ -243,10 +245,23 @@ std::string_view TypeName(ConfigNode::Type type) {
 absl::StatusOr<ConfigNode> ParseYamlDocument(std::string_view yaml) {
   // yaml-cpp reports errors as exceptions: they stop here.
   try {
-    const YAML::Node root = YAML::Load(std::string(yaml));
+    // All documents are read: a file whose second document (after `---`) went unnoticed would
+    // silently lose its keys.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
+    if (documents.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", documents[1].Mark().line + 1,
+                                                     ": a second YAML document (after '---' or "
+                                                     "'...'); a config is one document"));
+    }
     ConfigNode out;
-    if (absl::Status s = YamlConverter().Convert(root, 0, &out); !s.ok()) return s;
+    if (documents.empty()) return out;
+    if (absl::Status s = YamlConverter().Convert(documents[0], 0, &out); !s.ok()) return s;
     return out;
+  } catch (const YAML::DeepRecursion& e) {
+    // (yaml-cpp's own message for it is "bad file")
+    return absl::InvalidArgumentError(absl::StrCat("line ", e.mark.line + 1, ", column ",
+                                                   e.mark.column + 1,
+                                                   ": YAML error: nested too deeply"));
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) return absl::InvalidArgumentError(absl::StrCat("YAML error: ", e.msg));
     return absl::InvalidArgumentError(absl::StrCat("line ", e.mark.line + 1, ", column ",

@@ -127,6 +127,27 @@ TEST(ConfigDocumentTest, DeepNestingIsAnError) {
   EXPECT_THAT(status.message(), HasSubstr("nested deeper than 64"));
 }
 
+TEST(ConfigDocumentTest, NestingTooDeepForTheYamlParserSaysSo) {
+  absl::Status status = ParseYamlDocument(std::string(100000, '[')).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("nested too deeply"));  // (yaml-cpp says "bad file")
+}
+
+// A second document was ignored: its keys silently lost, a syntax error in it unnoticed.
+TEST(ConfigDocumentTest, OneDocumentOnly) {
+  for (const char* yaml :
+       {"listen: {port: 0}\n---\nretries: 1\n", "retries: 1\n...\nretries: 2\n"}) {
+    absl::Status status = ParseYamlDocument(yaml).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_THAT(status.message(), HasSubstr("line 3: a second YAML document")) << yaml;
+  }
+  EXPECT_EQ(ParseYamlDocument("a: 1\n---\nb: [\n").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<ConfigNode> doc = ParseYamlDocument("---\nretries: 1\n");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->type, Type::kMap);
+}
+
 TEST(ConfigDocumentTest, ReadsJsonTypes) {
   absl::StatusOr<ConfigNode> doc = ParseJsonDocument(
       R"({"s": "8080", "i": -5, "d": 2.5, "b": true, "n": null, "l": [1], "m": {"k": 1},

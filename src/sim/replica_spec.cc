@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status.h"
+#include "core/engine/engine_core.h"
 
 namespace warmroute::sim {
 namespace {
@@ -44,10 +45,11 @@ absl::StatusOr<std::vector<ReplicaSpec>> UniformFleet(std::string_view profile_n
     return InvalidParam(
         "replicas", absl::StrCat("--replicas must be in [1, ", kMaxReplicas, "], got ", replicas));
   }
-  if (kv_capacity_tokens < 0) {
+  if (kv_capacity_tokens < 0 || kv_capacity_tokens > engine::kMaxKvCapacityTokens) {
     return InvalidParam(
         "kv-capacity-tokens",
-        absl::StrCat("--kv-capacity-tokens must not be negative, got ", kv_capacity_tokens));
+        absl::StrCat("--kv-capacity-tokens must be in [0, ", engine::kMaxKvCapacityTokens,
+                     "] (0: the profile's), got ", kv_capacity_tokens));
   }
   const int64_t kv = kv_capacity_tokens > 0 ? kv_capacity_tokens : profile->default_capacity_tokens;
   return std::vector<ReplicaSpec>(static_cast<size_t>(replicas), ReplicaSpec{profile, kv});
@@ -77,7 +79,9 @@ absl::StatusOr<std::vector<ReplicaSpec>> ParseReplicaSpecs(const std::vector<std
         if (value < 1 || value > kMaxReplicas) return bad("count must be in [1, 100000]");
         count = value;
       } else if (key == "kv") {
-        if (value < 1) return bad("kv must be at least 1 token");
+        if (value < 1 || value > engine::kMaxKvCapacityTokens) {
+          return bad(absl::StrCat("kv must be in [1, ", engine::kMaxKvCapacityTokens, "] tokens"));
+        }
         kv = value;
       } else {
         return bad("unknown key (expected count or kv)");

@@ -31,13 +31,17 @@ def config_text(config):
 
 
 def run_serve(config, extra_args=(), timeout=10):
-    """Runs `warmroute serve --config FILE` expecting it to exit; returns (code, stdout, stderr).
-    A process still running after `timeout` is killed and reported with code None."""
+    """Runs `warmroute serve --config FILE` (no --config when `config` is None) expecting it to
+    exit; returns (code, stdout, stderr). A process still running after `timeout` is killed and
+    reported with code None."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "router.yaml")
-        with open(path, "w") as f:
-            f.write(config_text(config))
-        proc = subprocess.Popen([binary(), "serve", "--config", path, *extra_args],
+        config_args = []
+        if config is not None:
+            path = os.path.join(tmp, "router.yaml")
+            with open(path, "w") as f:
+                f.write(config_text(config))
+            config_args = ["--config", path]
+        proc = subprocess.Popen([binary(), "serve", *config_args, *extra_args],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:

@@ -635,6 +635,23 @@ class CommandLineTest(unittest.TestCase):
                                   capture_output=True, text=True, timeout=20)
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
 
+    def test_limits_beyond_what_memory_holds_exit_2_naming_the_flag(self):
+        # These once aborted (an invariant of the KV tables, bad_alloc) or ran out of memory.
+        for args, flag in ((["--kv-capacity-tokens", "17179869184"], "--kv-capacity-tokens"),
+                           (["--kv-capacity-tokens", "17179869183"], "--kv-capacity-tokens"),
+                           (["--max-num-seqs", "100000000000"], "--max-num-seqs"),
+                           (["--max-num-batched-tokens", "-1"], "--max-num-batched-tokens"),
+                           (["--max-model-len", "99999999999"], "--max-model-len"),
+                           (["--replicas", "17", "--kv-capacity-tokens", "67108864"], "--replicas"),
+                           (["--time-scale", "1e300"], "--time-scale"),
+                           (["--log-level", "foo"], "--log-level")):
+            with self.subTest(args=args):
+                proc = subprocess.run([BIN, "engine", "--port", "0", *args],
+                                      capture_output=True, text=True, timeout=20)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(flag, proc.stderr)
+                self.assertNotIn("listening", proc.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

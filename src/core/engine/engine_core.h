@@ -43,6 +43,15 @@ struct EngineConfig {
   bool emit_kv_events = true;
 };
 
+// The largest limits an operator may set (the engine emulator's flags, the simulator's replica
+// specs): far above what real engines are configured with (vLLM's defaults are 256 sequences,
+// and a replica's KV cache holds a few million tokens at most), and small enough that the
+// model's per-block and per-sequence tables are allocated up front without exhausting memory.
+inline constexpr int64_t kMaxKvCapacityTokens = int64_t{1} << 26;  // 67,108,864
+inline constexpr int64_t kMaxNumSeqs = 65536;
+inline constexpr int64_t kMaxNumBatchedTokens = int64_t{1} << 24;
+inline constexpr int64_t kMaxModelLen = int64_t{1} << 24;
+
 // The config for `profile`: its capacity (or kv_capacity_tokens when > 0) and max_model_len.
 EngineConfig DefaultEngineConfig(const TimingProfile& profile, int64_t kv_capacity_tokens = 0);
 
