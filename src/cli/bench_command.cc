@@ -30,10 +30,13 @@
 // workload or trace file (the message names file:line), or an unreadable compare input.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,7 +75,13 @@ struct BenchFlags {
   std::string api_key;
   std::string name;
   bool no_plots = false;
+  std::set<std::string> given;  // the flags on the command line, e.g. "--rate"
 };
+
+// --timeout-s: a bound on one network wait. Below a millisecond nothing answers; a day is far
+// beyond any wait worth measuring, and keeps the milliseconds well inside chrono's range.
+constexpr double kMinTimeoutS = 0.001;
+constexpr double kMaxTimeoutS = 86'400;
 
 struct CompareFlags {
   std::vector<std::string> files;
@@ -117,11 +126,25 @@ int RunBench(const BenchFlags& flags) {
     if (!parsed.ok()) return Fail(2, absl::StrCat("--engine-metrics: ", parsed.status().message()));
     options.engine_metrics.push_back(*std::move(parsed));
   }
+  const bool trace = flags.workload.rfind("trace:", 0) == 0;
+  if (trace && flags.given.contains("--rate")) {
+    return Fail(2,
+                "--rate does not apply to a trace workload, which arrives at its own timestamps "
+                "(scale them with --trace-speed)");
+  }
+  if (!trace && flags.given.contains("--trace-speed")) {
+    return Fail(2, "--trace-speed applies only to a trace:FILE workload");
+  }
   if (flags.requests < 0) return Fail(2, "--requests must not be negative");
-  if (!(flags.rate > 0)) return Fail(2, "--rate must be positive");
+  if (absl::Status s = CheckRateFlag("--rate", flags.rate, flags.requests); !s.ok()) {
+    return Fail(2, s.message());
+  }
   if (flags.concurrency < 0) return Fail(2, "--concurrency must not be negative");
-  if (!(flags.trace_speed > 0)) return Fail(2, "--trace-speed must be positive");
-  if (!(flags.timeout_s > 0)) return Fail(2, "--timeout-s must be positive");
+  if (!(flags.timeout_s >= kMinTimeoutS && flags.timeout_s <= kMaxTimeoutS)) {
+    return Fail(2, absl::StrCat("--timeout-s must be in [", kMinTimeoutS, ", ", kMaxTimeoutS,
+                                "] seconds, got ", flags.timeout_s));
+  }
+  if (absl::Status s = CheckOutputDir("--out", flags.out); !s.ok()) return Fail(2, s.message());
   options.api_key = flags.api_key;
   if (const char* env = std::getenv("WARMROUTE_API_KEY"); options.api_key.empty() && env) {
     options.api_key = env;
@@ -137,9 +160,7 @@ int RunBench(const BenchFlags& flags) {
   if (!params.ok()) return Fail(2, params.status().message());
   wo.params = *std::move(params);
   if (absl::Status s = workload::ValidateWorkloadOptions(wo); !s.ok()) {
-    const std::optional<std::string> key = ParamOf(s);
-    return Fail(2, key ? absl::StrCat("--workload-param ", *key, ": ", s.message())
-                       : std::string(s.message()));
+    return Fail(2, WorkloadFlagError(s));
   }
   // The rate is in requests; the workload's arrivals are sessions (multi-turn, agent).
   wo.rate_per_s = flags.rate / workload::RequestsPerArrival(wo);
@@ -148,7 +169,7 @@ int RunBench(const BenchFlags& flags) {
   if (!workload.ok()) return Fail(2, workload.status().message());
 
   options.concurrency = flags.concurrency;
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.timeout_s * 1000));
+  options.timeout = std::chrono::milliseconds(std::llround(flags.timeout_s * 1000));
   options.body = {.stream = flags.stream, .ignore_eos = flags.ignore_eos};
   options.expected_requests = flags.requests;
 
@@ -209,15 +230,19 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--workload-param", flags->workload_params,
                   "KEY=NUMBER shape override of the workload (repeatable)");
   cmd->add_option("--requests", flags->requests, "requests to send (a trace: at most; 0 = all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--rate", flags->rate, "Poisson arrival rate, requests/s (open loop)")
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "workload seed")->capture_default_str();
   cmd->add_option("--model", flags->model, "model name for every request (default: server's)");
-  cmd->add_option("--tenants", flags->tenants, "tenants t0..tN-1")->capture_default_str();
+  cmd->add_option("--tenants", flags->tenants, "tenants t0..tN-1")
+      ->capture_default_str()
+      ->check(WholeNumber(1, kMaxTenants));
   cmd->add_option("--concurrency", flags->concurrency,
                   "closed loop: keep N requests in flight (0 = open loop)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--trace-speed", flags->trace_speed, "trace timestamps are divided by this")
       ->capture_default_str();
   cmd->add_flag("--stream,!--no-stream", flags->stream,
@@ -243,8 +268,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   compare->callback([compare_flags, exit_code] { *exit_code = RunCompare(*compare_flags); });
   cmd->require_subcommand(0, 1);
-  cmd->callback([flags, exit_code, compare] {
+  cmd->callback([flags, exit_code, compare, cmd] {
     if (compare->parsed()) return;
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() > 0) flags->given.insert(option->get_name());
+    }
     *exit_code = RunBench(*flags);
   });
 }

@@ -10,18 +10,25 @@
 // Workload shape: --workload-param KEY=VALUE (repeatable) overrides one of the workload's shape
 // parameters (WorkloadOptions::params; each generator's .cc lists its keys), e.g.
 // --workload support-bot --workload-param system_prompts=300.
-// Arrival rate: --rate R (requests/s), or --load F (default 0.7): F times the fleet's capacity,
-// calibrated on this workload (sim/capacity.h). Trace workloads use their own timestamps.
+// Arrival rate: --rate R (requests/s), or --load F (default 0.7, at most 100): F times the
+// fleet's capacity, calibrated on this workload (sim/capacity.h). Trace workloads use their own
+// timestamps (/ --trace-speed). A flag that does not apply to the run (--rate or --load with a
+// trace, --trace-speed without one, --rate with --load, --profile with --replica-spec, ...) is
+// refused rather than ignored, and output paths are checked before anything runs.
 // Wall-clock time is measured here only, to report simulated requests per second; the simulation
 // itself runs on virtual time.
 // Invalid flags exit 2 with a message on stderr; a failed run exits 1.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,7 +82,13 @@ struct SimFlags {
   std::string json;
   std::string markdown;
   std::string plots;
+  std::set<std::string> given;  // the flags on the command line, e.g. "--rate"
 };
+
+// The loads --load and --sweep-loads accept: a fraction of the calibrated fleet capacity.
+constexpr double kMaxLoad = 100;
+// --calibration-requests: requests one calibration engine holds at once (2048 by default).
+constexpr int64_t kMaxCalibrationRequests = 1'000'000;
 
 int Fail(int code, std::string_view message) {
   std::cerr << "warmroute sim: " << message << "\n";
@@ -86,15 +99,17 @@ absl::Status WriteTextFile(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << text;
   file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  if (!file)
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   return absl::OkStatus();
 }
 
 int Fail(int code, const absl::Status& status) { return Fail(code, std::string(status.message())); }
 
-// "name.key=value" overrides, per policy name.
+// "name.key=value" overrides, per policy name. Each names a policy of `policies` (the ones that
+// run) and a key at most once.
 absl::StatusOr<std::map<std::string, routing::PolicyParams>> ParsePolicyParams(
-    const std::vector<std::string>& flags) {
+    const std::vector<std::string>& flags, const std::vector<std::string>& policies) {
   std::map<std::string, routing::PolicyParams> out;
   for (const std::string& flag : flags) {
     const size_t dot = flag.find('.');
@@ -105,13 +120,77 @@ absl::StatusOr<std::map<std::string, routing::PolicyParams>> ParsePolicyParams(
       return absl::InvalidArgumentError(absl::StrCat(
           "--policy-param \"", flag, "\": expected POLICY.KEY=NUMBER, e.g. warmroute.x=1"));
     }
-    out[flag.substr(0, dot)][flag.substr(dot + 1, eq - dot - 1)] = value;
+    const std::string policy = flag.substr(0, dot);
+    const std::string key = flag.substr(dot + 1, eq - dot - 1);
+    if (std::find(policies.begin(), policies.end(), policy) == policies.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--policy-param \"", flag, "\": no policy \"",
+                                                     policy, "\" runs; --policies runs ",
+                                                     absl::StrJoin(policies, ", ")));
+    }
+    if (!out[policy].emplace(key, value).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--policy-param \"", flag, "\": ", policy, ".", key, " given twice"));
+    }
   }
   return out;
 }
 
+// The flags that do not apply to this run, or contradict each other: a message naming them, or
+// "" when they agree.
+std::string ConflictingFlags(const SimFlags& flags, bool trace) {
+  const auto given = [&flags](const char* flag) { return flags.given.contains(flag); };
+  if (given("--replica-spec")) {
+    for (const char* flag : {"--profile", "--replicas", "--kv-capacity-tokens"}) {
+      if (given(flag)) {
+        return absl::StrCat("--replica-spec describes the whole fleet and cannot be combined with ",
+                            flag,
+                            " (give the profile and kv in the spec: PROFILE[:count=N][:kv=N])");
+      }
+    }
+  }
+  if (trace) {
+    for (const char* flag : {"--rate", "--load", "--sweep-loads", "--calibration-requests"}) {
+      if (given(flag)) {
+        return absl::StrCat(flag,
+                            " does not apply to a trace workload, which arrives at its own "
+                            "timestamps (scale them with --trace-speed)");
+      }
+    }
+    return "";
+  }
+  if (given("--trace-speed")) return "--trace-speed applies only to a trace:FILE workload";
+  if (given("--rate")) {
+    for (const char* flag : {"--load", "--sweep-loads", "--calibration-requests"}) {
+      if (given(flag)) {
+        return absl::StrCat("--rate and ", flag,
+                            " cannot be combined: --rate sets the arrival rate itself, ", flag,
+                            " applies when it comes from the calibrated capacity (--load)");
+      }
+    }
+  }
+  if (given("--sweep-loads") && given("--load")) {
+    return "--sweep-loads and --load cannot be combined: the sweep runs at each of its loads";
+  }
+  return "";
+}
+
+// A load of --load or --sweep-loads: a finite fraction of capacity in (0, kMaxLoad].
+absl::StatusOr<double> ParseLoad(std::string_view flag, std::string_view text) {
+  double load = 0;
+  if (!absl::SimpleAtod(std::string(text), &load) || !(load > 0 && load <= kMaxLoad)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(flag), ": a load is a fraction of the fleet's calibrated capacity in (0, ",
+        kMaxLoad, "], e.g. 0.7; got \"", std::string(text), "\""));
+  }
+  return load;
+}
+
 int RunSim(const SimFlags& flags) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const bool trace = flags.workload.rfind("trace:", 0) == 0;
+  if (const std::string conflict = ConflictingFlags(flags, trace); !conflict.empty()) {
+    return Fail(2, conflict);
+  }
   sim::SimOptions options;
   options.seed = flags.seed;
   options.workload.name = flags.workload;
@@ -123,10 +202,14 @@ int RunSim(const SimFlags& flags) {
       ParseWorkloadParams(flags.workload_params);
   if (!workload_params.ok()) return Fail(2, workload_params.status());
   options.workload.params = *std::move(workload_params);
+  if (flags.requests < 1) return Fail(2, "--requests must be at least 1");
   if (absl::Status s = workload::ValidateWorkloadOptions(options.workload); !s.ok()) {
-    const std::optional<std::string> key = ParamOf(s);  // set for a bad --workload-param
-    return Fail(2, key ? absl::StrCat("--workload-param ", *key, ": ", s.message())
-                       : std::string(s.message()));
+    return Fail(2, WorkloadFlagError(s));
+  }
+  if (flags.given.contains("--rate")) {
+    if (absl::Status s = CheckRateFlag("--rate", flags.rate, flags.requests); !s.ok()) {
+      return Fail(2, s);
+    }
   }
   const std::string workload_label = DescribeWorkload(options.workload);
   options.network_delay = FromSeconds(flags.network_delay_ms / 1000);
@@ -135,13 +218,43 @@ int RunSim(const SimFlags& flags) {
   if (!(flags.network_delay_ms >= 0)) return Fail(2, "--network-delay-ms must not be negative");
   if (!(flags.scrape_interval_ms > 0)) return Fail(2, "--scrape-interval-ms must be positive");
   if (!(flags.series_interval_s > 0)) return Fail(2, "--series-interval-s must be positive");
-  if (flags.requests < 1) return Fail(2, "--requests must be at least 1");
   options.hit_window = FromSeconds(flags.hit_window_s);
   if (!(flags.hit_window_s > 0)) return Fail(2, "--hit-window-s must be positive");
   if (!(flags.dip.baseline_s > 0)) return Fail(2, "--dip-baseline-s must be positive");
   if (!(flags.dip.tolerance_pp >= 0))
     return Fail(2, "--recovery-tolerance-pp must not be negative");
   if (flags.dip.hold_windows < 1) return Fail(2, "--recovery-windows must be at least 1");
+  if (flags.calibration_requests < 1) return Fail(2, "--calibration-requests must be at least 1");
+
+  // Arrival rate: --rate, the trace's timestamps, or --load / --sweep-loads times the calibrated
+  // fleet capacity.
+  std::vector<double> loads;
+  if (flags.given.contains("--sweep-loads")) {
+    const std::vector<std::string> items =
+        absl::StrSplit(flags.sweep_loads, ',', absl::SkipEmpty());
+    if (items.empty()) {
+      return Fail(2, "--sweep-loads names no load; give comma-separated loads, e.g. 0.3,0.5,0.7");
+    }
+    for (const std::string& item : items) {
+      absl::StatusOr<double> load = ParseLoad("--sweep-loads", item);
+      if (!load.ok()) return Fail(2, load.status());
+      loads.push_back(*load);
+    }
+  } else if (!trace && !flags.given.contains("--rate")) {
+    absl::StatusOr<double> load = ParseLoad("--load", absl::StrCat(flags.load));
+    if (!load.ok()) return Fail(2, load.status());
+  }
+
+  // Outputs are checked before the run, which may take long.
+  if (flags.given.contains("--json")) {
+    if (absl::Status s = CheckOutputFile("--json", flags.json); !s.ok()) return Fail(2, s);
+  }
+  if (flags.given.contains("--markdown")) {
+    if (absl::Status s = CheckOutputFile("--markdown", flags.markdown); !s.ok()) return Fail(2, s);
+  }
+  if (flags.given.contains("--plots")) {
+    if (absl::Status s = CheckOutputDir("--plots", flags.plots); !s.ok()) return Fail(2, s);
+  }
 
   absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet =
       flags.replica_specs.empty()
@@ -154,8 +267,7 @@ int RunSim(const SimFlags& flags) {
         sim::ParseMembershipChange(flags.membership, options.replicas.size(), flags.seed);
     if (!change.ok()) return Fail(2, change.status());
     options.membership = *change;
-    if (!flags.sweep_loads.empty())
-      return Fail(2, "--membership cannot be combined with --sweep-loads");
+    if (!loads.empty()) return Fail(2, "--membership cannot be combined with --sweep-loads");
   }
   if (flags.key_max_chars != 0) {
     if (flags.key_max_chars < options.prefix_key.block_chars || flags.key_max_chars > (1 << 24)) {
@@ -173,40 +285,40 @@ int RunSim(const SimFlags& flags) {
   }
   if (policies.empty()) return Fail(2, "--policies names no policy");
   absl::StatusOr<std::map<std::string, routing::PolicyParams>> params =
-      ParsePolicyParams(flags.policy_params);
+      ParsePolicyParams(flags.policy_params, policies);
   if (!params.ok()) return Fail(2, params.status());
   for (const std::string& name : policies) {  // unknown names and parameters are flag errors
     auto policy = routing::MakePolicy(name, (*params)[name]);
-    if (!policy.ok()) return Fail(2, policy.status());
+    if (!policy.ok()) {
+      const bool bad_param = policy.status().code() == absl::StatusCode::kInvalidArgument;
+      return Fail(2, absl::StrCat(bad_param ? "--policy-param: " : "--policies: ",
+                                  policy.status().message()));
+    }
   }
 
-  // Arrival rate: --rate, the trace's timestamps, or --load / --sweep-loads times the calibrated
-  // fleet capacity.
-  const bool trace = flags.workload.rfind("trace:", 0) == 0;
-  std::vector<double> loads;
-  if (!flags.sweep_loads.empty()) {
-    const std::vector<std::string> items =
-        absl::StrSplit(flags.sweep_loads, ',', absl::SkipEmpty());
-    for (const std::string& item : items) {
-      double load = 0;
-      if (!absl::SimpleAtod(item, &load) || !(load > 0)) {
-        return Fail(2, "--sweep-loads must be positive fractions, e.g. 0.3,0.5,0.7,0.9,1.1");
-      }
-      loads.push_back(load);
+  // A trace is read and checked once up front: a missing or malformed file is bad input (exit 2,
+  // as in bench), found before the header is printed.
+  if (trace) {
+    if (auto w = workload::MakeWorkload(options.workload, flags.seed); !w.ok()) {
+      return Fail(2, WorkloadFlagError(w.status()));
     }
-    if (trace || flags.rate > 0)
-      return Fail(2, "--sweep-loads needs a Poisson workload, no --rate");
   }
+
   std::string arrivals;
   double capacity_req_s = 0;
   double per_arrival = 1;
   if (trace) {
     arrivals = absl::StrFormat("trace timestamps / %g", flags.trace_speed);
-  } else if (flags.rate > 0) {
-    options.workload.rate_per_s = flags.rate;
+  } else if (flags.given.contains("--rate")) {
+    // --rate is in requests; the workload's arrivals are sessions (multi-turn, agent), as in bench.
+    per_arrival = workload::RequestsPerArrival(options.workload);
+    options.workload.rate_per_s = flags.rate / per_arrival;
     arrivals = absl::StrFormat("Poisson %.3g req/s (--rate)", flags.rate);
+    if (per_arrival != 1) {
+      absl::StrAppendFormat(&arrivals, "; a session of %g requests per Poisson arrival",
+                            per_arrival);
+    }
   } else {
-    if (!(flags.load > 0)) return Fail(2, "--load must be positive (or give --rate)");
     options.workload.rate_per_s = 1;  // calibration ignores arrival times
     absl::StatusOr<sim::CapacityEstimate> capacity =
         sim::CalibrateCapacity(options, /*sample_requests=*/256, flags.calibration_requests);
@@ -216,6 +328,15 @@ int RunSim(const SimFlags& flags) {
     }
     capacity_req_s = capacity->fleet_requests_per_s;
     per_arrival = workload::RequestsPerArrival(options.workload);
+    for (double load : loads.empty() ? std::vector<double>{flags.load} : loads) {
+      const double rate = load * capacity_req_s;
+      const std::string what =
+          absl::StrFormat("%s %g (%.3g requests/s at the calibrated capacity)",
+                          loads.empty() ? "--load" : "--sweep-loads", load, rate);
+      if (absl::Status s = CheckArrivalSpan(what, rate, flags.requests); !s.ok()) {
+        return Fail(2, s);
+      }
+    }
     const double request_rate = flags.load * capacity_req_s;
     options.workload.rate_per_s = request_rate / per_arrival;
     arrivals = absl::StrFormat(
@@ -389,20 +510,26 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "(keys per workload: src/core/workload/<name>.cc)");
   cmd->add_option("--model", f.model, "model name on every request (default: the profile's)");
   cmd->add_option("--requests", f.requests, "requests per run (a trace: at most this many)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--seed", f.seed, "seed of the workload, engines and router")
       ->capture_default_str();
-  cmd->add_option("--tenants", f.tenants, "number of tenants")->capture_default_str();
-  cmd->add_option("--rate", f.rate, "Poisson arrival rate, requests/s (overrides --load)");
+  cmd->add_option("--tenants", f.tenants, "number of tenants")
+      ->capture_default_str()
+      ->check(WholeNumber(1, kMaxTenants));
+  cmd->add_option("--rate", f.rate, "Poisson arrival rate, requests/s (instead of --load)");
   cmd->add_option("--load", f.load, "arrival rate as a fraction of the fleet's calibrated capacity")
       ->capture_default_str();
   cmd->add_option("--trace-speed", f.trace_speed, "trace: timestamps are divided by this")
       ->capture_default_str();
   cmd->add_option("--profile", f.profile, "timing profile of every replica")->capture_default_str();
-  cmd->add_option("--replicas", f.replicas, "number of replicas")->capture_default_str();
+  cmd->add_option("--replicas", f.replicas, "number of replicas")
+      ->capture_default_str()
+      ->check(WholeNumber(1, sim::kMaxReplicas));
   cmd->add_option("--kv-capacity-tokens", f.kv_capacity_tokens,
                   "KV capacity per replica in tokens (0: the profile's)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--replica-spec", f.replica_specs,
                   "heterogeneous fleet, repeatable: PROFILE[:count=N][:kv=TOKENS] "
                   "(replaces --profile/--replicas/--kv-capacity-tokens)");
@@ -419,10 +546,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--calibration-requests", f.calibration_requests,
                   "requests given at once to one engine in the --load capacity calibration")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, kMaxCalibrationRequests));
   cmd->add_option("--key-max-chars", f.key_max_chars,
                   "match depth of the routers' prefix key in characters (default 16384, as the "
-                  "gateway's prefix_key.max_chars)");
+                  "gateway's prefix_key.max_chars)")
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--membership", f.membership,
                   "add@SECONDS or remove@SECONDS: a replica (chosen by the seed) joins or leaves "
                   "the fleet that many simulated seconds into each run, through the gateway's "
@@ -439,7 +568,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--recovery-windows", f.dip.hold_windows,
                   "--membership: ... for this many windows in a row")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, std::numeric_limits<int>::max()));
   cmd->add_flag("--no-bounds", f.no_bounds,
                 "skip the pooled-cache and infinite-cache bounds (saves memory at scale)");
   cmd->add_option("--sweep-loads", f.sweep_loads,
@@ -448,7 +578,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--json", f.json, "write all figures, per-replica totals and series here");
   cmd->add_option("--markdown", f.markdown, "write the table as Markdown here (for docs)");
   cmd->add_option("--plots", f.plots, "write PNG plots (gnuplot) into this directory");
-  cmd->callback([flags, exit_code] { *exit_code = RunSim(*flags); });
+  cmd->callback([flags, exit_code, cmd] {
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() > 0) flags->given.insert(option->get_name());
+    }
+    *exit_code = RunSim(*flags);
+  });
 }
 
 }  // namespace warmroute::cli

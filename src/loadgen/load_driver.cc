@@ -64,6 +64,7 @@ class Driver {
       metrics_pools_.push_back(std::make_unique<net::UpstreamPool>(executor_, url.host, url.port));
       run_->engines.push_back({.url = url.text, .scrapes = {}, .last_error = ""});
     }
+    scrape_warned_.assign(options.engine_metrics.size(), false);
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout);
     timeouts_ = {.connect = std::min(timeout, std::chrono::milliseconds(10'000)),
                  .first_byte = timeout,
@@ -285,24 +286,39 @@ class Driver {
     EngineSeries& series = run_->engines[i];
     auto exchange = co_await net::UpstreamExchange::Start(*metrics_pools_[i], request, timeouts);
     if (!exchange.ok()) {
-      series.last_error = std::string(exchange.status().message());
+      ScrapeFailed(i, exchange.status().message());
       co_return;
     }
     auto text = co_await (*exchange)->ReadAll(kMetricsLimit);
     if (!text.ok()) {
-      series.last_error = std::string(text.status().message());
+      ScrapeFailed(i, text.status().message());
       co_return;
     }
     if ((*exchange)->head().status != 200) {
-      series.last_error = absl::StrCat("HTTP ", (*exchange)->head().status);
+      ScrapeFailed(i, absl::StrCat("HTTP ", (*exchange)->head().status));
       co_return;
     }
     absl::StatusOr<EngineCounters> counters = ReadEngineCounters(*text);
     if (!counters.ok()) {
-      series.last_error = std::string(counters.status().message());
+      ScrapeFailed(i, counters.status().message());
       co_return;
     }
     series.scrapes.emplace_back(start_ == TimePoint{} ? 0.0 : std::max(0.0, Offset()), *counters);
+  }
+
+  // Records a failed scrape of engine `i`; the first failure of each URL is also a warning on
+  // stderr (later ones only go to results.json's last_error, not once a second).
+  void ScrapeFailed(size_t i, absl::string_view error) {
+    EngineSeries& series = run_->engines[i];
+    series.last_error = std::string(error);
+    if (scrape_warned_[i]) return;
+    scrape_warned_[i] = true;
+    std::fprintf(stderr,
+                 "%swarmroute bench: warning: cannot scrape --engine-metrics %s: %s (later "
+                 "failures are recorded in results.json as last_error)\n",
+                 tty_ && options_.progress ? "\r\033[K" : "", series.url.c_str(),
+                 series.last_error.c_str());
+    std::fflush(stderr);
   }
 
   net::Task<void> ScrapeLoop() {
@@ -360,6 +376,7 @@ class Driver {
   std::vector<std::unique_ptr<net::UpstreamPool>> pools_;
   std::vector<std::pair<std::string, std::string>> targets_;  // chat, completions per URL
   std::vector<std::unique_ptr<net::UpstreamPool>> metrics_pools_;
+  std::vector<bool> scrape_warned_;  // per engine: its first failed scrape was reported
   net::UpstreamTimeouts timeouts_;
   size_t next_pool_ = 0;
 

@@ -13,6 +13,9 @@
 // Requests go round-robin over `urls` on keep-alive connection pools (one per URL). Every network
 // wait (connect, response head, gap between body pieces) is bounded by `timeout`.
 //
+// Engine metrics: the first failed scrape of each --engine-metrics URL is a warning on stderr;
+// every failure is kept as that engine's last_error.
+//
 // Stopping early: SIGINT/SIGTERM, or a URL that refuses connections (nothing can be measured)
 // stops the run at once; the requests in flight are recorded as "interrupted" and everything
 // gathered so far stays in `run`.

@@ -109,6 +109,43 @@ TEST(ReportTest, ParseResultsJsonRejectsOtherFiles) {
   EXPECT_FALSE(ParseResultsJson("nope", "b.json").ok());
 }
 
+// SampleRun's results.json with the first `from` after "summary" replaced by `to`.
+std::string Damaged(std::string_view from, std::string_view to) {
+  std::string json = ResultsJson(SampleRun(), Summarize(SampleRun()));
+  const size_t at = json.find(from, json.find("\"summary\""));
+  EXPECT_NE(at, std::string::npos) << from;
+  return json.replace(at, from.size(), to);
+}
+
+TEST(ReportTest, ParseResultsJsonRefusesBadFieldsNamingFileAndField) {
+  // Each was read as garbage: -1 as 18446744073709551615, 1e300 and "x" as 0, a bad TTFT dropped
+  // or plotted as inf.
+  const std::pair<std::string, std::string> cases[] = {
+      {Damaged(R"("requests":2)", R"("requests":-1)"),
+       "x.json: summary.requests must be a whole number in [0, 2^53], got -1"},
+      {Damaged(R"("sent":2)", R"("sent":1e300)"),
+       "x.json: summary.sent must be a whole number in [0, 2^53], got 1e+300"},
+      {Damaged(R"("succeeded":1)", R"("succeeded":"x")"),
+       "x.json: summary.succeeded must be a whole number in [0, 2^53], got \"x\""},
+      {Damaged(R"("ttft_s":0.05,)", R"("ttft_s":"x",)"),
+       "x.json: requests[0].ttft_s must be a number in [0, 1e+08], got \"x\""},
+      {Damaged(R"("ttft_s":0.05,)", R"("ttft_s":-5,)"),
+       "x.json: requests[0].ttft_s must be a number in [0, 1e+08], got -5"},
+      {Damaged(R"("ttft_s":0.05,)", R"("ttft_s":1e308,)"),
+       "x.json: requests[0].ttft_s must be a number in [0, 1e+08], got 1e+308"},
+      {Damaged(R"("token_hit_rate":0.8)", R"("token_hit_rate":2)"),
+       "x.json: summary.token_hit_rate must be a number in [0, 1], got 2"},
+      {Damaged(R"("requests":[)", R"("requests":5,"x":[)"),
+       "x.json: requests must be an array, got 5"},
+  };
+  for (const auto& [json, message] : cases) {
+    absl::StatusOr<SavedRun> saved = ParseResultsJson(json, "x.json");
+    ASSERT_FALSE(saved.ok()) << message;
+    EXPECT_EQ(saved.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(saved.status().message(), message);
+  }
+}
+
 TEST(RequestBodyTest, StreamingChatAsksForUsage) {
   workload::WorkloadRequest r;
   r.model = "m";

@@ -1,9 +1,13 @@
 #include "loadgen/results_json.h"
 
-#include <fstream>
-#include <sstream>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/workload/file_text.h"
+#include "core/workload/workload.h"
 #include "net/json_writer.h"
 #include "simdjson.h"
 
@@ -64,37 +68,133 @@ void WriteSummary(net::JsonWriter& w, const Summary& s) {
   w.EndObject();
 }
 
-double NumberOr(simdjson::dom::element e, double fallback) {
-  double d;
-  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
-  int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
-  uint64_t u;
-  if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<double>(u);
-  return fallback;
-}
+// The reading side: every field `bench compare` uses is checked for its type and range, so a
+// damaged or hand-edited file is refused naming the file and the field instead of printing
+// garbage. A field that is absent keeps its default (files of older versions lack some).
+class FieldReader {
+ public:
+  explicit FieldReader(const std::string& source) : source_(source) {}
 
-double Field(simdjson::dom::element e, std::string_view key, double fallback = 0) {
-  simdjson::dom::element v;
-  if (e[key].get(v) != simdjson::SUCCESS) return fallback;
-  return NumberOr(v, fallback);
-}
+  // A count: a whole number in [0, 2^53] (exact in a double).
+  size_t Count(simdjson::dom::element parent, std::string_view key, std::string_view path) {
+    simdjson::dom::element v;
+    if (!Find(parent, key, &v)) return 0;
+    return CountOf(v, key, path);
+  }
 
-std::optional<double> OptionalField(simdjson::dom::element e, std::string_view key) {
-  simdjson::dom::element v;
-  if (e[key].get(v) != simdjson::SUCCESS || v.is_null()) return std::nullopt;
-  double d = NumberOr(v, -1);
-  if (d < 0) return std::nullopt;
-  return d;
-}
+  // `v`, the value at `key`, as a count.
+  size_t CountOf(simdjson::dom::element v, std::string_view key, std::string_view path) {
+    const std::optional<double> d = Number(v);
+    if (!d || *d != std::floor(*d) || *d < 0 || *d > kMaxCount) {
+      Fail(path, key, "must be a whole number in [0, 2^53]", v);
+      return 0;
+    }
+    return static_cast<size_t>(*d);
+  }
 
-Percentiles ReadPercentiles(simdjson::dom::element e) {
+  // A finite number in [min, max]; null (the writer's non-finite value) reads as 0.
+  double Real(simdjson::dom::element parent, std::string_view key, std::string_view path,
+              double min, double max) {
+    simdjson::dom::element v;
+    if (!Find(parent, key, &v) || v.is_null()) return 0;
+    return Checked(v, key, path, min, max).value_or(0);
+  }
+
+  // null (or absent), or a finite number in [min, max].
+  std::optional<double> Optional(simdjson::dom::element parent, std::string_view key,
+                                 std::string_view path, double min, double max) {
+    simdjson::dom::element v;
+    if (!Find(parent, key, &v) || v.is_null()) return std::nullopt;
+    return Checked(v, key, path, min, max);
+  }
+
+  // A string (or absent: "").
+  std::string String(simdjson::dom::element parent, std::string_view key, std::string_view path) {
+    simdjson::dom::element v;
+    if (!Find(parent, key, &v)) return "";
+    std::string_view text;
+    if (v.get_string().get(text) != simdjson::SUCCESS) {
+      Fail(path, key, "must be a string", v);
+      return "";
+    }
+    return std::string(text);
+  }
+
+  // The array at `key`: nullopt when absent, or (an error) not an array.
+  std::optional<simdjson::dom::array> Array(simdjson::dom::element parent, std::string_view key,
+                                            std::string_view path) {
+    simdjson::dom::element v;
+    if (!Find(parent, key, &v)) return std::nullopt;
+    simdjson::dom::array array;
+    if (v.get_array().get(array) != simdjson::SUCCESS) {
+      Fail(path, key, "must be an array", v);
+      return std::nullopt;
+    }
+    return array;
+  }
+
+  // The object at `key`: nullopt when absent, or (an error) not an object.
+  std::optional<simdjson::dom::element> Object(simdjson::dom::element parent, std::string_view key,
+                                               std::string_view path) {
+    simdjson::dom::element v;
+    if (!Find(parent, key, &v)) return std::nullopt;
+    if (!v.is_object()) {
+      Fail(path, key, "must be an object", v);
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  void Fail(std::string_view path, std::string_view key, std::string_view what,
+            simdjson::dom::element value) {
+    if (!status_.ok()) return;
+    std::string text = simdjson::to_string(value);
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    status_ = absl::InvalidArgumentError(absl::StrCat(source_, ": ", std::string(path),
+                                                      path.empty() ? "" : ".", std::string(key),
+                                                      " ", std::string(what), ", got ", text));
+  }
+
+  const absl::Status& status() const { return status_; }
+
+ private:
+  static constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+
+  static bool Find(simdjson::dom::element parent, std::string_view key,
+                   simdjson::dom::element* value) {
+    return parent[key].get(*value) == simdjson::SUCCESS;
+  }
+
+  static std::optional<double> Number(simdjson::dom::element e) {
+    if (double d = 0; e.get_double().get(d) == simdjson::SUCCESS) return d;
+    return std::nullopt;
+  }
+
+  std::optional<double> Checked(simdjson::dom::element v, std::string_view key,
+                                std::string_view path, double min, double max) {
+    const std::optional<double> d = Number(v);
+    if (!d || !(*d >= min && *d <= max)) {
+      Fail(path, key, absl::StrCat("must be a number in [", min, ", ", max, "]"), v);
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  const std::string& source_;
+  absl::Status status_;
+};
+
+// Times are bounded like a run's arrivals (workload::kMaxArrivalSeconds, about 3 years).
+constexpr double kMaxSeconds = workload::kMaxArrivalSeconds;
+constexpr double kMaxValue = std::numeric_limits<double>::max();
+
+Percentiles ReadPercentiles(FieldReader& reader, simdjson::dom::element e, std::string_view path) {
   Percentiles p;
-  p.p50 = Field(e, "p50");
-  p.p90 = Field(e, "p90");
-  p.p99 = Field(e, "p99");
-  p.mean = Field(e, "mean");
-  p.count = static_cast<size_t>(Field(e, "count"));
+  p.p50 = reader.Real(e, "p50", path, 0, kMaxSeconds);
+  p.p90 = reader.Real(e, "p90", path, 0, kMaxSeconds);
+  p.p99 = reader.Real(e, "p99", path, 0, kMaxSeconds);
+  p.mean = reader.Real(e, "mean", path, 0, kMaxSeconds);
+  p.count = reader.Count(e, "count", path);
   return p;
 }
 
@@ -169,61 +269,68 @@ absl::StatusOr<SavedRun> ParseResultsJson(std::string_view json, const std::stri
         absl::StrCat(source, ": not a `warmroute bench` results.json (no \"summary\" object)"));
   }
   SavedRun run;
-  std::string_view name;
-  if (root["name"].get_string().get(name) == simdjson::SUCCESS) run.name = std::string(name);
+  FieldReader reader(source);
+  run.name = reader.String(root, "name", "");
   Summary& s = run.summary;
-  s.requests = static_cast<size_t>(Field(summary, "requests"));
-  s.sent = static_cast<size_t>(Field(summary, "sent"));
-  s.succeeded = static_cast<size_t>(Field(summary, "succeeded"));
-  s.failed = static_cast<size_t>(Field(summary, "failed"));
-  simdjson::dom::object errors;
-  if (summary["errors"].get_object().get(errors) == simdjson::SUCCESS) {
-    for (auto field : errors) {
-      s.errors[std::string(field.key)] = static_cast<size_t>(NumberOr(field.value, 0));
+  const std::string_view sum = "summary";
+  s.requests = reader.Count(summary, "requests", sum);
+  s.sent = reader.Count(summary, "sent", sum);
+  s.succeeded = reader.Count(summary, "succeeded", sum);
+  s.failed = reader.Count(summary, "failed", sum);
+  if (std::optional<simdjson::dom::element> errors = reader.Object(summary, "errors", sum)) {
+    simdjson::dom::object fields;
+    if (errors->get_object().get(fields) == simdjson::SUCCESS) {
+      for (auto field : fields) {
+        s.errors[std::string(field.key)] = reader.CountOf(field.value, field.key, "summary.errors");
+      }
     }
   }
-  s.duration_s = Field(summary, "duration_s");
-  s.requests_per_s = Field(summary, "requests_per_s");
-  s.output_tokens_per_s = Field(summary, "output_tokens_per_s");
-  s.prompt_tokens = static_cast<int64_t>(Field(summary, "prompt_tokens"));
-  s.cached_tokens = static_cast<int64_t>(Field(summary, "cached_tokens"));
-  s.completion_tokens = static_cast<int64_t>(Field(summary, "completion_tokens"));
-  simdjson::dom::element p;
-  if (summary["ttft_s"].get(p) == simdjson::SUCCESS) s.ttft_s = ReadPercentiles(p);
-  if (summary["itl_s"].get(p) == simdjson::SUCCESS) s.itl_s = ReadPercentiles(p);
-  if (summary["e2e_s"].get(p) == simdjson::SUCCESS) s.e2e_s = ReadPercentiles(p);
-  s.token_hit_rate = OptionalField(summary, "token_hit_rate");
-  s.engine_hit_rate = OptionalField(summary, "engine_hit_rate");
-  s.load_skew = OptionalField(summary, "load_skew");
-  std::string_view source_name;
-  if (summary["backend_source"].get_string().get(source_name) == simdjson::SUCCESS) {
-    s.backend_source = std::string(source_name);
-  }
-  simdjson::dom::array backends;
-  if (summary["backends"].get_array().get(backends) == simdjson::SUCCESS) {
-    for (simdjson::dom::element b : backends) {
-      std::string_view n;
-      if (b["name"].get_string().get(n) != simdjson::SUCCESS) continue;
-      s.backends.push_back({std::string(n), Field(b, "requests"), Field(b, "share")});
+  s.duration_s = reader.Real(summary, "duration_s", sum, 0, kMaxSeconds);
+  s.requests_per_s = reader.Real(summary, "requests_per_s", sum, 0, kMaxValue);
+  s.output_tokens_per_s = reader.Real(summary, "output_tokens_per_s", sum, 0, kMaxValue);
+  s.prompt_tokens = static_cast<int64_t>(reader.Count(summary, "prompt_tokens", sum));
+  s.cached_tokens = static_cast<int64_t>(reader.Count(summary, "cached_tokens", sum));
+  s.completion_tokens = static_cast<int64_t>(reader.Count(summary, "completion_tokens", sum));
+  for (auto [key, out] :
+       {std::pair{"ttft_s", &s.ttft_s}, {"itl_s", &s.itl_s}, {"e2e_s", &s.e2e_s}}) {
+    if (std::optional<simdjson::dom::element> p = reader.Object(summary, key, sum)) {
+      *out = ReadPercentiles(reader, *p, absl::StrCat("summary.", key));
     }
   }
-  simdjson::dom::array requests;
-  if (root["requests"].get_array().get(requests) == simdjson::SUCCESS) {
-    for (simdjson::dom::element r : requests) {
-      std::string_view kind;
-      if (r["error_kind"].get_string().get(kind) == simdjson::SUCCESS && !kind.empty()) continue;
-      if (std::optional<double> ttft = OptionalField(r, "ttft_s")) run.ttft_s.push_back(*ttft);
+  s.token_hit_rate = reader.Optional(summary, "token_hit_rate", sum, 0, 1);
+  s.engine_hit_rate = reader.Optional(summary, "engine_hit_rate", sum, 0, 1);
+  s.load_skew = reader.Optional(summary, "load_skew", sum, 0, kMaxValue);
+  s.backend_source = reader.String(summary, "backend_source", sum);
+  if (std::optional<simdjson::dom::array> backends = reader.Array(summary, "backends", sum)) {
+    size_t i = 0;
+    for (simdjson::dom::element b : *backends) {
+      const std::string path = absl::StrCat("summary.backends[", i++, "]");
+      s.backends.push_back({reader.String(b, "name", path),
+                            reader.Real(b, "requests", path, 0, kMaxValue),
+                            reader.Real(b, "share", path, 0, 1)});
     }
   }
+  if (std::optional<simdjson::dom::array> requests = reader.Array(root, "requests", "")) {
+    size_t i = 0;
+    for (simdjson::dom::element r : *requests) {
+      const std::string path = absl::StrCat("requests[", i++, "]");
+      if (!r.is_object()) {
+        reader.Fail("", path, "must be an object", r);
+        break;
+      }
+      const std::optional<double> ttft = reader.Optional(r, "ttft_s", path, 0, kMaxSeconds);
+      if (!reader.String(r, "error_kind", path).empty()) continue;  // failed: no TTFT to plot
+      if (ttft) run.ttft_s.push_back(*ttft);
+    }
+  }
+  if (!reader.status().ok()) return reader.status();
   return run;
 }
 
 absl::StatusOr<SavedRun> ReadResultsFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseResultsJson(text.str(), path);
+  absl::StatusOr<std::string> text = workload::ReadFileText(path, "results file");
+  if (!text.ok()) return text.status();
+  return ParseResultsJson(*text, path);
 }
 
 }  // namespace warmroute::loadgen

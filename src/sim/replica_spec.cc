@@ -1,5 +1,6 @@
 #include "sim/replica_spec.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
@@ -11,8 +12,6 @@
 namespace warmroute::sim {
 namespace {
 
-constexpr int64_t kMaxReplicas = 100000;
-
 std::string ProfileList() {
   std::vector<std::string> names;
   for (const engine::TimingProfile& p : engine::TimingProfiles()) names.emplace_back(p.name);
@@ -23,8 +22,9 @@ absl::StatusOr<const engine::TimingProfile*> FindProfile(std::string_view name,
                                                          std::string_view param) {
   const engine::TimingProfile* profile = engine::FindTimingProfile(name);
   if (profile == nullptr) {
-    return InvalidParam(param, absl::StrCat("unknown profile \"", std::string(name),
-                                            "\"; expected one of ", ProfileList()));
+    return InvalidParam(
+        param, absl::StrCat("--", std::string(param), ": unknown profile \"", std::string(name),
+                            "\"; expected one of ", ProfileList()));
   }
   return profile;
 }
@@ -68,11 +68,16 @@ absl::StatusOr<std::vector<ReplicaSpec>> ParseReplicaSpecs(const std::vector<std
                         FindProfile(parts[0], "replica-spec"));
     int64_t count = 1;
     int64_t kv = profile->default_capacity_tokens;
+    std::vector<std::string_view> keys;
     for (size_t i = 1; i < parts.size(); ++i) {
       const std::string_view part = parts[i];
       const size_t eq = part.find('=');
       if (eq == std::string_view::npos) return bad("expected key=value");
       const std::string_view key = part.substr(0, eq);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+        return bad(absl::StrCat(std::string(key), " given twice"));
+      }
+      keys.push_back(key);
       int64_t value = 0;
       if (!ParseInt(part.substr(eq + 1), &value)) return bad("expected an integer value");
       if (key == "count") {

@@ -19,6 +19,9 @@
 
 namespace warmroute::sim {
 
+// The most replicas a simulated fleet may have.
+inline constexpr int64_t kMaxReplicas = 100000;
+
 struct ReplicaSpec {
   const engine::TimingProfile* profile = nullptr;  // a built-in profile (never null when valid)
   int64_t kv_capacity_tokens = 0;                  // > 0: the replica's KV capacity
@@ -33,7 +36,8 @@ absl::StatusOr<std::vector<ReplicaSpec>> UniformFleet(std::string_view profile_n
                                                       int64_t replicas, int64_t kv_capacity_tokens);
 
 // The fleet described by one or more --replica-spec values (syntax above), in order.
-// InvalidArgument naming the offending spec for any syntax error, unknown profile or bad value.
+// InvalidArgument naming the offending spec for any syntax error, unknown profile, bad value or a
+// key given twice in one spec.
 absl::StatusOr<std::vector<ReplicaSpec>> ParseReplicaSpecs(const std::vector<std::string>& specs);
 
 // "8 x llama-3.1-70b-tp4-h100 (kv 460000 tokens)" for a uniform fleet; one such group per run

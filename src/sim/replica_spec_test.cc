@@ -32,6 +32,16 @@ TEST(ReplicaSpecTest, RejectsBadSpecsNamingTheFlag) {
   EXPECT_FALSE(ParseReplicaSpecs({}).ok());
 }
 
+TEST(ReplicaSpecTest, RejectsAKeyGivenTwice) {
+  // Which count would win is a guess: the spec is refused instead.
+  absl::StatusOr<std::vector<ReplicaSpec>> fleet = ParseReplicaSpecs({"tiny:count=2:count=3"});
+  ASSERT_FALSE(fleet.ok());
+  EXPECT_EQ(fleet.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(fleet.status().message().find("count given twice"), std::string::npos)
+      << fleet.status().message();
+  EXPECT_FALSE(ParseReplicaSpecs({"tiny:kv=100:count=2:kv=200"}).ok());
+}
+
 TEST(ReplicaSpecTest, UniformFleetUsesProfileCapacityByDefault) {
   absl::StatusOr<std::vector<ReplicaSpec>> fleet = UniformFleet("tiny", 4, 0);
   ASSERT_TRUE(fleet.ok());

@@ -161,6 +161,44 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("bogus.json", proc.stderr)
 
+    def test_compare_refuses_damaged_fields_naming_file_and_field(self):
+        with open(os.path.join(self.out, "results.json")) as f:
+            good = json.load(f)
+        cases = [
+            (("summary", "requests"), -1, "summary.requests"),
+            (("summary", "sent"), 1e300, "summary.sent"),
+            (("summary", "succeeded"), "x", "summary.succeeded"),
+            (("requests", 0, "ttft_s"), "x", "requests[0].ttft_s"),
+            (("requests", 0, "ttft_s"), -5, "requests[0].ttft_s"),
+            (("requests", 0, "ttft_s"), 1e308, "requests[0].ttft_s"),
+        ]
+        for path, value, field in cases:
+            damaged = json.loads(json.dumps(good))
+            target = damaged
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+            name = os.path.join(self.tmp, "damaged.json")
+            with open(name, "w") as f:
+                json.dump(damaged, f)
+            proc = run_bench(["compare", name, "--out", os.path.join(self.tmp, "cmpd")])
+            self.assertEqual(proc.returncode, 2, (field, proc.stdout, proc.stderr))
+            self.assertIn("damaged.json: " + field, proc.stderr)
+            self.assertEqual(proc.stdout, "")
+
+    def test_an_unreachable_engine_metrics_url_is_a_warning_once(self):
+        metrics = f"http://127.0.0.1:{closed_port()}/metrics"
+        out = os.path.join(self.tmp, "nometrics")
+        proc = run_bench(["--url", self.urls[0], "--engine-metrics", metrics, "--workload",
+                          "unique", "--requests", "20", "--rate", "10",
+                          "--workload-param", "max_tokens=4", "--no-plots", "--out", out])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+        self.assertEqual(len(warnings), 1, proc.stderr)  # a 2 s run scrapes 3 times or more
+        self.assertIn(metrics, warnings[0])
+        r = load_json(os.path.join(out, "results.json"))
+        self.assertTrue(r["engines"][0]["last_error"])
+
     def test_multi_turn_sends_answers_back(self):
         out = os.path.join(self.tmp, "mt")
         proc = run_bench(["--url", self.urls[0], "--workload", "multi-turn", "--requests", "12",
@@ -215,6 +253,62 @@ class BenchErrorsTest(unittest.TestCase):
             proc = run_bench([*args, "--out", os.path.join(self.tmp, "f")], timeout=20)
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
             self.assertTrue(proc.stderr.strip(), args)
+
+    def assert_refused(self, args, *says):
+        proc = run_bench([*args], timeout=20)
+        self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+        for text in says:
+            self.assertIn(text, proc.stderr, args)
+        self.assertNotIn("runtime error", proc.stderr)
+        self.assertNotIn("bench: 0/", proc.stderr, "refused only after starting the run")
+
+    def test_rates_and_timeouts_that_overflow_are_refused(self):
+        url = ["--url", "http://127.0.0.1:9", "--out", os.path.join(self.tmp, "o")]
+        self.assert_refused([*url, "--rate", "1e-12", "--requests", "3"], "--rate 1e-12",
+                            "too low")
+        self.assert_refused([*url, "--rate", "inf"], "--rate")
+        for timeout in ("1e300", "inf", "1e16", "0", "nan"):
+            self.assert_refused([*url, "--timeout-s", timeout], "--timeout-s", "86400")
+        trace = os.path.join(self.tmp, "slow.jsonl")
+        with open(trace, "w") as f:
+            f.write('{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [0]}\n')
+            f.write('{"timestamp": 5000, "input_length": 10, "output_length": 2, '
+                    '"hash_ids": [0]}\n')
+        self.assert_refused([*url, "--workload", f"trace:{trace}", "--trace-speed", "1e-300"],
+                            "slow.jsonl:2:", "speed 1e-300")
+        self.assert_refused([*url, "--workload", f"trace:{trace}", "--rate", "5"], "--rate",
+                            "trace")
+        self.assert_refused([*url, "--trace-speed", "2"], "--trace-speed", "trace")
+
+    def test_messages_name_the_flag(self):
+        url = ["--url", "http://127.0.0.1:9", "--out", os.path.join(self.tmp, "o")]
+        proc = run_bench([*url, "--tenants", "0"], timeout=20)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--tenants", proc.stderr)
+        self.assertNotIn("num_tenants", proc.stderr)
+        proc = run_bench([*url, "--requests", "99999999999999999999"], timeout=20)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--requests", proc.stderr)
+        self.assertNotIn("9223372036854775807", proc.stderr)
+
+    def test_unreadable_traces_say_why(self):
+        url = ["--url", "http://127.0.0.1:9", "--out", os.path.join(self.tmp, "o")]
+        missing = os.path.join(self.tmp, "missing.jsonl")
+        self.assert_refused([*url, "--workload", f"trace:{missing}"], missing,
+                            "No such file or directory")
+        self.assert_refused([*url, "--workload", f"trace:{self.tmp}"], "Is a directory")
+        self.assert_refused([*url, "--workload", "trace:/proc/self/status"],
+                            "/proc/self/status:1: invalid JSON")
+
+    def test_output_directory_is_checked_before_the_run(self):
+        a_file = os.path.join(self.tmp, "a_file")
+        with open(a_file, "w") as f:
+            f.write("x")
+        # An open port would be sent requests: a closed one is never reached if --out is checked
+        # first, and would exit 1 (unreachable) otherwise.
+        url = ["--url", f"http://127.0.0.1:{closed_port()}", "--requests", "2"]
+        self.assert_refused([*url, "--out", a_file], "--out", a_file)
+        self.assert_refused([*url, "--out", ""], "--out", "empty")
 
     def test_html_server_counts_bad_responses(self):
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HtmlHandler)

@@ -1,5 +1,8 @@
 #include "core/routing/policy_registry.h"
 
+#include <cmath>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace warmroute::routing {
@@ -49,6 +52,31 @@ TEST(PolicyRegistryTest, OverridesAreValidated) {
                   .ok());
   EXPECT_FALSE(MakePolicy("warmroute", {{"slack_fraction", -1}}).ok());
   EXPECT_TRUE(MakePolicy("warmroute", {{"home_blocks", 32}, {"max_homes", 2}}).ok());
+}
+
+std::string ErrorOf(std::string_view policy, const PolicyParams& params) {
+  return std::string(MakePolicy(policy, params).status().message());
+}
+
+TEST(PolicyRegistryTest, IntegerParametersMustBeWholeNumbersInRange) {
+  // A fraction was truncated, and a huge value cast to int (undefined) then reported as "must be
+  // at least 1": the message now gives the range and the value as given.
+  EXPECT_EQ(ErrorOf("consistent_hash", {{"virtual_nodes", 1.5}}),
+            "policy consistent_hash: parameter virtual_nodes must be a whole number in [1, "
+            "10000], got 1.5");
+  EXPECT_EQ(ErrorOf("warmroute", {{"max_homes", 1e300}}),
+            "policy warmroute: parameter max_homes must be a whole number in [1, 100000], got "
+            "1e+300");
+  EXPECT_NE(ErrorOf("warmroute", {{"home_blocks", 0}}).find("in [1, 1000000], got 0"),
+            std::string::npos);
+  EXPECT_TRUE(MakePolicy("warmroute", {{"useful_match_blocks", 0}}).ok());
+}
+
+TEST(PolicyRegistryTest, ParametersMustBeFinite) {
+  EXPECT_EQ(ErrorOf("warmroute", {{"balance_factor", INFINITY}}),
+            "policy warmroute: parameter balance_factor must be a finite number, got inf");
+  EXPECT_NE(ErrorOf("consistent_hash", {{"balance_factor", NAN}}).find("finite"),
+            std::string::npos);
 }
 
 }  // namespace

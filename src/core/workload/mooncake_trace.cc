@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
+#include "core/workload/file_text.h"
 #include "core/workload/sampling.h"
 #include "core/workload/text.h"
 #include "simdjson.h"
@@ -30,15 +31,17 @@ absl::Status LineError(std::string_view name, int64_t line, std::string_view pro
       absl::StrCat(std::string(name), ":", line, ": ", std::string(problem)));
 }
 
-// Reads a required non-negative integer field; `what` names it in errors.
-absl::Status ReadCount(simdjson::dom::object object, const char* field, std::string_view name,
-                       int64_t line, int64_t* out) {
+// Reads a required integer field in [0, max]; errors name `field` and give the value.
+absl::Status ReadCount(simdjson::dom::object object, const char* field, int64_t max,
+                       std::string_view name, int64_t line, int64_t* out) {
   simdjson::dom::element value;
   if (object[field].get(value) != simdjson::SUCCESS) {
     return LineError(name, line, absl::StrCat("missing field \"", field, "\""));
   }
-  if (value.type() == simdjson::dom::element_type::UINT64) {
-    return LineError(name, line, absl::StrCat("\"", field, "\" is too large"));
+  if (uint64_t big = 0; value.type() == simdjson::dom::element_type::UINT64 &&
+                        value.get_uint64().get(big) == simdjson::SUCCESS) {
+    return LineError(name, line,
+                     absl::StrCat("\"", field, "\" must be at most ", max, ", got ", big));
   }
   int64_t number = 0;
   if (value.get_int64().get(number) != simdjson::SUCCESS) {
@@ -47,6 +50,10 @@ absl::Status ReadCount(simdjson::dom::object object, const char* field, std::str
   if (number < 0) {
     return LineError(name, line,
                      absl::StrCat("\"", field, "\" must not be negative, got ", number));
+  }
+  if (number > max) {
+    return LineError(name, line,
+                     absl::StrCat("\"", field, "\" must be at most ", max, ", got ", number));
   }
   *out = number;
   return absl::OkStatus();
@@ -73,15 +80,20 @@ absl::StatusOr<TraceRecord> ParseLine(simdjson::dom::parser& parser, const char*
   if (timestamp.get_double().get(record.timestamp_ms) != simdjson::SUCCESS) {
     return LineError(name, line, "\"timestamp\" must be a number (milliseconds)");
   }
-  if (!std::isfinite(record.timestamp_ms) || record.timestamp_ms < 0) {
-    return LineError(name, line, "\"timestamp\" must not be negative");
+  if (record.timestamp_ms < 0) return LineError(name, line, "\"timestamp\" must not be negative");
+  if (!(record.timestamp_ms <= kMaxTraceTimestampMs)) {  // also NaN
+    return LineError(name, line,
+                     absl::StrCat("\"timestamp\" must be at most ", kMaxTraceTimestampMs,
+                                  " ms (about 3 years), got ", record.timestamp_ms));
   }
-  if (absl::Status s = ReadCount(object, "input_length", name, line, &record.input_length);
+  if (absl::Status s =
+          ReadCount(object, "input_length", kMaxTraceInputTokens, name, line, &record.input_length);
       !s.ok()) {
     return s;
   }
   if (record.input_length < 1) return LineError(name, line, "\"input_length\" must be at least 1");
-  if (absl::Status s = ReadCount(object, "output_length", name, line, &record.output_length);
+  if (absl::Status s = ReadCount(object, "output_length", kMaxTraceOutputTokens, name, line,
+                                 &record.output_length);
       !s.ok()) {
     return s;
   }
@@ -153,13 +165,9 @@ absl::StatusOr<std::vector<TraceRecord>> ParseMooncakeTrace(std::string_view tex
 }
 
 absl::StatusOr<std::vector<TraceRecord>> ReadMooncakeTrace(const std::string& path) {
-  simdjson::padded_string text;
-  if (const auto error = simdjson::padded_string::load(path).get(text);
-      error != simdjson::SUCCESS) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read trace file ", path, ": ", simdjson::error_message(error)));
-  }
-  return ParsePadded(text, path);
+  absl::StatusOr<std::string> text = ReadFileText(path, "trace file");
+  if (!text.ok()) return text.status();
+  return ParsePadded(simdjson::padded_string(text->data(), text->size()), path);
 }
 
 void AppendTraceBlock(uint64_t seed, int64_t hash_id, int64_t tokens, std::string* out) {
@@ -252,6 +260,16 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeTraceWorkload(const WorkloadOption
   if (!records.ok()) return records.status();
   if (records->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": the trace has no requests"));
+  }
+  // Timestamps are bounded by the reader; a slow replay can still push them out of range.
+  for (const TraceRecord& record : *records) {
+    const double arrival_s = record.timestamp_ms / 1000.0 / options.trace_speed + options.jitter_s;
+    if (!(arrival_s <= kMaxArrivalSeconds)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", record.line, ": timestamp ", record.timestamp_ms, " ms replayed at speed ",
+          options.trace_speed, " arrives ", arrival_s, " s into the run, beyond the ",
+          kMaxArrivalSeconds, " s (about 3 years) a run may span"));
+    }
   }
   return std::make_unique<TraceWorkload>(options, *std::move(records), seed);
 }

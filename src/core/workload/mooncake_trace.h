@@ -31,6 +31,19 @@ namespace warmroute::workload {
 
 inline constexpr int64_t kMooncakeBlockTokens = 512;
 
+// Bounds on one trace line. A replayed prompt is built in memory (about 4.4 bytes per token) and
+// the simulator's engine model and gateway accounting add token counts in int64, so an absurd
+// length must be refused at the line that holds it rather than exhaust memory or overflow:
+//   - input_length <= 10,000,000 tokens: the longest context window any model advertises today
+//     (Llama 4 Scout, 10M); such a prompt is about 45 MB of text;
+//   - output_length <= 1,000,000 tokens: about 8x the longest output current models allow
+//     (128k), and the simulator decodes it one token per step;
+//   - timestamp <= kMaxArrivalSeconds (workload.h) in milliseconds, about 3 years: beyond that
+//     the arrival cannot be held as a Duration (int64 nanoseconds) with room to spare.
+inline constexpr int64_t kMaxTraceInputTokens = 10'000'000;
+inline constexpr int64_t kMaxTraceOutputTokens = 1'000'000;
+inline constexpr double kMaxTraceTimestampMs = kMaxArrivalSeconds * 1000;
+
 struct TraceRecord {
   double timestamp_ms = 0;
   int64_t input_length = 0;       // tokens, >= 1
@@ -41,13 +54,15 @@ struct TraceRecord {
 
 // Parses a whole trace. Errors are InvalidArgument "NAME:LINE: problem" (LINE 1-based): invalid
 // JSON, not an object, a missing field, a wrong type (non-integer lengths or ids), a negative
-// number, input_length < 1, or a hash_ids length other than ceil(input_length / 512).
+// number, input_length < 1, a length or timestamp beyond the bounds above (the message gives the
+// value and the bound), or a hash_ids length other than ceil(input_length / 512).
 // Timestamps need not be monotonic: records keep the file's order.
 absl::StatusOr<std::vector<TraceRecord>> ParseMooncakeTrace(std::string_view text,
                                                             std::string_view name);
 
-// Reads and parses the file at `path` (errors name it; an unreadable file is NotFound or
-// InvalidArgument naming the path).
+// Reads and parses the file at `path` to its end (so /proc files and pipes work too). A file that
+// cannot be read is NotFound (no such file) or InvalidArgument (a directory, no permission, ...)
+// naming the path and the reason.
 absl::StatusOr<std::vector<TraceRecord>> ReadMooncakeTrace(const std::string& path);
 
 // Appends the first `tokens` tokens (1..512) of block `hash_id`'s text for `seed` to `out`:
@@ -104,7 +119,8 @@ class TraceWorkload final : public Workload {
   size_t peak_cached_bytes_ = 0;
 };
 
-// Reads the trace at `path` and builds its workload.
+// Reads the trace at `path` and builds its workload. InvalidArgument "PATH:LINE: ..." also when a
+// record's arrival (timestamp / options.trace_speed + jitter) lies beyond kMaxArrivalSeconds.
 absl::StatusOr<std::unique_ptr<Workload>> MakeTraceWorkload(const WorkloadOptions& options,
                                                             const std::string& path, uint64_t seed);
 

@@ -75,6 +75,25 @@ TEST(MooncakeTraceTest, ParseErrorsNameFileLineAndProblem) {
        "\"hash_ids\" has 1 ids but input_length 513 needs ceil(513/512) = 2"},
       {R"({"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [0, 1]})",
        "has 2 ids but input_length 10 needs ceil(10/512) = 1"},
+      // Bounds: each would exhaust memory or overflow int64 further on (kMaxTrace*).
+      {R"({"timestamp": 0, "input_length": 9223372036854775807, "output_length": 5, )"
+       R"("hash_ids": [1]})",
+       "\"input_length\" must be at most 10000000, got 9223372036854775807"},
+      {R"({"timestamp": 0, "input_length": 10000001, "output_length": 5, "hash_ids": [1]})",
+       "\"input_length\" must be at most 10000000, got 10000001"},
+      {R"({"timestamp": 0, "input_length": 18446744073709551615, "output_length": 5, )"
+       R"("hash_ids": [1]})",
+       "\"input_length\" must be at most 10000000, got 18446744073709551615"},
+      {R"({"timestamp": 0, "input_length": 100, "output_length": 9223372036854775807, )"
+       R"("hash_ids": [1]})",
+       "\"output_length\" must be at most 1000000, got 9223372036854775807"},
+      {R"({"timestamp": 1e300, "input_length": 100, "output_length": 5, "hash_ids": [1]})",
+       "\"timestamp\" must be at most 1e+11 ms (about 3 years), got 1e+300"},
+      {R"({"timestamp": 1e16, "input_length": 100, "output_length": 5, "hash_ids": [1]})",
+       "\"timestamp\" must be at most 1e+11 ms"},
+      {R"({"timestamp": 18446744073709551615, "input_length": 100, "output_length": 5, )"
+       R"("hash_ids": [1]})",
+       "\"timestamp\" must be at most 1e+11 ms"},
   };
   for (const BadLine& c : cases) {
     SCOPED_TRACE(c.line);
@@ -95,9 +114,48 @@ TEST(MooncakeTraceTest, UnreadableFileNamesThePath) {
   auto records = ReadMooncakeTrace("/nonexistent/dir/t.jsonl");
   ASSERT_FALSE(records.ok());
   EXPECT_NE(records.status().message().find("/nonexistent/dir/t.jsonl"), std::string::npos);
+  EXPECT_EQ(records.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(records.status().message().find("No such file or directory"), std::string::npos)
+      << records.status().message();
   const std::string empty = WriteFile("empty.jsonl", "\n");
   auto workload = MakeTraceWorkload(AllOf(empty), empty, 1);
   EXPECT_NE(workload.status().message().find("no requests"), std::string::npos);
+}
+
+TEST(MooncakeTraceTest, UnreadableFileSaysWhy) {
+  auto directory = ReadMooncakeTrace(::testing::TempDir());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(directory.status().message().find("Is a directory"), std::string::npos)
+      << directory.status().message();
+}
+
+TEST(MooncakeTraceTest, ReadsFilesWhoseSizeIsUnknownToTheirEnd) {
+  // /proc files report size 0: the reader must read them to the end, and so find line 1 is not
+  // a trace record rather than an empty trace.
+  auto records = ReadMooncakeTrace("/proc/self/status");
+  ASSERT_FALSE(records.ok());
+  EXPECT_NE(records.status().message().find("/proc/self/status:1: invalid JSON"), std::string::npos)
+      << records.status().message();
+}
+
+TEST(MooncakeTraceTest, RefusesArrivalsBeyondTheRepresentableSpan) {
+  const std::string path =
+      WriteFile("late.jsonl",
+                R"({"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]})"
+                "\n"
+                R"({"timestamp": 5000, "input_length": 10, "output_length": 1, "hash_ids": [2]})"
+                "\n");
+  WorkloadOptions options = AllOf(path);
+  options.trace_speed = 1e-300;  // 5 s of trace would arrive 5e300 s into the run
+  auto slow = MakeTraceWorkload(options, path, 1);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(slow.status().message().find(path + ":2: timestamp 5000 ms replayed at speed 1e-300"),
+            std::string::npos)
+      << slow.status().message();
+  options.trace_speed = 1e-6;  // 5e6 s: still representable
+  EXPECT_TRUE(MakeTraceWorkload(options, path, 1).ok());
 }
 
 TEST(MooncakeTraceTest, ParsesRecordsAndIgnoresUnknownFields) {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status.h"
 #include "core/workload/generators.h"
 #include "core/workload/mooncake_trace.h"
 #include "core/workload/workload_params.h"
@@ -20,24 +21,34 @@ constexpr std::string_view kTracePrefix = "trace:";
 
 absl::Status ValidateOptions(const WorkloadOptions& options, bool trace) {
   if (options.num_requests < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_requests must not be negative, got ", options.num_requests));
+    return InvalidParam("num_requests", absl::StrCat("num_requests must not be negative, got ",
+                                                     options.num_requests));
   }
   if (!trace && !(options.rate_per_s > 0 && std::isfinite(options.rate_per_s))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rate_per_s must be a positive number, got ", options.rate_per_s));
+    return InvalidParam("rate_per_s", absl::StrCat("rate_per_s must be a positive number, got ",
+                                                   options.rate_per_s));
+  }
+  // The expected span of the arrivals; kMaxArrivalSeconds (workload.h) keeps it representable.
+  if (!trace &&
+      static_cast<double>(options.num_requests) / options.rate_per_s > kMaxArrivalSeconds) {
+    return InvalidParam(
+        "rate_per_s",
+        absl::StrCat("rate_per_s ", options.rate_per_s, " is too low: ", options.num_requests,
+                     " requests would arrive over ",
+                     static_cast<double>(options.num_requests) / options.rate_per_s,
+                     " s, beyond the ", kMaxArrivalSeconds, " s (about 3 years) a run may span"));
   }
   if (trace && !(options.trace_speed > 0 && std::isfinite(options.trace_speed))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trace_speed must be a positive number, got ", options.trace_speed));
+    return InvalidParam("trace_speed", absl::StrCat("trace_speed must be a positive number, got ",
+                                                    options.trace_speed));
   }
-  if (trace && !(options.jitter_s >= 0 && std::isfinite(options.jitter_s))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("jitter_s must not be negative, got ", options.jitter_s));
+  if (trace && !(options.jitter_s >= 0 && options.jitter_s <= kMaxArrivalSeconds)) {
+    return InvalidParam("jitter_s", absl::StrCat("jitter_s must be in [0, ", kMaxArrivalSeconds,
+                                                 "], got ", options.jitter_s));
   }
   if (options.num_tenants < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_tenants must be at least 1, got ", options.num_tenants));
+    return InvalidParam("num_tenants",
+                        absl::StrCat("num_tenants must be at least 1, got ", options.num_tenants));
   }
   return absl::OkStatus();
 }

@@ -33,6 +33,14 @@
 
 namespace warmroute::workload {
 
+// The latest arrival a workload may produce, in seconds from the start of the run: 1e8 s, about
+// 3.2 years, far beyond any benchmark or simulation. Arrivals are Durations (int64 nanoseconds,
+// which overflow at 2^63 ns, about 292 years); keeping the expected span of a run 92 times below
+// that means neither a trace timestamp nor a Poisson draw (whose chance of exceeding its mean by
+// 92x is e^-92) can overflow. Traces whose timestamps lie beyond it, and Poisson workloads whose
+// num_requests / rate_per_s exceeds it, are refused.
+inline constexpr double kMaxArrivalSeconds = 1e8;
+
 struct WorkloadRequest {
   uint64_t id = 0;      // unique in the run, from 0
   Duration arrival{0};  // offset from the start of the run
@@ -96,7 +104,10 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& op
                                                        uint64_t seed);
 
 // The checks MakeWorkload makes on `options` (name, common options and params), without building
-// the workload or reading a trace file: for a command line to reject bad flags up front.
+// the workload or reading a trace file: for a command line to reject bad flags up front. Besides
+// the ranges of each option, a Poisson workload's num_requests / rate_per_s must be at most
+// kMaxArrivalSeconds. Errors carry the offending option as their ParamOf ("num_requests",
+// "rate_per_s", "trace_speed", "jitter_s", "num_tenants") or the params key.
 absl::Status ValidateWorkloadOptions(const WorkloadOptions& options);
 
 // Requests each Poisson arrival brings: turns per session (multi-turn) or steps per trajectory

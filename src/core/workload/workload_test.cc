@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "core/request/tokenizer.h"
 #include "core/workload/test_driver.h"
 #include "gtest/gtest.h"
@@ -147,6 +148,22 @@ TEST(WorkloadTest, RejectsUnknownNamesAndBadOptions) {
   options.jitter_s = -1;
   EXPECT_NE(MakeWorkload(options, 1).status().message().find("jitter_s"), std::string::npos);
   EXPECT_EQ(MakeWorkload(Options("trace:"), 1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WorkloadTest, RefusesARateWhoseArrivalsCannotBeRepresented) {
+  // 60 requests at 1e-12 req/s would arrive over 6e13 s: Durations (int64 ns) overflow.
+  WorkloadOptions options = Options("unique");
+  options.rate_per_s = 1e-12;
+  const absl::Status slow = ValidateWorkloadOptions(options);
+  EXPECT_EQ(slow.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParamOf(slow), "rate_per_s");
+  EXPECT_NE(slow.message().find("too low"), std::string::npos) << slow.message();
+  options.rate_per_s = 60 / kMaxArrivalSeconds;  // exactly the longest span allowed
+  EXPECT_TRUE(ValidateWorkloadOptions(options).ok());
+  // Every option error names the option it is about.
+  options = Options("unique");
+  options.num_tenants = 0;
+  EXPECT_EQ(ParamOf(ValidateWorkloadOptions(options)), "num_tenants");
 }
 
 TEST(WorkloadTest, BuildsATraceWorkloadByName) {

@@ -76,13 +76,10 @@ Decision ConsistentHashPolicy::Route(const RoutingRequest& request, RoutingConte
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeConsistentHashPolicy(ParamReader& params) {
   ConsistentHashOptions options;
-  options.prefix_blocks = static_cast<int>(params.Get("prefix_blocks", options.prefix_blocks));
+  options.prefix_blocks = params.GetInt("prefix_blocks", options.prefix_blocks, 1, kMaxParamBlocks);
   options.balance_factor = params.Get("balance_factor", options.balance_factor);
-  options.virtual_nodes = static_cast<int>(params.Get("virtual_nodes", options.virtual_nodes));
-  params.Require(options.prefix_blocks >= 1, "prefix_blocks", "must be at least 1");
+  options.virtual_nodes = params.GetInt("virtual_nodes", options.virtual_nodes, 1, 10000);
   params.Require(options.balance_factor >= 1, "balance_factor", "must be at least 1");
-  params.Require(options.virtual_nodes >= 1 && options.virtual_nodes <= 10000, "virtual_nodes",
-                 "must be in [1, 10000]");
   absl::Status status = params.status();
   if (!status.ok()) return status;
   return std::make_unique<ConsistentHashPolicy>(options);

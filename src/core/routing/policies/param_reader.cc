@@ -1,5 +1,7 @@
 #include "core/routing/policies/param_reader.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -11,7 +13,18 @@ ParamReader::ParamReader(std::string_view policy, const PolicyParams& params)
 double ParamReader::Get(std::string_view key, double default_value) {
   known_.emplace(key);
   auto it = params_.find(key);
-  return it == params_.end() ? default_value : it->second;
+  if (it == params_.end()) return default_value;
+  Require(std::isfinite(it->second), key, "must be a finite number");
+  return it->second;
+}
+
+int ParamReader::GetInt(std::string_view key, int default_value, int min, int max) {
+  const double value = Get(key, default_value);
+  if (!(value == std::floor(value) && value >= min && value <= max)) {
+    Require(false, key, absl::StrCat("must be a whole number in [", min, ", ", max, "]"));
+    return default_value;
+  }
+  return static_cast<int>(value);
 }
 
 void ParamReader::Require(bool ok, std::string_view key, std::string_view what) {

@@ -235,7 +235,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeWarmroutePolicy(ParamReader& params) {
   WarmrouteOptions o;
-  o.home_blocks = static_cast<int>(params.Get("home_blocks", o.home_blocks));
+  o.home_blocks = params.GetInt("home_blocks", o.home_blocks, 1, kMaxParamBlocks);
   o.slack_s = params.Get("slack_s", o.slack_s);
   o.slack_fraction = params.Get("slack_fraction", o.slack_fraction);
   o.balance_factor = params.Get("balance_factor", o.balance_factor);
@@ -243,15 +243,14 @@ absl::StatusOr<std::unique_ptr<Policy>> MakeWarmroutePolicy(ParamReader& params)
   o.work_weight = params.Get("work_weight", o.work_weight);
   o.beyond_key_fraction = params.Get("beyond_key_fraction", o.beyond_key_fraction);
   o.useful_match_blocks =
-      static_cast<int>(params.Get("useful_match_blocks", o.useful_match_blocks));
+      params.GetInt("useful_match_blocks", o.useful_match_blocks, 0, kMaxParamBlocks);
   o.useful_match_fraction = params.Get("useful_match_fraction", o.useful_match_fraction);
-  o.max_homes = static_cast<int>(params.Get("max_homes", o.max_homes));
+  o.max_homes = params.GetInt("max_homes", o.max_homes, 1, kMaxParamHomes);
   o.home_slack_s = params.Get("home_slack_s", o.home_slack_s);
   o.step_tokens = params.Get("step_tokens", o.step_tokens);
   o.step_overhead_tokens = params.Get("step_overhead_tokens", o.step_overhead_tokens);
   o.decode_context_weight = params.Get("decode_context_weight", o.decode_context_weight);
   o.decode_seq_weight = params.Get("decode_seq_weight", o.decode_seq_weight);
-  params.Require(o.home_blocks >= 1, "home_blocks", "must be at least 1");
   params.Require(o.slack_s >= 0, "slack_s", "must be non-negative");
   params.Require(o.slack_fraction >= 0, "slack_fraction", "must be non-negative");
   params.Require(o.balance_factor == 0 || o.balance_factor >= 1, "balance_factor",
@@ -260,10 +259,8 @@ absl::StatusOr<std::unique_ptr<Policy>> MakeWarmroutePolicy(ParamReader& params)
   params.Require(o.work_weight >= 0, "work_weight", "must be non-negative");
   params.Require(o.beyond_key_fraction >= 0 && o.beyond_key_fraction <= 1, "beyond_key_fraction",
                  "must be in [0, 1]");
-  params.Require(o.useful_match_blocks >= 0, "useful_match_blocks", "must be non-negative");
   params.Require(o.useful_match_fraction >= 0 && o.useful_match_fraction <= 1,
                  "useful_match_fraction", "must be in [0, 1]");
-  params.Require(o.max_homes >= 1, "max_homes", "must be at least 1");
   params.Require(o.step_tokens >= 1, "step_tokens", "must be at least 1");
   params.Require(o.step_overhead_tokens >= 0, "step_overhead_tokens", "must be non-negative");
   params.Require(o.decode_context_weight >= 0, "decode_context_weight", "must be non-negative");
