@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "net/openai_error.h"
 #include "net/usage_tap.h"
+#include "router/engine_answer.h"
 #include "router/forwarding.h"
 
 namespace warmroute::router {
@@ -418,6 +419,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   const std::string_view unsalted_body =
       edited_body ? std::string_view(*edited_body) : request.body;
   absl::Status last_error = absl::OkStatus();
+  int last_error_http = 0;  // the HTTP status of last_error when not its code's (502)
   std::optional<net::UpstreamResponseHead> failed_head;  // the last 5xx, relayed if all fail
   std::string failed_body;
   for (;;) {
@@ -429,12 +431,15 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
         .method = "POST", .target = request.target, .headers = &request.headers, .body = body};
     absl::StatusOr<std::unique_ptr<net::UpstreamExchange>> started =
         co_await net::UpstreamExchange::Start(pool, upstream, settings->timeouts);
-    if (started.ok() && (*started)->head().status < 500) {
+    const HeadVerdict verdict =
+        started.ok() ? JudgeStatus((*started)->head().status) : HeadVerdict::kFailed;
+    if (started.ok() && verdict == HeadVerdict::kRelay) {
       backends.OnUpstreamResult(call.target->id, true);
       exchange = std::move(*started);
       break;
     }
     backends.OnUpstreamResult(call.target->id, false);
+    last_error_http = 0;
     if (!started.ok()) {
       last_error = started.status();
       failed_head.reset();
@@ -442,6 +447,12 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
           !net::ConnectFailed(last_error)) {
         break;  // the engine may be working on it: not retried
       }
+    } else if (verdict == HeadVerdict::kInvalid) {
+      // Nothing a client may be given (its connection is closed with the exchange).
+      failed_head.reset();
+      last_error = absl::UnavailableError(
+          InvalidStatusMessage(call.target->name, (*started)->head().status));
+      last_error_http = 502;
     } else {
       failed_head = (*started)->head();
       absl::StatusOr<std::string> error_body = co_await (*started)->ReadAll(kErrorBodyLimit);
@@ -482,8 +493,12 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
             ? last_error
             : absl::UnavailableError(absl::StrCat("no backend could take the request: ",
                                                   std::string(last_error.message())));
-    call.status = net::HttpStatusOf(status.code());
-    co_await writer.ReplyError(status);
+    net::HttpError error =
+        last_error_http != 0 ? net::ToHttpError(status, last_error_http) : net::ToHttpError(status);
+    call.status = error.status;
+    net::ResponseHead head;
+    head.status = error.status;
+    co_await writer.Reply(std::move(head), std::move(error.body));
     co_return;
   }
 

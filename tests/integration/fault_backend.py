@@ -12,6 +12,8 @@ Modes (of POST /v1/chat/completions and /v1/completions):
   stream_hang  200 text/event-stream, `events` chunks, then silence; records the client's close
   stream_slow  200 text/event-stream, one chunk every `interval` s until the client closes;
                records when it closed
+  any name in RAW_RESPONSES  sends those exact bytes, then closes the connection (malformed or
+               unusual answers: an invalid status, a body cut short, ...)
 
 close_listener() stops listening, so later connects are refused (nothing listens on the port).
 
@@ -161,6 +163,10 @@ class FaultBackend:
         if mode == "reset":
             _reset(conn)
             return False
+        if mode in RAW_RESPONSES:
+            conn.sendall(RAW_RESPONSES[mode])
+            time.sleep(0.05)  # the bytes reach the gateway before the close
+            return False
         if mode == "hang":
             self._wait_for_close(conn, deadline=None)
             return False
@@ -282,3 +288,12 @@ def _reset(conn):
     """Closes with an RST (SO_LINGER 0) instead of a FIN."""
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     conn.close()
+
+
+# Modes that answer with fixed bytes and then close the connection.
+RAW_RESPONSES = {
+    "status_999": b"HTTP/1.1 999 Weird\r\nContent-Length: 2\r\n\r\nhi",
+    "status_600": b"HTTP/1.1 600 Weird\r\nContent-Length: 2\r\n\r\nhi",
+    "switch_101": (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n"
+                   b"\r\ngarbage"),
+}

@@ -461,6 +461,36 @@ class RetryTest(unittest.TestCase):
             for f in faults:
                 f.stop()
 
+    def test_invalid_final_status_is_retried_else_answered_502(self):
+        # 999 and 600 are no HTTP status, and the gateway never asks an engine to upgrade: none
+        # is relayed. The backend also serves a model of its own, so that a request for it has no
+        # alternate to go to.
+        for mode, code in (("status_999", 999), ("status_600", 600), ("switch_101", 101)):
+            with self.subTest(mode=mode), FaultBackend(mode) as bad:
+                config = base_config(
+                    [fault_entry("bad", bad, models=[MODEL, "bad-only"]),
+                     replica_backend(0, models=[MODEL])],
+                    policy={"name": "round_robin"}, health=no_ejection(), retries=2)
+                with GatewayProcess(config) as gw:
+                    for i in range(4):
+                        status, headers, data = gw.post("/v1/chat/completions",
+                                                        chat(f"Invalid {i}", stream=i % 2 == 1))
+                        self.assertEqual(status, 200, data)
+                        self.assertEqual(headers["x-warmroute-backend"], "r0")
+                    self.assertGreaterEqual(metric_sum(gw.metrics_text(),
+                                                       "warmroute_retries_total", backend="bad"), 1)
+                    for stream in (False, True):
+                        status, headers, data = gw.post(
+                            "/v1/chat/completions", chat("Nowhere else.", stream=stream,
+                                                         model="bad-only"))
+                        self.assertEqual(status, 502, data)
+                        self.assertTrue(headers["content-type"].startswith("application/json"))
+                        err = error_of(self, data, "BadGatewayError")
+                        self.assertEqual(err["code"], 502)
+                        self.assertIn("backend bad", err["message"])
+                        self.assertIn(str(code), err["message"])
+                    self.assertTrue(gw.alive())
+
     def test_all_backends_unreachable_gives_503(self):
         for kind in ("refused", "reset"):
             with self.subTest(kind=kind):
