@@ -11,6 +11,10 @@ HeadVerdict JudgeStatus(int status) {
   return HeadVerdict::kInvalid;
 }
 
+bool IsEventStream(std::string_view content_type) {
+  return content_type.substr(0, 17) == "text/event-stream";
+}
+
 std::string InvalidStatusMessage(std::string_view backend, int status) {
   if (status == 101) {
     return absl::StrCat("backend ", AbslView(backend),

@@ -27,6 +27,9 @@ enum class HeadVerdict {
 
 HeadVerdict JudgeStatus(int status);
 
+// Whether a Content-Type is an SSE stream's (text/event-stream, parameters aside).
+bool IsEventStream(std::string_view content_type);
+
 // The error message for a kInvalid `status` from `backend`, e.g. "backend r0 answered with the
 // invalid HTTP status 999".
 std::string InvalidStatusMessage(std::string_view backend, int status);

@@ -296,4 +296,10 @@ RAW_RESPONSES = {
     "status_600": b"HTTP/1.1 600 Weird\r\nContent-Length: 2\r\n\r\nhi",
     "switch_101": (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n"
                    b"\r\ngarbage"),
+    # A non-streaming body that breaks off: shorter than its Content-Length, or chunked without
+    # its last chunk.
+    "cl_short": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n"
+                 b'\r\n{"id":"chatcmpl-cut","object":"chat.completion","choices":['),
+    "chunked_trunc": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n" + _chunk(b'{"id":"chatcmpl-cut",')),
 }

@@ -461,35 +461,59 @@ class RetryTest(unittest.TestCase):
             for f in faults:
                 f.stop()
 
+    def gateway_before_bad_and_r0(self, bad):
+        """A gateway round-robin over `bad` and r0, retries 2. `bad` also serves the model
+        "bad-only", so that a request for it has no alternate to go to."""
+        return GatewayProcess(base_config(
+            [fault_entry("bad", bad, models=[MODEL, "bad-only"]),
+             replica_backend(0, models=[MODEL])],
+            policy={"name": "round_robin"}, health=no_ejection(), retries=2))
+
+    def assert_all_served_by_r0(self, gw, bodies):
+        """Each of `bodies` gets 200 from r0, some after a retry away from `bad`."""
+        for body in bodies:
+            status, headers, data = gw.post("/v1/chat/completions", body)
+            self.assertEqual(status, 200, data)
+            self.assertEqual(headers["x-warmroute-backend"], "r0")
+            if not body.get("stream"):
+                self.assertEqual(json.loads(data)["object"], "chat.completion")
+        self.assertGreaterEqual(
+            metric_sum(gw.metrics_text(), "warmroute_retries_total", backend="bad"), 1)
+
     def test_invalid_final_status_is_retried_else_answered_502(self):
         # 999 and 600 are no HTTP status, and the gateway never asks an engine to upgrade: none
-        # is relayed. The backend also serves a model of its own, so that a request for it has no
-        # alternate to go to.
+        # is relayed.
         for mode, code in (("status_999", 999), ("status_600", 600), ("switch_101", 101)):
-            with self.subTest(mode=mode), FaultBackend(mode) as bad:
-                config = base_config(
-                    [fault_entry("bad", bad, models=[MODEL, "bad-only"]),
-                     replica_backend(0, models=[MODEL])],
-                    policy={"name": "round_robin"}, health=no_ejection(), retries=2)
-                with GatewayProcess(config) as gw:
-                    for i in range(4):
-                        status, headers, data = gw.post("/v1/chat/completions",
-                                                        chat(f"Invalid {i}", stream=i % 2 == 1))
-                        self.assertEqual(status, 200, data)
-                        self.assertEqual(headers["x-warmroute-backend"], "r0")
-                    self.assertGreaterEqual(metric_sum(gw.metrics_text(),
-                                                       "warmroute_retries_total", backend="bad"), 1)
-                    for stream in (False, True):
-                        status, headers, data = gw.post(
-                            "/v1/chat/completions", chat("Nowhere else.", stream=stream,
-                                                         model="bad-only"))
-                        self.assertEqual(status, 502, data)
-                        self.assertTrue(headers["content-type"].startswith("application/json"))
-                        err = error_of(self, data, "BadGatewayError")
-                        self.assertEqual(err["code"], 502)
-                        self.assertIn("backend bad", err["message"])
-                        self.assertIn(str(code), err["message"])
-                    self.assertTrue(gw.alive())
+            with self.subTest(mode=mode), FaultBackend(mode) as bad, \
+                    self.gateway_before_bad_and_r0(bad) as gw:
+                self.assert_all_served_by_r0(
+                    gw, [chat(f"Invalid {i}", stream=i % 2 == 1) for i in range(4)])
+                for stream in (False, True):
+                    status, headers, data = gw.post(
+                        "/v1/chat/completions", chat("Nowhere else.", stream=stream,
+                                                     model="bad-only"))
+                    self.assertEqual(status, 502, data)
+                    self.assertTrue(headers["content-type"].startswith("application/json"))
+                    err = error_of(self, data, "BadGatewayError")
+                    self.assertEqual(err["code"], 502)
+                    self.assertIn("backend bad", err["message"])
+                    self.assertIn(str(code), err["message"])
+                self.assertTrue(gw.alive())
+
+    def test_non_streaming_body_that_breaks_off_is_retried(self):
+        # Nothing reached the client yet: the request goes to the next alternate.
+        for mode in ("cl_short", "chunked_trunc"):
+            with self.subTest(mode=mode), FaultBackend(mode) as bad, \
+                    self.gateway_before_bad_and_r0(bad) as gw:
+                self.assert_all_served_by_r0(gw, [chat(f"Cut short {i}") for i in range(4)])
+                # With no alternate: 503 naming the backend.
+                posts = bad.posts
+                status, _, data = gw.post("/v1/chat/completions",
+                                          chat("Nowhere else.", model="bad-only"))
+                self.assertEqual(status, 503, data)
+                err = error_of(self, data, "ServiceUnavailableError")
+                self.assertIn("backend bad broke off", err["message"])
+                self.assertEqual(bad.posts, posts + 1)
 
     def test_all_backends_unreachable_gives_503(self):
         for kind in ("refused", "reset"):
