@@ -148,6 +148,15 @@ class Recorder {
   const net::HttpRequest& request_;
 };
 
+// The head of an SSE stream to relay. Every member given: the default Content-Type would be a
+// string built only to be replaced.
+net::ResponseHead StreamHead(net::UpstreamExchange& exchange) {
+  net::UpstreamResponseHead upstream = exchange.TakeHead();
+  return net::ResponseHead{.status = upstream.status,
+                           .content_type = std::move(upstream.content_type),
+                           .headers = std::move(upstream.headers)};
+}
+
 // The SSE event that ends a stream whose upstream failed: an OpenAI-style error object.
 std::string StreamErrorEvent(const absl::Status& status) {
   const net::HttpError error = net::ToHttpError(status);
@@ -443,7 +452,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   if (!attempt.exchange) {
     guard.Failed();
     call.error = std::string(attempt.error.message());
-    if (attempt.reply) {  // the engine's own 5xx
+    if (attempt.reply) {  // the engine's own 5xx (engine_answer.h: its body maybe wrapped)
       call.status = attempt.reply->status;
       co_await writer.Reply(std::move(*attempt.reply), std::move(attempt.body));
       co_return;
@@ -465,11 +474,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   }
 
   const std::unique_ptr<net::UpstreamExchange> exchange = std::move(attempt.exchange);
-  net::UpstreamResponseHead upstream_head = exchange->TakeHead();
-  // Every member given: the default Content-Type would be a string built only to be replaced.
-  net::ResponseHead head{.status = upstream_head.status,
-                         .content_type = std::move(upstream_head.content_type),
-                         .headers = std::move(upstream_head.headers)};
+  net::ResponseHead head = attempt.stream ? StreamHead(*exchange) : std::move(*attempt.reply);
   if (settings->response_headers) {
     head.headers.emplace_back("x-warmroute-backend", call.target->name);
     head.headers.emplace_back("x-warmroute-reason", std::string(routing::ReasonName(call.reason)));

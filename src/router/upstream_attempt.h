@@ -7,15 +7,18 @@
 //     before a response head
 //   no response head within first_byte            failed, not retried (it may be working on it)
 //   a head with an invalid status (101, 600+)     failed, retried; 502 if it is the last attempt
-//   a 5xx head                                    failed, retried; its response relayed if it is
-//                                                 the last attempt
+//   a 5xx head                                    failed, retried; its response (the body shaped
+//                                                 by engine_answer.h) relayed if it is the last
 //   200 text/event-stream                         relayed: the exchange, its body still to read
-//   any other head: its body is read whole        relayed: the whole response
+//   any other head: its body is read whole        relayed: the whole response, a 4xx's body
+//                                                 shaped by engine_answer.h
 //     ... the body breaks off (reset, early close,  failed, retried
 //         bad chunk)
 //     ... no body bytes for idle_stream            failed, not retried (it may be working on it)
 //     ... more than max_response_bytes             failed, not retried (another backend would
 //                                                 send as much): 502
+// An error body (4xx, 5xx) is read up to max_error_bytes (what is past that is left unread) and
+// an event-stream error body not at all: an engine may keep one open for ever.
 //
 // Thread-safety: a coroutine on the pool's thread.
 #pragma once
@@ -32,20 +35,20 @@
 namespace warmroute::router {
 
 struct Attempt {
-  // Set when this backend's answer goes to the client: with `stream`, an SSE body still to relay;
-  // else the whole body has been read into `body`.
+  // Set when this backend's answer goes to the client: with `stream`, an SSE body still to relay
+  // (its head too); else the response is `reply` and `body`, read whole.
   std::unique_ptr<net::UpstreamExchange> exchange;
   bool stream = false;
+  std::optional<net::ResponseHead> reply;
   std::string body;
   // For Backends::OnUpstreamResult (passive health): false for a failure of the backend.
   bool backend_ok = false;
   // When `exchange` is null: why the attempt failed, whether another backend may be tried, and
-  // what the client gets when no other one is: `reply` with `body` (the engine's own 5xx), else
-  // an OpenAI error of `error` with HTTP status `error_http` (0: the status code's own).
+  // what the client gets when no other one is: `reply` with `body` when set (the engine's 5xx),
+  // else an OpenAI error of `error` with HTTP status `error_http` (0: the status code's own).
   absl::Status error;
   int error_http = 0;
   bool retry = false;
-  std::optional<net::ResponseHead> reply;
 };
 
 struct AttemptLimits {

@@ -12,8 +12,10 @@ Modes (of POST /v1/chat/completions and /v1/completions):
   stream_hang  200 text/event-stream, `events` chunks, then silence; records the client's close
   stream_slow  200 text/event-stream, one chunk every `interval` s until the client closes;
                records when it closed
+  error500_stream  500 text/event-stream, one event, then silence; records the client's close
   any name in RAW_RESPONSES  sends those exact bytes, then closes the connection (malformed or
-               unusual answers: an invalid status, a body cut short, ...)
+               unusual answers: an invalid status, a body cut short, an error that is no OpenAI
+               error, ...)
 
 close_listener() stops listening, so later connects are refused (nothing listens on the port).
 
@@ -170,6 +172,11 @@ class FaultBackend:
         if mode == "hang":
             self._wait_for_close(conn, deadline=None)
             return False
+        if mode == "error500_stream":
+            conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/event-stream\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n" + _chunk(b"data: x\n\n"))
+            self._wait_for_close(conn, deadline=None)
+            return False
         if mode in ("stream_die", "stream_hang", "stream_slow"):
             conn.sendall(_stream_head())
             for i in range(self.events):
@@ -302,4 +309,11 @@ RAW_RESPONSES = {
                  b'\r\n{"id":"chatcmpl-cut","object":"chat.completion","choices":['),
     "chunked_trunc": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                       b"Transfer-Encoding: chunked\r\n\r\n" + _chunk(b'{"id":"chatcmpl-cut",')),
+    # Errors whose bodies are no OpenAI error.
+    "error500_html": (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\n"
+                      b"Content-Length: 39\r\n\r\n<html><body><h1>oops</h1></body></html>"),
+    "error500_huge": (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                      b"Content-Length: 3000000\r\n\r\n" + b"x" * 3_000_000),
+    "error400_text": (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
+                      b"Content-Length: 7\r\n\r\nbad bad"),
 }

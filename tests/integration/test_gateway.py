@@ -515,6 +515,38 @@ class RetryTest(unittest.TestCase):
                 self.assertIn("backend bad broke off", err["message"])
                 self.assertEqual(bad.posts, posts + 1)
 
+    def test_engine_errors_that_are_no_openai_error_are_wrapped_into_one(self):
+        # (An engine's OpenAI error is relayed unchanged: test_engine_4xx_is_relayed_unchanged,
+        # test_at_most_two_retries_then_the_engines_5xx_is_relayed.)
+        cases = {  # mode: (status, type, what the message quotes)
+            "error500_html": (500, "InternalServerError", ": oops"),
+            "error500_huge": (500, "InternalServerError", ": " + "x" * 200 + "…"),
+            "error500_stream": (500, "InternalServerError", " with an event stream"),
+            "error400_text": (400, "BadRequestError", ": bad bad"),
+        }
+        faults = {mode: FaultBackend(mode, name=mode) for mode in cases}
+        try:
+            # Each backend serves a model named after its mode: no alternate to retry on.
+            config = base_config([fault_entry(m, f, models=[m]) for m, f in faults.items()],
+                                 health=no_ejection(), timeouts={"idle_stream_ms": 3000})
+            with GatewayProcess(config) as gw:
+                for mode, (code, error_type, quoted) in cases.items():
+                    for stream in (False, True):
+                        with self.subTest(mode=mode, stream=stream):
+                            start = time.monotonic()
+                            status, headers, data = gw.post(
+                                "/v1/chat/completions", chat("Fail.", stream=stream, model=mode))
+                            self.assertLess(time.monotonic() - start, 2)  # nothing waited for
+                            self.assertEqual(status, code, data[:300])
+                            self.assertEqual(headers["content-type"], "application/json")
+                            err = error_of(self, data, error_type)
+                            self.assertEqual(err["code"], code)
+                            self.assertEqual(err["message"],
+                                             f"backend {mode} answered {code}{quoted}")
+        finally:
+            for f in faults.values():
+                f.stop()
+
     def test_all_backends_unreachable_gives_503(self):
         for kind in ("refused", "reset"):
             with self.subTest(kind=kind):
