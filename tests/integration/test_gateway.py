@@ -916,8 +916,18 @@ class BadInputTest(unittest.TestCase):
         status, _, data = self.gw.request("GET", "/v2/nothing")
         self.assertEqual(status, 404, data)
         error_of(self, data)
-        status, _, data = self.gw.request("GET", "/v1/chat/completions")
-        self.assertEqual(status, 405, data)
+        for method, path, allow in (("GET", "/v1/chat/completions", "POST"),
+                                    ("PUT", "/v1/chat/completions", "POST"),
+                                    ("POST", "/v1/models", "GET, HEAD"),
+                                    ("DELETE", "/health", "GET, HEAD")):
+            with self.subTest(method=method, path=path):
+                status, headers, data = self.gw.request(method, path,
+                                                        b"{}" if method == "PUT" else None)
+                self.assertEqual(status, 405, data)
+                self.assertEqual(headers.get("allow"), allow)
+                err = error_of(self, data, "MethodNotAllowedError")  # the type and code of a 405
+                self.assertEqual(err["code"], 405)
+                self.assertIn(method, err["message"])
         self.assert_still_serves()
 
     def test_no_healthy_backend_gets_503(self):
