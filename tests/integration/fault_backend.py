@@ -35,9 +35,12 @@ import time
 
 
 class FaultBackend:
-    def __init__(self, mode="ok", model="tiny", events=2, interval=0.05, name="fault"):
+    def __init__(self, mode="ok", model="tiny", events=2, interval=0.05, name="fault",
+                 models_data=None):
         self.mode = mode
         self.model = model
+        # The "data" of GET /v1/models; None: [{"id": model, ...}].
+        self.models_data = models_data
         self.events = events
         self.interval = interval
         self.name = name
@@ -130,8 +133,10 @@ class FaultBackend:
                 self.probes += 1
             _send(conn, 200, "application/json", b'{"status":"ok"}')
         elif path == "/v1/models":
-            body = json.dumps({"object": "list", "data": [
-                {"id": self.model, "object": "model", "created": 0, "owned_by": self.name}]})
+            data = self.models_data
+            if data is None:
+                data = [{"id": self.model, "object": "model", "created": 0, "owned_by": self.name}]
+            body = json.dumps({"object": "list", "data": data})
             _send(conn, 200, "application/json", body.encode())
         elif path == "/metrics":
             _send(conn, 200, "text/plain; version=0.0.4", b"")

@@ -406,6 +406,21 @@ class RoutedTrafficTest(unittest.TestCase):
                 self.assertTrue(all(m["object"] == "model"
                                     for m in gw.get_json("/v1/models")["data"]))
 
+    def test_model_entries_without_a_usable_id_are_ignored(self):
+        # An empty id taken for a model would leave the backend serving only the model "", and
+        # every request naming a model would get 404.
+        data = [{"id": 5}, {"id": None}, {}, 7, {"id": ""}]
+        with FaultBackend("ok", models_data=data) as fault:
+            config = base_config([{"name": "f", "url": fault.url, "kind": "openai"}])
+            with GatewayProcess(config) as gw:
+                wait_until(lambda: "GET /v1/models" in gw.log() or
+                           gw.get_json("/v1/models")["data"], message="model discovery")
+                self.assertEqual(gw.get_json("/v1/models")["data"], [])
+                self.assertIn("ignored 5 entries without a non-empty string id", gw.log())
+                for model in (MODEL, "any-model"):
+                    status, _, data = gw.post("/v1/chat/completions", chat("Hi.", model=model))
+                    self.assertEqual(status, 200, data)
+
 
 # --- 3: retries ---------------------------------------------------------------------------------
 
