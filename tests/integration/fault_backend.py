@@ -321,4 +321,8 @@ RAW_RESPONSES = {
                       b"Content-Length: 3000000\r\n\r\n" + b"x" * 3_000_000),
     "error400_text": (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
                       b"Content-Length: 7\r\n\r\nbad bad"),
+    # A whole SSE event, then a chunk-size line that is no hex number, in one write.
+    "stream_bad_chunk": (_stream_head() + _chunk(b'data: {"choices":[{"index":0,"delta":'
+                                                 b'{"content":"a"}}]}\n\n') +
+                         b"ZZZ\r\nhello\r\n0\r\n\r\n"),
 }

@@ -607,6 +607,16 @@ class StreamFailureTest(unittest.TestCase):
                 status, _, _ = gw.post("/v1/chat/completions", chat("After."))
                 self.assertEqual(status, 200)
 
+    def test_events_before_a_malformed_chunk_are_relayed_then_the_error(self):
+        # The event and the bad chunk arrive in one read.
+        with FaultBackend("stream_bad_chunk") as bad:
+            config = base_config([fault_entry("bad", bad)], health=no_ejection())
+            with GatewayProcess(config) as gw:
+                resp = gw.stream("/v1/chat/completions", chat("Bad chunk.", stream=True))
+                self.assert_stream_error(resp, data_events=1)
+                self.assertEqual(resp.json_events()[0]["choices"][0]["delta"]["content"], "a")
+                self.assertIn("bad chunk", resp.json_events()[-1]["error"]["message"])
+
     def test_killed_engine_mid_stream_ends_with_an_sse_error(self):
         with EmulatorProcess(["--profile", "tiny", "--no-jitter"]) as engine:
             config = base_config([{"name": "e", "url": url_of(engine.replicas[0])}],
