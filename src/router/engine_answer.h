@@ -25,6 +25,10 @@
 // The excerpt (at most kExcerptBytes) is sanitized: HTML tags dropped, control characters and
 // runs of white space made one space, cut at a character boundary (… marks a cut).
 //
+// Usage:
+//   switch (JudgeStatus(head.status)) { ... }
+//   ShapeEngineError("r0", /*complete=*/true, reply_head, body);   // a 4xx or 5xx to relay
+//
 // Thread-safety: pure functions.
 #pragma once
 

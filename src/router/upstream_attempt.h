@@ -20,6 +20,12 @@
 // An error body (4xx, 5xx) is read up to max_error_bytes (what is past that is left unread) and
 // an event-stream error body not at all: an engine may keep one open for ever.
 //
+// Usage:
+//   Attempt a = co_await TryBackend(pool, request, timeouts, "r0", AttemptLimits{});
+//   backends.OnUpstreamResult(id, a.backend_ok);
+//   if (a.exchange) ... relay (a.stream ? the exchange's body : *a.reply and a.body) ...
+//   else if (a.retry) ... the next alternate ...
+//
 // Thread-safety: a coroutine on the pool's thread.
 #pragma once
 
