@@ -100,6 +100,7 @@ Http1ResponseParser::Error Http1ResponseParser::FinishHead() {
 size_t Http1ResponseParser::Put(std::string_view in, char* out, size_t out_size, size_t& out_used,
                                 Error& error) {
   error = Error::kNone;
+  const size_t out_used_before = out_used;
   size_t used = 0;
   for (;;) {
     const std::string_view rest = in.substr(used);
@@ -153,6 +154,11 @@ size_t Http1ResponseParser::Put(std::string_view in, char* out, size_t out_size,
       case State::kChunked: {
         http1::ChunkedDecoder::Status status;
         used += chunked_.Put(rest, out, out_size, out_used, status);
+        // Body bytes decoded before an error go first: the bytes in error stay unused, and the
+        // next call, offered them again, reports it.
+        if (status != http1::ChunkedDecoder::Status::kOk && out_used > out_used_before) {
+          return used;
+        }
         if (status == http1::ChunkedDecoder::Status::kBadChunk) error = Error::kBadChunk;
         if (status == http1::ChunkedDecoder::Status::kTrailersTooLarge) {
           error = Error::kHeaderTooLarge;

@@ -65,7 +65,9 @@ class Http1ResponseParser {
   // Parses from `in` and returns how many of its bytes it used: the rest must be offered again,
   // with more appended, in the next call. Parses the head once it is whole, then body bytes into
   // out[out_used, out_size), advancing out_used; stops when the message is done, `out` is full,
-  // more input is needed, or on an error (set in `error`; the parser is then unusable).
+  // more input is needed, or on an error (set in `error`; the parser is then unusable). Body
+  // bytes decoded before a bad chunk are not lost: that call stops before the bad bytes without
+  // an error, and the next one, offered them again, reports it.
   size_t Put(std::string_view in, char* out, size_t out_size, size_t& out_used, Error& error);
 
   // The connection closed with nothing more to parse. Completes a body that runs to the close;

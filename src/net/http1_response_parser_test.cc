@@ -322,6 +322,31 @@ void ExpectSameAsBeast(const Parsed& ours, const BeastResult& beast) {
   EXPECT_EQ(ours.head.chunked, beast.chunked);
 }
 
+TEST(Http1ResponseParserTest, BodyBytesBeforeABadChunkComeFirstThenTheError) {
+  // A relay forwards what was decoded (a whole SSE event) before it reports the error.
+  const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::vector<std::string> bodies = {
+      "6\r\ndata: \r\nZZZ\r\nhello\r\n0\r\n\r\n",  // a bad chunk-size line
+      "6\r\ndata: X\r\n0\r\n\r\n",                 // chunk data longer than its size
+      "6\r\ndata: \r\n0\r\nbad trailer\r\n\r\n",   // a bad trailer field
+  };
+  for (const std::string& body : bodies) {
+    const std::string wire = head + body;
+    Http1ResponseParser parser;
+    char out[64];
+    size_t out_used = 0;
+    Error error = Error::kNone;
+    const size_t used = parser.Put(wire, out, sizeof out, out_used, error);
+    EXPECT_EQ(error, Error::kNone) << body;
+    EXPECT_EQ(std::string_view(out, out_used), "data: ") << body;
+    ASSERT_LT(used, wire.size()) << body;
+    out_used = 0;
+    parser.Put(std::string_view(wire).substr(used), out, sizeof out, out_used, error);
+    EXPECT_EQ(error, Error::kBadChunk) << body;
+    EXPECT_EQ(out_used, 0u) << body;
+  }
+}
+
 TEST(Http1ResponseParserTest, ParsesWhatBeastParsesTheSameWayInAnyPieces) {
   for (const std::string& wire : Corpus()) {
     SCOPED_TRACE(wire);

@@ -270,17 +270,14 @@ size_t ChunkedDecoder::Put(std::string_view in, char* out, size_t out_size, size
           return used;
         }
         const std::string_view field = rest.substr(0, end);
-        used += end + 2;
-        if (field.empty()) {
-          state_ = State::kDone;
-          continue;
-        }
         std::string_view name;
         std::string_view value;
-        if (!SplitField(field, name, value)) {
+        if (!field.empty() && !SplitField(field, name, value)) {
           status = Status::kBadChunk;
           return used;
         }
+        used += end + 2;
+        if (field.empty()) state_ = State::kDone;
         continue;
       }
       case State::kDone:

@@ -120,7 +120,8 @@ class ChunkedDecoder {
 
   // Decodes from `in` and returns how many of its bytes it used (the rest must be offered again
   // with more appended). Chunk data goes to out[out_used, out_size), advancing out_used. Stops
-  // when the body is done, `out` is full, more input is needed, or on an error (`status`).
+  // when the body is done, `out` is full, more input is needed, or on an error (`status`). The
+  // bytes in error are not used: offered again, they give the same error.
   size_t Put(std::string_view in, char* out, size_t out_size, size_t& out_used, Status& status);
 
   bool done() const { return state_ == State::kDone; }

@@ -9,32 +9,40 @@
 namespace warmroute::net {
 namespace {
 
-std::string_view ErrorType(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kFailedPrecondition:
+// vLLM's and the OpenAI SDK's error class for an HTTP status; a status without a class of its
+// own gets its family's (4xx: BadRequestError, 5xx: InternalServerError).
+std::string_view ErrorType(int http_status) {
+  switch (http_status) {
+    case 400:
       return "BadRequestError";
-    case absl::StatusCode::kUnauthenticated:
+    case 401:
       return "AuthenticationError";
-    case absl::StatusCode::kPermissionDenied:
+    case 403:
       return "PermissionDeniedError";
-    case absl::StatusCode::kNotFound:
+    case 404:
       return "NotFoundError";
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kAborted:
+    case 405:
+      return "MethodNotAllowedError";
+    case 409:
       return "ConflictError";
-    case absl::StatusCode::kOutOfRange:
+    case 413:
       return "RequestTooLargeError";
-    case absl::StatusCode::kResourceExhausted:
+    case 422:
+      return "UnprocessableEntityError";
+    case 429:
       return "RateLimitError";
-    case absl::StatusCode::kUnimplemented:
+    case 431:
+      return "RequestHeaderFieldsTooLargeError";
+    case 501:
       return "NotImplementedError";
-    case absl::StatusCode::kUnavailable:
+    case 502:
+      return "BadGatewayError";
+    case 503:
       return "ServiceUnavailableError";
-    case absl::StatusCode::kDeadlineExceeded:
+    case 504:
       return "GatewayTimeoutError";
     default:
-      return "InternalServerError";
+      return http_status >= 400 && http_status < 500 ? "BadRequestError" : "InternalServerError";
   }
 }
 
@@ -84,7 +92,7 @@ HttpError ToHttpError(const absl::Status& status, int http_status) {
   JsonWriter w(&error.body);
   w.BeginObject().Key("error").BeginObject();
   w.Key("message").String(message);
-  w.Key("type").String(ErrorType(status.code()));
+  w.Key("type").String(ErrorType(http_status));
   w.Key("param");
   if (param) {
     w.String(*param);

@@ -3,9 +3,9 @@
 //   {"error": {"message": "...", "type": "BadRequestError", "param": "messages" | null,
 //              "code": 400}}
 //
-// `type` is vLLM's error class name and `code` the HTTP status, as vLLM's OpenAI server sends
-// them; `param` is the offending request parameter attached with common/status.h InvalidParam
-// or WithParam.
+// `code` is the HTTP status and `type` the error class name vLLM (and the OpenAI SDK) use for
+// that status, so the two always agree; `param` is the offending request parameter attached
+// with common/status.h InvalidParam or WithParam.
 //
 //   status code          HTTP  type
 //   InvalidArgument      400   BadRequestError
@@ -21,6 +21,10 @@
 //   Unavailable          503   ServiceUnavailableError
 //   DeadlineExceeded     504   GatewayTimeoutError
 //   anything else        500   InternalServerError
+//
+// With another HTTP status than the table's, `type` follows that status: 405
+// MethodNotAllowedError, 422 UnprocessableEntityError, 431 RequestHeaderFieldsTooLargeError,
+// 502 BadGatewayError, any other 4xx BadRequestError and 5xx InternalServerError.
 //
 // Usage:
 //   HttpError e = ToHttpError(InvalidParam("max_tokens", "max_tokens must be at least 1"));
@@ -44,7 +48,8 @@ struct HttpError {
 HttpError ToHttpError(const absl::Status& status);
 
 // The same with another HTTP status than the table's (e.g. 431 for headers over the limit,
-// which are OutOfRange like a body over the limit); the body's `code` is `http_status`.
+// which are OutOfRange like a body over the limit); the body's `code` is `http_status` and its
+// `type` that status's (above).
 HttpError ToHttpError(const absl::Status& status, int http_status);
 
 // The HTTP status code alone.

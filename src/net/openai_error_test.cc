@@ -50,6 +50,23 @@ TEST(ToHttpErrorTest, MapsEachStatusCodeToItsHttpStatus) {
   }
 }
 
+TEST(ToHttpErrorTest, AnotherHttpStatusGivesItsOwnTypeAndCode) {
+  struct Case {
+    int http;
+    const char* type;
+  };
+  const Case cases[] = {
+      {405, "MethodNotAllowedError"},    {418, "BadRequestError"},
+      {422, "UnprocessableEntityError"}, {431, "RequestHeaderFieldsTooLargeError"},
+      {502, "BadGatewayError"},          {507, "InternalServerError"}};
+  for (const Case& c : cases) {
+    HttpError e = ToHttpError(absl::InvalidArgumentError("m"), c.http);
+    EXPECT_EQ(e.status, c.http);
+    EXPECT_EQ(e.body, std::string(R"({"error":{"message":"m","type":")") + c.type +
+                          R"(","param":null,"code":)" + std::to_string(c.http) + "}}");
+  }
+}
+
 TEST(ToHttpErrorTest, EscapesTheMessage) {
   HttpError e = ToHttpError(InvalidParam("prompt", "bad \"quote\"\n"));
   EXPECT_NE(e.body.find(R"("message":"bad \"quote\"\n")"), std::string::npos) << e.body;

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "router/engine_metrics.h"
-#include "simdjson.h"
+#include "router/model_list.h"
 
 namespace warmroute::router {
 namespace {
@@ -26,21 +26,6 @@ constexpr size_t kMetricsLimit = size_t{16} << 20;
 
 net::UpstreamTimeouts TimeoutsOf(std::chrono::milliseconds t) {
   return net::UpstreamTimeouts{.connect = t, .first_byte = t, .idle_stream = t};
-}
-
-// The model ids of an OpenAI /v1/models body.
-std::vector<std::string> ModelIds(const std::string& body) {
-  std::vector<std::string> ids;
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(body).get(root) != simdjson::SUCCESS) return ids;
-  simdjson::dom::array data;
-  if (root["data"].get_array().get(data) != simdjson::SUCCESS) return ids;
-  for (simdjson::dom::element model : data) {
-    std::string_view id;
-    if (model["id"].get_string().get(id) == simdjson::SUCCESS) ids.emplace_back(id);
-  }
-  return ids;
 }
 
 // Pool options for `target` (its TLS settings: probes and scrapes go the way requests go).
@@ -209,7 +194,16 @@ net::Task<void> Poller::DiscoverModels(std::shared_ptr<const BackendTarget> targ
   if (exchange.ok() && (*exchange)->head().status == 200) {
     auto body = co_await (*exchange)->ReadAll(1 << 20);
     if (body.ok()) {
-      backends_.OnModelsDiscovered(target->id, ModelIds(*body));
+      absl::StatusOr<ModelList> models = ParseModelList(*body);
+      if (!models.ok()) {
+        spdlog::warn("backend {}: GET /v1/models: {}; it is sent requests for any model",
+                     target->name, std::string(models.status().message()));
+        models = ModelList();
+      } else if (models->ignored > 0) {
+        spdlog::warn("backend {}: GET /v1/models: ignored {} entr{} without a non-empty string id",
+                     target->name, models->ignored, models->ignored == 1 ? "y" : "ies");
+      }
+      backends_.OnModelsDiscovered(target->id, std::move(models->ids));
       poll->models_known_for = target->id;
     }
   }

@@ -13,6 +13,7 @@
 #include "net/openai_error.h"
 #include "net/usage_tap.h"
 #include "router/forwarding.h"
+#include "router/upstream_attempt.h"
 
 namespace warmroute::router {
 
@@ -23,7 +24,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-constexpr size_t kErrorBodyLimit = size_t{1} << 20;  // a 5xx body kept to relay if all fail
 constexpr size_t kKeptParseBytes = size_t{1} << 20;  // see the per-thread parse object
 
 // What one request did, for the access log and metrics; filled as it goes.
@@ -148,8 +148,13 @@ class Recorder {
   const net::HttpRequest& request_;
 };
 
-bool IsEventStream(std::string_view content_type) {
-  return content_type.substr(0, 17) == "text/event-stream";
+// The head of an SSE stream to relay. Every member given: the default Content-Type would be a
+// string built only to be replaced.
+net::ResponseHead StreamHead(net::UpstreamExchange& exchange) {
+  net::UpstreamResponseHead upstream = exchange.TakeHead();
+  return net::ResponseHead{.status = upstream.status,
+                           .content_type = std::move(upstream.content_type),
+                           .headers = std::move(upstream.headers)};
 }
 
 // The SSE event that ends a stream whose upstream failed: an OpenAI-style error object.
@@ -261,7 +266,6 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   std::optional<AdmissionGate::Ticket> ticket;
   std::optional<std::string> edited_body;
   std::optional<std::string> salted_body;  // edited_body (or the body) with the tenant's salt
-  std::unique_ptr<net::UpstreamExchange> exchange;
   do {
     if (tenants != nullptr) {
       absl::StatusOr<const Tenant*> who = tenants->Authenticate(request.Header("authorization"));
@@ -417,9 +421,8 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   // config's rule) the client's.
   const std::string_view unsalted_body =
       edited_body ? std::string_view(*edited_body) : request.body;
-  absl::Status last_error = absl::OkStatus();
-  std::optional<net::UpstreamResponseHead> failed_head;  // the last 5xx, relayed if all fail
-  std::string failed_body;
+  const AttemptLimits limits{.max_response_bytes = settings->max_response_bytes};
+  Attempt attempt;
   for (;;) {
     net::UpstreamPool& pool = Pool(*call.target);
     const std::string_view body = salted_body && EngineSupportsCacheSalt(call.target->kind)
@@ -427,31 +430,12 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
                                       : unsalted_body;
     net::UpstreamRequest upstream{
         .method = "POST", .target = request.target, .headers = &request.headers, .body = body};
-    absl::StatusOr<std::unique_ptr<net::UpstreamExchange>> started =
-        co_await net::UpstreamExchange::Start(pool, upstream, settings->timeouts);
-    if (started.ok() && (*started)->head().status < 500) {
-      backends.OnUpstreamResult(call.target->id, true);
-      exchange = std::move(*started);
-      break;
-    }
-    backends.OnUpstreamResult(call.target->id, false);
-    if (!started.ok()) {
-      last_error = started.status();
-      failed_head.reset();
-      if (last_error.code() == absl::StatusCode::kDeadlineExceeded &&
-          !net::ConnectFailed(last_error)) {
-        break;  // the engine may be working on it: not retried
-      }
-    } else {
-      failed_head = (*started)->head();
-      absl::StatusOr<std::string> error_body = co_await (*started)->ReadAll(kErrorBodyLimit);
-      failed_body = error_body.ok() ? std::move(*error_body) : std::string();
-      last_error = absl::UnavailableError(
-          absl::StrCat("backend ", call.target->name, " answered ", failed_head->status));
-    }
+    attempt = co_await TryBackend(pool, upstream, settings->timeouts, call.target->name, limits);
+    backends.OnUpstreamResult(call.target->id, attempt.backend_ok);
+    if (attempt.exchange) break;
     spdlog::debug("request {}: backend {} failed: {}", call.id, call.target->name,
-                  std::string(last_error.message()));
-    if (call.retries >= settings->retries) break;
+                  std::string(attempt.error.message()));
+    if (!attempt.retry || call.retries >= settings->retries) break;
     std::optional<Dispatch> next = backends.Reroute(call.id);
     if (!next) {
       guard.Forget();  // the Router failed it: no alternate left
@@ -465,55 +449,41 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
     call.predicted_cached_tokens = next->predicted_cached_tokens;
   }
 
-  if (!exchange) {
+  if (!attempt.exchange) {
     guard.Failed();
-    call.error = std::string(last_error.message());
-    if (failed_head) {
-      net::ResponseHead head;
-      head.status = failed_head->status;
-      head.content_type = failed_head->content_type;
-      head.headers = failed_head->headers;
-      call.status = head.status;
-      co_await writer.Reply(std::move(head), std::move(failed_body));
+    call.error = std::string(attempt.error.message());
+    if (attempt.reply) {  // the engine's own 5xx (engine_answer.h: its body maybe wrapped)
+      call.status = attempt.reply->status;
+      co_await writer.Reply(std::move(*attempt.reply), std::move(attempt.body));
       co_return;
     }
-    absl::Status status =
-        last_error.code() == absl::StatusCode::kDeadlineExceeded
-            ? last_error
-            : absl::UnavailableError(absl::StrCat("no backend could take the request: ",
-                                                  std::string(last_error.message())));
-    call.status = net::HttpStatusOf(status.code());
-    co_await writer.ReplyError(status);
+    net::HttpError error;
+    if (attempt.error_http != 0) {
+      error = net::ToHttpError(attempt.error, attempt.error_http);
+    } else if (attempt.error.code() == absl::StatusCode::kDeadlineExceeded) {
+      error = net::ToHttpError(attempt.error);
+    } else {
+      error = net::ToHttpError(absl::UnavailableError(absl::StrCat(
+          "no backend could take the request: ", std::string(attempt.error.message()))));
+    }
+    call.status = error.status;
+    net::ResponseHead head;
+    head.status = error.status;
+    co_await writer.Reply(std::move(head), std::move(error.body));
     co_return;
   }
 
-  net::UpstreamResponseHead upstream_head = exchange->TakeHead();
-  // Every member given: the default Content-Type would be a string built only to be replaced.
-  net::ResponseHead head{.status = upstream_head.status,
-                         .content_type = std::move(upstream_head.content_type),
-                         .headers = std::move(upstream_head.headers)};
+  const std::unique_ptr<net::UpstreamExchange> exchange = std::move(attempt.exchange);
+  net::ResponseHead head = attempt.stream ? StreamHead(*exchange) : std::move(*attempt.reply);
   if (settings->response_headers) {
     head.headers.emplace_back("x-warmroute-backend", call.target->name);
     head.headers.emplace_back("x-warmroute-reason", std::string(routing::ReasonName(call.reason)));
   }
   call.status = head.status;
 
-  if (!(head.status == 200 && IsEventStream(head.content_type))) {
-    absl::StatusOr<std::string> whole = co_await exchange->ReadAll(settings->max_response_bytes);
-    if (!whole.ok()) {
-      guard.Failed();
-      call.error = std::string(whole.status().message());
-      absl::Status status = whole.status().code() == absl::StatusCode::kDeadlineExceeded
-                                ? whole.status()
-                                : absl::UnavailableError(absl::StrCat(
-                                      "the backend's response broke off: ",
-                                      std::string(whole.status().message())));
-      call.status = net::HttpStatusOf(status.code());
-      co_await writer.ReplyError(status);
-      co_return;
-    }
+  if (!attempt.stream) {  // read whole by TryBackend
     call.first_byte = shared_.clock->Now();
-    if (head.status == 200) call.usage = net::ReadUsage(*whole);
+    if (head.status == 200) call.usage = net::ReadUsage(attempt.body);
     if (head.status < 400) {
       std::optional<int64_t> cached;
       if (call.usage) cached = call.usage->cached_tokens;
@@ -521,8 +491,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
     } else {
       guard.Failed();
     }
-    std::string out = std::move(*whole);
-    co_await writer.Reply(std::move(head), std::move(out));
+    co_await writer.Reply(std::move(head), std::move(attempt.body));
     co_return;
   }
 

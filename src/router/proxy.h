@@ -3,25 +3,29 @@
 //   with tenants: authenticate the API key (401; tenants.h) → parse the body once (core/request;
 //   400 naming the bad field) → the tenant's models (404) → prefix key (approximate mode, keyed
 //   by model and the tenant's cache domain, else the x-warmroute-tenant header / cache_salt) →
-//   the tenant's rate limits (429 + Retry-After; rate_limiter.h, or redis_rate_store.h) → admission (weighted-fair
-//   across tenants; 429 when the queue is full) → routing decision among the tenant's pools
-//   (Backends; 404 for an unknown model, 503 when no backend is eligible) → forward the original
-//   bytes (forwarding.h: the tenant's cache_salt set) on a pooled keep-alive connection → relay.
+//   the tenant's rate limits (429 + Retry-After; rate_limiter.h, or redis_rate_store.h) → admission
+//   (weighted-fair across tenants; 429 when the queue is full) → routing decision among the
+//   tenant's pools (Backends; 404 for an unknown model, 503 when no backend is eligible) → forward
+//   the original bytes (forwarding.h: the tenant's cache_salt set) on a pooled keep-alive
+//   connection → relay.
 //
 // Retries: a dispatch that fails before any byte reached the client — connect refused or failed,
-// the connection reset or closed before a response head, or a 5xx head — is retried on the
-// decision's next alternate, at most `retries` times; each failure counts against the backend's
-// health (outlier ejection). A first-byte timeout is not retried (the engine may be working on
-// it): 504. When every attempt failed the client gets the last 5xx as the engine sent it, or 503.
+// the connection reset or closed before a response head, a 5xx head, a status no client may be
+// given (101, 600 and above: engine_answer.h), or a non-streaming body that breaks off — is
+// retried on the decision's next alternate, at most `retries` times; each failure counts against
+// the backend's health (outlier ejection). A timeout (no head within first_byte, or a
+// non-streaming body that stalls for idle_stream) is not retried (the engine may be working on
+// it): 504. When every attempt failed the client gets the last 5xx as the engine sent it, 502
+// after an invalid status, or 503. upstream_attempt.h has the whole table.
 //
 // Relay: SSE is passed through piece by piece as it arrives (net/usage_tap.h reads the usage chunk
-// and drops it when the gateway added include_usage); other bodies are read whole (bounded) and
-// sent with their status, content type and end-to-end headers. The first streamed piece is the
-// first token for the Router and the gateway's TTFT; the usage's cached_tokens closes the loop.
-// An upstream that fails mid-stream ends the client's stream with an SSE error event and the
-// connection is cut (never a hang: idle_stream bounds every wait). A client that disconnects
-// cancels the handler: the upstream exchange is destroyed mid-body, which closes its connection,
-// and vLLM aborts the request and frees its KV blocks.
+// and drops it when the gateway added include_usage); other bodies are read whole (bounded)
+// before anything is sent, and sent with their status, content type and end-to-end headers. The
+// first streamed piece is the first token for the Router and the gateway's TTFT; the usage's
+// cached_tokens closes the loop. An upstream that fails mid-stream ends the client's stream with
+// an SSE error event and the connection is cut (never a hang: idle_stream bounds every wait). A
+// client that disconnects cancels the handler: the upstream exchange is destroyed mid-body, which
+// closes its connection, and vLLM aborts the request and frees its KV blocks.
 //
 // Optional response headers: x-warmroute-backend, x-warmroute-reason.
 //

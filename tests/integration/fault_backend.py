@@ -12,6 +12,10 @@ Modes (of POST /v1/chat/completions and /v1/completions):
   stream_hang  200 text/event-stream, `events` chunks, then silence; records the client's close
   stream_slow  200 text/event-stream, one chunk every `interval` s until the client closes;
                records when it closed
+  error500_stream  500 text/event-stream, one event, then silence; records the client's close
+  any name in RAW_RESPONSES  sends those exact bytes, then closes the connection (malformed or
+               unusual answers: an invalid status, a body cut short, an error that is no OpenAI
+               error, ...)
 
 close_listener() stops listening, so later connects are refused (nothing listens on the port).
 
@@ -31,9 +35,12 @@ import time
 
 
 class FaultBackend:
-    def __init__(self, mode="ok", model="tiny", events=2, interval=0.05, name="fault"):
+    def __init__(self, mode="ok", model="tiny", events=2, interval=0.05, name="fault",
+                 models_data=None):
         self.mode = mode
         self.model = model
+        # The "data" of GET /v1/models; None: [{"id": model, ...}].
+        self.models_data = models_data
         self.events = events
         self.interval = interval
         self.name = name
@@ -126,8 +133,10 @@ class FaultBackend:
                 self.probes += 1
             _send(conn, 200, "application/json", b'{"status":"ok"}')
         elif path == "/v1/models":
-            body = json.dumps({"object": "list", "data": [
-                {"id": self.model, "object": "model", "created": 0, "owned_by": self.name}]})
+            data = self.models_data
+            if data is None:
+                data = [{"id": self.model, "object": "model", "created": 0, "owned_by": self.name}]
+            body = json.dumps({"object": "list", "data": data})
             _send(conn, 200, "application/json", body.encode())
         elif path == "/metrics":
             _send(conn, 200, "text/plain; version=0.0.4", b"")
@@ -161,7 +170,16 @@ class FaultBackend:
         if mode == "reset":
             _reset(conn)
             return False
+        if mode in RAW_RESPONSES:
+            conn.sendall(RAW_RESPONSES[mode])
+            time.sleep(0.05)  # the bytes reach the gateway before the close
+            return False
         if mode == "hang":
+            self._wait_for_close(conn, deadline=None)
+            return False
+        if mode == "error500_stream":
+            conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/event-stream\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n" + _chunk(b"data: x\n\n"))
             self._wait_for_close(conn, deadline=None)
             return False
         if mode in ("stream_die", "stream_hang", "stream_slow"):
@@ -282,3 +300,29 @@ def _reset(conn):
     """Closes with an RST (SO_LINGER 0) instead of a FIN."""
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     conn.close()
+
+
+# Modes that answer with fixed bytes and then close the connection.
+RAW_RESPONSES = {
+    "status_999": b"HTTP/1.1 999 Weird\r\nContent-Length: 2\r\n\r\nhi",
+    "status_600": b"HTTP/1.1 600 Weird\r\nContent-Length: 2\r\n\r\nhi",
+    "switch_101": (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n"
+                   b"\r\ngarbage"),
+    # A non-streaming body that breaks off: shorter than its Content-Length, or chunked without
+    # its last chunk.
+    "cl_short": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n"
+                 b'\r\n{"id":"chatcmpl-cut","object":"chat.completion","choices":['),
+    "chunked_trunc": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n" + _chunk(b'{"id":"chatcmpl-cut",')),
+    # Errors whose bodies are no OpenAI error.
+    "error500_html": (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\n"
+                      b"Content-Length: 39\r\n\r\n<html><body><h1>oops</h1></body></html>"),
+    "error500_huge": (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                      b"Content-Length: 3000000\r\n\r\n" + b"x" * 3_000_000),
+    "error400_text": (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
+                      b"Content-Length: 7\r\n\r\nbad bad"),
+    # A whole SSE event, then a chunk-size line that is no hex number, in one write.
+    "stream_bad_chunk": (_stream_head() + _chunk(b'data: {"choices":[{"index":0,"delta":'
+                                                 b'{"content":"a"}}]}\n\n') +
+                         b"ZZZ\r\nhello\r\n0\r\n\r\n"),
+}

@@ -406,6 +406,21 @@ class RoutedTrafficTest(unittest.TestCase):
                 self.assertTrue(all(m["object"] == "model"
                                     for m in gw.get_json("/v1/models")["data"]))
 
+    def test_model_entries_without_a_usable_id_are_ignored(self):
+        # An empty id taken for a model would leave the backend serving only the model "", and
+        # every request naming a model would get 404.
+        data = [{"id": 5}, {"id": None}, {}, 7, {"id": ""}]
+        with FaultBackend("ok", models_data=data) as fault:
+            config = base_config([{"name": "f", "url": fault.url, "kind": "openai"}])
+            with GatewayProcess(config) as gw:
+                wait_until(lambda: "GET /v1/models" in gw.log() or
+                           gw.get_json("/v1/models")["data"], message="model discovery")
+                self.assertEqual(gw.get_json("/v1/models")["data"], [])
+                self.assertIn("ignored 5 entries without a non-empty string id", gw.log())
+                for model in (MODEL, "any-model"):
+                    status, _, data = gw.post("/v1/chat/completions", chat("Hi.", model=model))
+                    self.assertEqual(status, 200, data)
+
 
 # --- 3: retries ---------------------------------------------------------------------------------
 
@@ -461,6 +476,92 @@ class RetryTest(unittest.TestCase):
             for f in faults:
                 f.stop()
 
+    def gateway_before_bad_and_r0(self, bad):
+        """A gateway round-robin over `bad` and r0, retries 2. `bad` also serves the model
+        "bad-only", so that a request for it has no alternate to go to."""
+        return GatewayProcess(base_config(
+            [fault_entry("bad", bad, models=[MODEL, "bad-only"]),
+             replica_backend(0, models=[MODEL])],
+            policy={"name": "round_robin"}, health=no_ejection(), retries=2))
+
+    def assert_all_served_by_r0(self, gw, bodies):
+        """Each of `bodies` gets 200 from r0, some after a retry away from `bad`."""
+        for body in bodies:
+            status, headers, data = gw.post("/v1/chat/completions", body)
+            self.assertEqual(status, 200, data)
+            self.assertEqual(headers["x-warmroute-backend"], "r0")
+            if not body.get("stream"):
+                self.assertEqual(json.loads(data)["object"], "chat.completion")
+        self.assertGreaterEqual(
+            metric_sum(gw.metrics_text(), "warmroute_retries_total", backend="bad"), 1)
+
+    def test_invalid_final_status_is_retried_else_answered_502(self):
+        # 999 and 600 are no HTTP status, and the gateway never asks an engine to upgrade: none
+        # is relayed.
+        for mode, code in (("status_999", 999), ("status_600", 600), ("switch_101", 101)):
+            with self.subTest(mode=mode), FaultBackend(mode) as bad, \
+                    self.gateway_before_bad_and_r0(bad) as gw:
+                self.assert_all_served_by_r0(
+                    gw, [chat(f"Invalid {i}", stream=i % 2 == 1) for i in range(4)])
+                for stream in (False, True):
+                    status, headers, data = gw.post(
+                        "/v1/chat/completions", chat("Nowhere else.", stream=stream,
+                                                     model="bad-only"))
+                    self.assertEqual(status, 502, data)
+                    self.assertTrue(headers["content-type"].startswith("application/json"))
+                    err = error_of(self, data, "BadGatewayError")
+                    self.assertEqual(err["code"], 502)
+                    self.assertIn("backend bad", err["message"])
+                    self.assertIn(str(code), err["message"])
+                self.assertTrue(gw.alive())
+
+    def test_non_streaming_body_that_breaks_off_is_retried(self):
+        # Nothing reached the client yet: the request goes to the next alternate.
+        for mode in ("cl_short", "chunked_trunc"):
+            with self.subTest(mode=mode), FaultBackend(mode) as bad, \
+                    self.gateway_before_bad_and_r0(bad) as gw:
+                self.assert_all_served_by_r0(gw, [chat(f"Cut short {i}") for i in range(4)])
+                # With no alternate: 503 naming the backend.
+                posts = bad.posts
+                status, _, data = gw.post("/v1/chat/completions",
+                                          chat("Nowhere else.", model="bad-only"))
+                self.assertEqual(status, 503, data)
+                err = error_of(self, data, "ServiceUnavailableError")
+                self.assertIn("backend bad broke off", err["message"])
+                self.assertEqual(bad.posts, posts + 1)
+
+    def test_engine_errors_that_are_no_openai_error_are_wrapped_into_one(self):
+        # (An engine's OpenAI error is relayed unchanged: test_engine_4xx_is_relayed_unchanged,
+        # test_at_most_two_retries_then_the_engines_5xx_is_relayed.)
+        cases = {  # mode: (status, type, what the message quotes)
+            "error500_html": (500, "InternalServerError", ": oops"),
+            "error500_huge": (500, "InternalServerError", ": " + "x" * 200 + "…"),
+            "error500_stream": (500, "InternalServerError", " with an event stream"),
+            "error400_text": (400, "BadRequestError", ": bad bad"),
+        }
+        faults = {mode: FaultBackend(mode, name=mode) for mode in cases}
+        try:
+            # Each backend serves a model named after its mode: no alternate to retry on.
+            config = base_config([fault_entry(m, f, models=[m]) for m, f in faults.items()],
+                                 health=no_ejection(), timeouts={"idle_stream_ms": 3000})
+            with GatewayProcess(config) as gw:
+                for mode, (code, error_type, quoted) in cases.items():
+                    for stream in (False, True):
+                        with self.subTest(mode=mode, stream=stream):
+                            start = time.monotonic()
+                            status, headers, data = gw.post(
+                                "/v1/chat/completions", chat("Fail.", stream=stream, model=mode))
+                            self.assertLess(time.monotonic() - start, 2)  # nothing waited for
+                            self.assertEqual(status, code, data[:300])
+                            self.assertEqual(headers["content-type"], "application/json")
+                            err = error_of(self, data, error_type)
+                            self.assertEqual(err["code"], code)
+                            self.assertEqual(err["message"],
+                                             f"backend {mode} answered {code}{quoted}")
+        finally:
+            for f in faults.values():
+                f.stop()
+
     def test_all_backends_unreachable_gives_503(self):
         for kind in ("refused", "reset"):
             with self.subTest(kind=kind):
@@ -505,6 +606,16 @@ class StreamFailureTest(unittest.TestCase):
                 bad.set_mode("ok")
                 status, _, _ = gw.post("/v1/chat/completions", chat("After."))
                 self.assertEqual(status, 200)
+
+    def test_events_before_a_malformed_chunk_are_relayed_then_the_error(self):
+        # The event and the bad chunk arrive in one read.
+        with FaultBackend("stream_bad_chunk") as bad:
+            config = base_config([fault_entry("bad", bad)], health=no_ejection())
+            with GatewayProcess(config) as gw:
+                resp = gw.stream("/v1/chat/completions", chat("Bad chunk.", stream=True))
+                self.assert_stream_error(resp, data_events=1)
+                self.assertEqual(resp.json_events()[0]["choices"][0]["delta"]["content"], "a")
+                self.assertIn("bad chunk", resp.json_events()[-1]["error"]["message"])
 
     def test_killed_engine_mid_stream_ends_with_an_sse_error(self):
         with EmulatorProcess(["--profile", "tiny", "--no-jitter"]) as engine:
@@ -830,8 +941,18 @@ class BadInputTest(unittest.TestCase):
         status, _, data = self.gw.request("GET", "/v2/nothing")
         self.assertEqual(status, 404, data)
         error_of(self, data)
-        status, _, data = self.gw.request("GET", "/v1/chat/completions")
-        self.assertEqual(status, 405, data)
+        for method, path, allow in (("GET", "/v1/chat/completions", "POST"),
+                                    ("PUT", "/v1/chat/completions", "POST"),
+                                    ("POST", "/v1/models", "GET, HEAD"),
+                                    ("DELETE", "/health", "GET, HEAD")):
+            with self.subTest(method=method, path=path):
+                status, headers, data = self.gw.request(method, path,
+                                                        b"{}" if method == "PUT" else None)
+                self.assertEqual(status, 405, data)
+                self.assertEqual(headers.get("allow"), allow)
+                err = error_of(self, data, "MethodNotAllowedError")  # the type and code of a 405
+                self.assertEqual(err["code"], 405)
+                self.assertIn(method, err["message"])
         self.assert_still_serves()
 
     def test_no_healthy_backend_gets_503(self):
