@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/status.h"
 #include "net/openai_error.h"
 #include "net/usage_tap.h"
@@ -259,6 +260,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
 
   // Everything up to a response head: an error here is answered with its status.
   absl::Status refused = absl::OkStatus();
+  int refused_http = 0;  // the HTTP status of `refused` when not its code's own
   const Tenants* tenants =
       settings->tenants && settings->tenants->enabled() ? settings->tenants.get() : nullptr;
   const Tenant* tenant = nullptr;
@@ -288,6 +290,14 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
       refused = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
       if (!refused.ok()) {  // parsed in place (kBodySpareCapacity)
         call.rejection = "bad_request";
+        // A compressed body cannot parse: say why (only here, off the path of valid requests).
+        const std::string_view encoding = request.Header("content-encoding");
+        if (!encoding.empty() && !net::HeaderNameIs(encoding, "identity")) {
+          refused = absl::InvalidArgumentError(
+              absl::StrCat("Content-Encoding '", AbslView(encoding),
+                           "' is not supported: send the request body uncompressed"));
+          refused_http = 415;
+        }
       } else {
         call.model = parsed.model;
         call.stream = parsed.stream;
@@ -402,13 +412,16 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   } while (false);
 
   if (!refused.ok()) {
-    call.status = net::HttpStatusOf(refused.code());
+    call.status = refused_http != 0 ? refused_http : net::HttpStatusOf(refused.code());
     call.error = std::string(refused.message());
-    if (call.retry_after_s) {
-      net::HttpError error = net::ToHttpError(refused);
+    if (call.retry_after_s || refused_http != 0) {
+      net::HttpError error =
+          refused_http != 0 ? net::ToHttpError(refused, refused_http) : net::ToHttpError(refused);
       net::ResponseHead head;
       head.status = error.status;
-      head.headers.emplace_back("retry-after", std::to_string(*call.retry_after_s));
+      if (call.retry_after_s) {
+        head.headers.emplace_back("retry-after", std::to_string(*call.retry_after_s));
+      }
       co_await writer.Reply(std::move(head), std::move(error.body));
       co_return;
     }

@@ -3,6 +3,7 @@ raw sockets, against one emulated replica: a HEAD request's response has no body
 client gets a stream without the chunked coding it does not know, an absolute-form target is
 served as its path, and a request body in a transfer coding the gateway cannot decode is refused
 with 501 rather than passed on still encoded."""
+import gzip
 import json
 import socket
 import time
@@ -113,6 +114,18 @@ class HttpFramingTest(unittest.TestCase):
                                         b"Host: x\r\nConnection: close\r\n\r\n")
         self.assertEqual(status, 200, body)
         self.assertEqual(json.loads(body)["data"][0]["id"], MODEL)
+
+    def test_a_compressed_body_is_415_unsupported_media_type(self):
+        # It used to be a 400 saying the body was not valid UTF-8.
+        body = gzip.compress(json.dumps({"model": MODEL, "prompt": "hi", "max_tokens": 1}).encode())
+        status, _, reply = self.exchange(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                                         b"Content-Encoding: gzip\r\nConnection: close\r\n"
+                                         b"Content-Length: " + str(len(body)).encode() +
+                                         b"\r\n\r\n" + body)
+        self.assertEqual(status, 415, reply)
+        error = json.loads(reply)["error"]
+        self.assertEqual(error["code"], 415)
+        self.assertIn("Content-Encoding 'gzip'", error["message"])
 
     def test_a_transfer_coding_besides_chunked_is_not_implemented(self):
         status, _, body = self.exchange(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
