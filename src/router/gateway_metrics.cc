@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -15,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
 #include "common/adaptive_mutex.h"
+#include "common/per_thread.h"
 
 namespace warmroute::router {
 namespace {
@@ -42,6 +45,83 @@ struct BackendGauges {
   prometheus::Gauge* decodes;
   prometheus::Gauge* healthy;
   prometheus::Gauge* rate;
+};
+
+// What OnRequest counted on one thread since the last Serialize, series by series, each with the
+// registry's series it is added to. The per-request path writes only these (its own thread's,
+// common/per_thread.h); Serialize folds them into the registry.
+struct PendingCounter {
+  prometheus::Counter* series = nullptr;
+  double pending = 0;
+
+  PendingCounter() = default;
+  explicit PendingCounter(prometheus::Counter* s) : series(s) {}
+
+  void Fold() {
+    if (pending == 0) return;
+    series->Increment(pending);
+    pending = 0;
+  }
+};
+
+struct PendingHistogram {
+  prometheus::Histogram* series = nullptr;
+  const prometheus::Histogram::BucketBoundaries* bounds = nullptr;
+  std::vector<double> buckets;  // observations per bucket (not cumulative); the last is +Inf
+  double sum = 0;
+  bool observed = false;
+
+  PendingHistogram() = default;
+  PendingHistogram(prometheus::Histogram* s, const prometheus::Histogram::BucketBoundaries& b)
+      : series(s), bounds(&b), buckets(b.size() + 1, 0) {}
+
+  // The bucket prometheus::Histogram::Observe picks: the first whose bound is >= v (+Inf for
+  // NaN).
+  void Observe(double v) {
+    const size_t bucket =
+        std::isnan(v) ? bounds->size()
+                      : static_cast<size_t>(std::lower_bound(bounds->begin(), bounds->end(), v) -
+                                            bounds->begin());
+    buckets[bucket] += 1;
+    sum += v;
+    observed = true;
+  }
+  void Fold() {
+    if (!observed) return;
+    series->ObserveMultiple(buckets, sum);
+    std::fill(buckets.begin(), buckets.end(), 0);
+    sum = 0;
+    observed = false;
+  }
+};
+
+struct PendingBackend {
+  PendingHistogram ttft;
+  PendingHistogram e2e;
+  PendingCounter prompt_tokens;
+  PendingCounter predicted;
+  PendingCounter reported;
+};
+
+struct RequestShard {
+  std::string key_buffer;  // OnRequest's scratch for the requests' key (no allocation once warm)
+  absl::flat_hash_map<std::string, PendingCounter> requests;  // backend \n code \n reason
+  absl::flat_hash_map<std::string, PendingBackend> backends;
+  absl::flat_hash_map<std::string, PendingCounter> tenant_requests;  // tenant \n code
+  absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
+
+  void Fold() {
+    for (auto& [key, c] : requests) c.Fold();
+    for (auto& [name, b] : backends) {
+      b.ttft.Fold();
+      b.e2e.Fold();
+      b.prompt_tokens.Fold();
+      b.predicted.Fold();
+      b.reported.Fold();
+    }
+    for (auto& [key, c] : tenant_requests) c.Fold();
+    for (auto& [tenant, h] : tenant_ttfts) h.Fold();
+  }
 };
 
 }  // namespace
@@ -226,6 +306,10 @@ struct GatewayMetrics::State {
                 "and hashed prefix id")
           .Register(*registry);
 
+  // OnRequest's counts, per worker thread, until Serialize folds them into the series above.
+  // Lock order: a shard's mutex, then mu (a shard's first use of a series looks it up below).
+  PerThread<RequestShard> shards;
+
   std::mutex mu;  // guards the maps below
   // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
   AdaptiveMutex::Contention lock_counted;
@@ -233,11 +317,42 @@ struct GatewayMetrics::State {
   absl::flat_hash_map<std::string, prometheus::Counter*> tenant_counters;
   absl::flat_hash_map<std::string, prometheus::Histogram*> tenant_ttfts;
   absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
-  std::string key_buffer;  // OnRequest's scratch for request_counters' key (under mu)
   absl::flat_hash_map<std::string, BackendSeries> backend_series;
   std::map<std::string, BackendGauges> gauges;
 
-  BackendSeries& Series(std::string_view backend) {
+  // The registry's series, made on first use (each takes mu). `key` as RequestShard's.
+  prometheus::Counter* RequestCounter(const std::string& key, const RequestRecord& r) {
+    std::lock_guard lock(mu);
+    auto it = request_counters.find(key);
+    if (it == request_counters.end()) {
+      prometheus::Counter* c = &requests.Add({{"backend", std::string(r.backend)},
+                                              {"code", std::to_string(r.status)},
+                                              {"reason", std::string(r.reason)}});
+      it = request_counters.emplace(key, c).first;
+    }
+    return it->second;
+  }
+  prometheus::Counter* TenantCounter(const std::string& key, const RequestRecord& r) {
+    std::lock_guard lock(mu);
+    auto it = tenant_counters.find(key);
+    if (it == tenant_counters.end()) {
+      prometheus::Counter* c = &tenant_requests.Add(
+          {{"tenant", std::string(r.tenant)}, {"code", std::to_string(r.status)}});
+      it = tenant_counters.emplace(key, c).first;
+    }
+    return it->second;
+  }
+  prometheus::Histogram* TenantTtft(std::string_view tenant) {
+    std::lock_guard lock(mu);
+    auto it = tenant_ttfts.find(AbslView(tenant));
+    if (it == tenant_ttfts.end()) {
+      prometheus::Histogram* h = &tenant_ttft.Add({{"tenant", std::string(tenant)}}, kTtftBuckets);
+      it = tenant_ttfts.emplace(std::string(tenant), h).first;
+    }
+    return it->second;
+  }
+  BackendSeries Series(std::string_view backend) {
+    std::lock_guard lock(mu);
     auto it = backend_series.find(AbslView(backend));
     if (it != backend_series.end()) return it->second;
     const std::map<std::string, std::string> labels = {{"backend", std::string(backend)}};
@@ -251,47 +366,57 @@ GatewayMetrics::GatewayMetrics() : state_(std::make_unique<State>()) {}
 GatewayMetrics::~GatewayMetrics() = default;
 
 void GatewayMetrics::OnRequest(const RequestRecord& r) {
-  std::lock_guard lock(state_->mu);
-  // The series' key, built in a buffer kept across requests (no allocation once warm).
-  std::string& key = state_->key_buffer;
-  key.clear();
-  absl::StrAppend(&key, AbslView(r.backend), "\n", r.status, "\n", AbslView(r.reason));
-  auto it = state_->request_counters.find(key);
-  if (it == state_->request_counters.end()) {
-    prometheus::Counter* c = &state_->requests.Add({{"backend", std::string(r.backend)},
-                                                    {"code", std::to_string(r.status)},
-                                                    {"reason", std::string(r.reason)}});
-    it = state_->request_counters.emplace(key, c).first;
-  }
-  it->second->Increment();
-  if (!r.tenant.empty()) {
-    const std::string tenant_key = absl::StrCat(std::string(r.tenant), "\n", r.status);
-    auto t = state_->tenant_counters.find(tenant_key);
-    if (t == state_->tenant_counters.end()) {
-      prometheus::Counter* c = &state_->tenant_requests.Add(
-          {{"tenant", std::string(r.tenant)}, {"code", std::to_string(r.status)}});
-      t = state_->tenant_counters.emplace(tenant_key, c).first;
+  State& state = *state_;
+  state.shards.WithLocal([&](RequestShard& shard) {
+    std::string& key = shard.key_buffer;
+    key.clear();
+    absl::StrAppend(&key, AbslView(r.backend), "\n", r.status, "\n", AbslView(r.reason));
+    auto it = shard.requests.find(key);
+    if (it == shard.requests.end()) {
+      it = shard.requests.emplace(key, PendingCounter{state.RequestCounter(key, r)}).first;
     }
-    t->second->Increment();
-    if (r.ttft_s) {
-      auto h = state_->tenant_ttfts.find(std::string(r.tenant));
-      if (h == state_->tenant_ttfts.end()) {
-        prometheus::Histogram* histogram =
-            &state_->tenant_ttft.Add({{"tenant", std::string(r.tenant)}}, kTtftBuckets);
-        h = state_->tenant_ttfts.emplace(std::string(r.tenant), histogram).first;
+    it->second.pending += 1;
+    if (!r.tenant.empty()) {
+      key.clear();
+      absl::StrAppend(&key, AbslView(r.tenant), "\n", r.status);
+      auto t = shard.tenant_requests.find(key);
+      if (t == shard.tenant_requests.end()) {
+        t = shard.tenant_requests.emplace(key, PendingCounter{state.TenantCounter(key, r)}).first;
       }
-      h->second->Observe(*r.ttft_s);
+      t->second.pending += 1;
+      if (r.ttft_s) {
+        auto h = shard.tenant_ttfts.find(AbslView(r.tenant));
+        if (h == shard.tenant_ttfts.end()) {
+          h = shard.tenant_ttfts
+                  .emplace(std::string(r.tenant),
+                           PendingHistogram(state.TenantTtft(r.tenant), kTtftBuckets))
+                  .first;
+        }
+        h->second.Observe(*r.ttft_s);
+      }
     }
-  }
-  if (r.backend.empty()) return;
-  BackendSeries& s = state_->Series(r.backend);
-  if (r.ttft_s) s.ttft->Observe(*r.ttft_s);
-  s.e2e->Observe(r.e2e_s);
-  if (r.prompt_tokens && r.reported_cached_tokens) {
-    s.prompt_tokens->Increment(static_cast<double>(*r.prompt_tokens));
-    s.predicted->Increment(static_cast<double>(r.predicted_cached_tokens));
-    s.reported->Increment(static_cast<double>(*r.reported_cached_tokens));
-  }
+    if (r.backend.empty()) return;
+    auto b = shard.backends.find(AbslView(r.backend));
+    if (b == shard.backends.end()) {
+      const BackendSeries s = state.Series(r.backend);
+      b = shard.backends
+              .emplace(std::string(r.backend),
+                       PendingBackend{.ttft = PendingHistogram(s.ttft, kTtftBuckets),
+                                      .e2e = PendingHistogram(s.e2e, kE2eBuckets),
+                                      .prompt_tokens = PendingCounter{s.prompt_tokens},
+                                      .predicted = PendingCounter{s.predicted},
+                                      .reported = PendingCounter{s.reported}})
+              .first;
+    }
+    PendingBackend& p = b->second;
+    if (r.ttft_s) p.ttft.Observe(*r.ttft_s);
+    p.e2e.Observe(r.e2e_s);
+    if (r.prompt_tokens && r.reported_cached_tokens) {
+      p.prompt_tokens.pending += static_cast<double>(*r.prompt_tokens);
+      p.predicted.pending += static_cast<double>(r.predicted_cached_tokens);
+      p.reported.pending += static_cast<double>(*r.reported_cached_tokens);
+    }
+  });
 }
 
 void GatewayMetrics::OnRetry(std::string_view backend) {
@@ -314,6 +439,8 @@ void GatewayMetrics::OnRedisResult(bool redis_up) {
 
 std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length,
                                       const std::vector<HotPrefix>& hot_prefixes) {
+  // What every thread counted until now goes into the series first (not under mu: see shards).
+  state_->shards.ForEach([](RequestShard& shard) { shard.Fold(); });
   const std::vector<BackendSnapshot> snapshot = backends.Snapshot();
   {
     std::lock_guard lock(state_->mu);

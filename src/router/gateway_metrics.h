@@ -43,7 +43,9 @@
 //                                                       when it stays above the TTFT target
 // Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
 //
-// Thread-safety: every method is thread-safe.
+// Thread-safety: every method is thread-safe. OnRequest, called for every request by every worker
+// thread, adds to its own thread's pending counts (common/per_thread.h), so that the workers share
+// no counter; Serialize adds everything pending to the exported series before it reads them.
 #pragma once
 
 #include <cstdint>
