@@ -6,15 +6,23 @@
 // shorter prompts use their last full block. Counting is Space-Saving (Metwally et al., 2005)
 // over `capacity` counters: a new id replaces the smallest counter and inherits its count, so
 // any id whose true count exceeds total/capacity is kept, and counts are over-estimated by at
-// most the replaced minimum (reported as `error`). Counts cover fixed windows of `window`; the
-// figures reported are the last complete window's (requests/s and prompt tokens/s).
+// most the replaced minimum (reported as `error`). Counts cover fixed windows of `window`, from
+// the HotPrefixes' construction; the figures reported are the last complete window's (requests/s
+// and prompt tokens/s).
+//
+// Each thread that records counts in its own summary (common/per_thread.h), so that the gateway's
+// workers share nothing per request; Top merges the threads' summaries of the last window as
+// mergeable summaries do (Agarwal et al., 2012): counts add up, and an id missing from a full
+// summary gets that summary's smallest count added to its count and to its error, so counts stay
+// over-estimates and count - error a lower bound. A record that races the end of a window (its
+// time read before, its count made after Top closed that window) counts in the next one.
 //
 // Usage:
 //   HotPrefixes hot(clock, {.capacity = 1024, .window = std::chrono::seconds(10)});
 //   hot.Record(key, prompt_tokens);
 //   for (const HotPrefix& p : hot.Top(10)) ... p.id, p.requests_per_s ...
 //
-// Thread-safety: thread-safe (one mutex; Record is a hash-map update).
+// Thread-safety: thread-safe. Record takes only its own thread's summary's mutex.
 #pragma once
 
 #include <chrono>
@@ -24,6 +32,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/clock.h"
+#include "common/per_thread.h"
 #include "core/routing/prefix_key.h"
 
 namespace warmroute::router {
@@ -65,16 +74,27 @@ class HotPrefixes {
     double tokens = 0;
     double error = 0;
   };
-  // Moves to the window containing `now`; call with mu_ held.
-  void AdvanceLocked(TimePoint now);
+  using Counters = absl::flat_hash_map<uint64_t, Counter>;
+  // One thread's Space-Saving summaries: of the window it counts in, and of the one before.
+  struct Shard {
+    int64_t window = 0;  // `current` counts this window (numbered from the construction)
+    Counters current;
+    int64_t last_window = -1;  // `last` holds this window's counts (-1: none yet)
+    Counters last;
+  };
+
+  int64_t WindowOf(TimePoint t) const;
+  // Moves `shard` on to `window` (no-op for an earlier one).
+  static void Advance(Shard& shard, int64_t window);
+  void Count(Counters& counters, uint64_t id, int64_t prompt_tokens) const;
 
   const Clock& clock_;
   const Options options_;
-  std::mutex mu_;
-  TimePoint window_start_{};
-  bool started_ = false;
-  absl::flat_hash_map<uint64_t, Counter> current_;
-  std::vector<HotPrefix> last_;  // the last complete window, sorted
+  const TimePoint start_;
+  PerThread<Shard> shards_;
+  std::mutex mu_;                  // guards the two below
+  int64_t merged_window_ = -1;     // the window merged_ was computed in (it reports the one before)
+  std::vector<HotPrefix> merged_;  // sorted, busiest first
 };
 
 }  // namespace warmroute::router
