@@ -16,6 +16,8 @@ std::string_view Http1RequestParser::Describe(Error error) {
       return "bad request line";
     case Error::kBadHeader:
       return "bad header field";
+    case Error::kBadHost:
+      return "an HTTP/1.1 request needs exactly one Host header";
     case Error::kHeaderTooLarge:
       return "header section too large";
     case Error::kBadContentLength:
@@ -118,6 +120,7 @@ void Http1RequestParser::Reset() {
   body_left_ = 0;
   minor_version_ = 1;
   expects_continue_ = false;
+  hosts_ = 0;
   framing_ = http1::Framing();
   chunked_ = http1::ChunkedDecoder(header_limit_);
 }
@@ -135,6 +138,9 @@ void Http1RequestParser::AddHeader(std::string_view name, std::string_view value
 
 Http1RequestParser::Error Http1RequestParser::FinishHead() {
   if (framing_.Check() != Framing::Error::kNone) return Error::kBadTransferEncoding;
+  // RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without a Host header, and to
+  // any with more than one (HTTP/1.0 clients may leave it out).
+  if (hosts_ > 1 || (hosts_ == 0 && minor_version_ == 1)) return Error::kBadHost;
   request.keep_alive = minor_version_ == 1 ? !framing_.close : framing_.keep_alive;
   request.http10 = minor_version_ == 0;
   if (framing_.has_transfer_encoding) {
@@ -206,6 +212,8 @@ size_t Http1RequestParser::Put(std::string_view in, Error& error) {
         } else if (name.size() == 6 && http1::TokenIs(name, "expect"sv) &&
                    HeaderNameIs(value, "100-continue"sv)) {
           expects_continue_ = true;
+        } else if (name.size() == 4 && http1::TokenIs(name, "host"sv)) {
+          ++hosts_;
         }
         AddHeader(name, value);
         continue;

@@ -32,6 +32,7 @@ class Http1RequestParser {
     kNone,
     kBadRequestLine,
     kBadHeader,
+    kBadHost,  // an HTTP/1.1 request without a Host header, or one with several (RFC 9112 3.2)
     kHeaderTooLarge,
     kBadContentLength,
     kBadTransferEncoding,
@@ -86,6 +87,7 @@ class Http1RequestParser {
   uint64_t body_left_ = 0;
   int minor_version_ = 1;
   bool expects_continue_ = false;
+  int hosts_ = 0;  // Host header lines seen
   http1::Framing framing_;
   http1::ChunkedDecoder chunked_{header_limit_};
   // The last request's header strings, for this one's to be written into: spare_headers_[i] for

@@ -65,7 +65,7 @@ TEST(Http1RequestParserTest, ContentLengthRequestIntoHttpRequest) {
       "X-Tenant:  acme \t\r\n"
       "\r\n"
       "{\"ok\":true}"
-      "GET /health HTTP/1.1\r\n\r\n";
+      "GET /health HTTP/1.1\r\nHost: h\r\n\r\n";
   for (size_t step : {size_t{1}, size_t{5}, SIZE_MAX}) {
     const Parsed p = Parse(wire, step);
     ASSERT_EQ(p.error, Error::kNone);
@@ -83,14 +83,14 @@ TEST(Http1RequestParserTest, ContentLengthRequestIntoHttpRequest) {
     // Room after the body for a parser that reads past its end (HttpRequest's contract).
     EXPECT_GE(p.request.body.capacity() - p.request.body.size(), kBodySpareCapacity);
     if (step == SIZE_MAX) {
-      EXPECT_EQ(p.left_over, 24u);  // the pipelined GET is not consumed
+      EXPECT_EQ(p.left_over, 33u);  // the pipelined GET is not consumed
     }
   }
 }
 
 TEST(Http1RequestParserTest, ChunkedBodyExpectContinueAndKeepAlive) {
   const std::string wire =
-      "POST /v1/completions HTTP/1.1\r\n"
+      "POST /v1/completions HTTP/1.1\r\nHost: h\r\n"
       "Transfer-Encoding: chunked\r\n"
       "Expect: 100-Continue\r\n"
       "\r\n"
@@ -103,10 +103,10 @@ TEST(Http1RequestParserTest, ChunkedBodyExpectContinueAndKeepAlive) {
     EXPECT_EQ(p.request.body, "hello world");
     EXPECT_GE(p.request.body.capacity() - p.request.body.size(), kBodySpareCapacity);
   }
-  EXPECT_FALSE(Parse("GET / HTTP/1.1\r\nConnection: close\r\n\r\n").request.keep_alive);
+  EXPECT_FALSE(Parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n").request.keep_alive);
   EXPECT_FALSE(Parse("GET / HTTP/1.0\r\n\r\n").request.keep_alive);
   EXPECT_TRUE(Parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").request.keep_alive);
-  const Parsed get = Parse("GET /v1/models HTTP/1.1\r\n\r\n");
+  const Parsed get = Parse("GET /v1/models HTTP/1.1\r\nHost: h\r\n\r\n");
   EXPECT_TRUE(get.done);
   EXPECT_TRUE(get.request.body.empty());
 }
@@ -116,27 +116,30 @@ TEST(Http1RequestParserTest, LimitsAndMalformedRequestsAreRefused) {
       {"POST\r\n\r\n", Error::kBadRequestLine},
       {"POST /x\r\n\r\n", Error::kBadRequestLine},
       {"POST /x HTTP/2.0\r\n\r\n", Error::kBadRequestLine},
-      {"POST  /x HTTP/1.1\r\n\r\n", Error::kBadRequestLine},
-      {"PO(ST /x HTTP/1.1\r\n\r\n", Error::kBadRequestLine},
-      {"POST /a\x01 HTTP/1.1\r\n\r\n", Error::kBadRequestLine},
+      {"POST  /x HTTP/1.1\r\nHost: h\r\n\r\n", Error::kBadRequestLine},
+      {"PO(ST /x HTTP/1.1\r\nHost: h\r\n\r\n", Error::kBadRequestLine},
+      {"POST /a\x01 HTTP/1.1\r\nHost: h\r\n\r\n", Error::kBadRequestLine},
       {"POST /x HTTP/1.1\n\n", Error::kBadRequestLine},
-      {"POST /x HTTP/1.1\r\nA b: c\r\n\r\n", Error::kBadHeader},
-      {"POST /x HTTP/1.1\r\nA: b\r\n c\r\n\r\n", Error::kBadHeader},
-      {"POST /x HTTP/1.1\r\nA: b\x7f\r\n\r\n", Error::kBadHeader},
-      {"POST /x HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\n", Error::kBadContentLength},
-      {"POST /x HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+      {"POST /x HTTP/1.1\r\nHost: h\r\nA b: c\r\n\r\n", Error::kBadHeader},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nA: b\r\n c\r\n\r\n", Error::kBadHeader},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nA: b\x7f\r\n\r\n", Error::kBadHeader},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 1, 1\r\n\r\n", Error::kBadContentLength},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
        Error::kBadContentLength},
-      {"POST /x HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+      {"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
        Error::kBadTransferEncoding},
-      {"POST /x HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", Error::kBadTransferEncoding},
-      {"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nq\r\n", Error::kBadChunk},
-      {"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n", Error::kBadChunk},
-      {"POST /x HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", Error::kBodyTooLarge},
-      {"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n" +
+      {"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n",
+       Error::kBadTransferEncoding},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nq\r\n", Error::kBadChunk},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n",
+       Error::kBadChunk},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n", Error::kBodyTooLarge},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n" +
            std::string((1 << 20) + 1, 'a'),
        Error::kBodyTooLarge},
-      {"POST /x HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n", Error::kHeaderTooLarge},
-      {"POST /x HTTP/1.1\r\nX: " + std::string(9000, 'a'), Error::kHeaderTooLarge},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nX: " + std::string(9000, 'a') + "\r\n\r\n",
+       Error::kHeaderTooLarge},
+      {"POST /x HTTP/1.1\r\nHost: h\r\nX: " + std::string(9000, 'a'), Error::kHeaderTooLarge},
   };
   for (const auto& [wire, error] : cases) {
     for (size_t step : {size_t{7}, SIZE_MAX}) {
@@ -146,7 +149,7 @@ TEST(Http1RequestParserTest, LimitsAndMalformedRequestsAreRefused) {
     }
   }
   // An incomplete request is not an error: more may come (the server's timeouts bound that).
-  const Parsed partial = Parse("POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");
+  const Parsed partial = Parse("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nab");
   EXPECT_EQ(partial.error, Error::kNone);
   EXPECT_FALSE(partial.done);
 }
@@ -191,12 +194,13 @@ const std::vector<std::string>& Corpus() {
   static const std::vector<std::string> corpus = {
       "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n"
       "Content-Length: 17\r\n\r\n{\"model\":\"m\",\"x\"}",
-      "POST /v1/completions?a=b HTTP/1.1\r\ntransfer-encoding: chunked\r\nx-tenant: t\r\n\r\n"
+      "POST /v1/completions?a=b HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\r\nx-tenant: "
+      "t\r\n\r\n"
       "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
       "GET /v1/models HTTP/1.0\r\nConnection: keep-alive\r\nAuthorization: Bearer k\r\n\r\n",
-      "POST /admin/backends HTTP/1.1\r\nConnection: close\r\nContent-Length: 2\r\n"
+      "POST /admin/backends HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Length: 2\r\n"
       "X-Empty:\r\nX-Tab:\tv\t\r\n\r\n{}",
-      "GET /metrics HTTP/1.1\r\nExpect: 100-continue\r\n\r\n",
+      "GET /metrics HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n",
   };
   return corpus;
 }
@@ -285,14 +289,16 @@ TEST(Http1RequestParserTest, AbsoluteFormTargetsBecomeTheirOriginForm) {
 // Also: an HTTP/1.0 request is marked (its responses cannot be chunked).
 TEST(Http1RequestParserTest, TransferCodingsBesidesChunkedAreRefusedAndHttp10IsMarked) {
   const std::string body = "5\r\nhello\r\n0\r\n\r\n";
-  EXPECT_EQ(Parse("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + body).error,
-            Error::kUnsupportedTransferCoding);
-  EXPECT_EQ(Parse("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
+  EXPECT_EQ(
+      Parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + body).error,
+      Error::kUnsupportedTransferCoding);
+  EXPECT_EQ(Parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n"
                   "Transfer-Encoding: chunked\r\n\r\n" +
                   body)
                 .error,
             Error::kUnsupportedTransferCoding);
-  const Parsed chunked = Parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + body);
+  const Parsed chunked =
+      Parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" + body);
   ASSERT_TRUE(chunked.done);
   EXPECT_EQ(chunked.request.body, "hello");
   EXPECT_FALSE(chunked.request.http10);
@@ -302,8 +308,8 @@ TEST(Http1RequestParserTest, TransferCodingsBesidesChunkedAreRefusedAndHttp10IsM
 }
 
 std::string PostWithBody(size_t bytes, char fill) {
-  return "POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " + std::to_string(bytes) +
-         "\r\n\r\n" + std::string(bytes, fill);
+  return "POST /v1/chat/completions HTTP/1.1\r\nHost: h\r\nContent-Length: " +
+         std::to_string(bytes) + "\r\n\r\n" + std::string(bytes, fill);
 }
 
 // The server parses a connection's requests with one parser, Reset before each: whatever came
@@ -314,11 +320,11 @@ TEST(Http1RequestParserTest, AResetParserParsesAsANewOneWould) {
   wires.push_back(PostWithBody(12000, 'a'));
   wires.push_back(PostWithBody(40000, 'b'));  // over kKeptBodyBytes
   wires.push_back(PostWithBody(3, 'c'));
-  wires.push_back("POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");  // cut short
-  wires.push_back("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab");
-  wires.push_back("POST /x HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n");  // too large
-  wires.push_back("POST /x HTTP/1.1\r\nA b: c\r\n\r\n");                   // bad header
-  wires.push_back("PO(ST /x HTTP/1.1\r\n\r\n");                            // bad line
+  wires.push_back("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nab");  // cut short
+  wires.push_back("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab");
+  wires.push_back("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n");  // too large
+  wires.push_back("POST /x HTTP/1.1\r\nHost: h\r\nA b: c\r\n\r\n");                   // bad header
+  wires.push_back("PO(ST /x HTTP/1.1\r\nHost: h\r\n\r\n");                            // bad line
   std::mt19937 rng(11);
   Http1RequestParser parser(kHeaderLimit, kBodyLimit);
   for (int round = 0; round < 3000; ++round) {
@@ -361,6 +367,16 @@ TEST(Http1RequestParserTest, ResetKeepsTheBodysMemoryUpToALimit) {
   EXPECT_LT(parser.request.body.capacity(), 40000u);
 }
 
+TEST(Http1RequestParserTest, AnHttp11RequestNeedsExactlyOneHost) {
+  EXPECT_EQ(Parse("GET /health HTTP/1.1\r\n\r\n").error, Error::kBadHost);
+  EXPECT_EQ(Parse("GET /health HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n").error, Error::kBadHost);
+  EXPECT_EQ(Parse("GET /health HTTP/1.0\r\nHost: a\r\nHOST: a\r\n\r\n").error, Error::kBadHost);
+  EXPECT_EQ(Parse("GET /health HTTP/1.1\r\nhOsT: a\r\n\r\n").error, Error::kNone);
+  EXPECT_EQ(Parse("GET /health HTTP/1.1\r\nHost:\r\n\r\n").error, Error::kNone);  // may be empty
+  EXPECT_EQ(Parse("GET /health HTTP/1.0\r\n\r\n").error, Error::kNone);           // optional in 1.0
+  EXPECT_EQ(Parse("GET /health HTTP/1.1\r\nHosts: a\r\n\r\n").error, Error::kBadHost);
+}
+
 std::string PostWithHeaders(const std::vector<std::pair<std::string, std::string>>& headers) {
   std::string wire = "POST /v1/chat/completions HTTP/1.1\r\n";
   for (const auto& [name, value] : headers) wire += name + ": " + value + "\r\n";
@@ -377,7 +393,8 @@ TEST(Http1RequestParserTest, ResetKeepsTheHeadersMemoryUpToALimit) {
       {"User-Agent", "OpenAI/Python 1.54.4"},
       {"Authorization", bearer},
       {"X-Stainless-Package-Version", "1.54.4"},
-      {"Content-Type", "application/json"}};
+      {"Content-Type", "application/json"},
+      {"Host", "gw"}};
   Http1RequestParser parser(kHeaderLimit, kBodyLimit);
   ASSERT_TRUE(ParseWith(parser, PostWithHeaders(sent), SIZE_MAX).done);
   std::vector<const char*> memory;
@@ -385,13 +402,13 @@ TEST(Http1RequestParserTest, ResetKeepsTheHeadersMemoryUpToALimit) {
     memory.push_back(name.data());
     memory.push_back(value.data());
   }
-  ASSERT_EQ(memory.size(), 10u);  // with Content-Length
+  ASSERT_EQ(memory.size(), 12u);  // with Content-Length
 
   sent[1].second = "Bearer sk-" + std::string(48, 'b');
   parser.Reset();
   ASSERT_TRUE(ParseWith(parser, PostWithHeaders(sent), SIZE_MAX).done);
-  ASSERT_EQ(parser.request.headers.size(), 5u);
-  for (size_t i = 0; i < 4; ++i) {
+  ASSERT_EQ(parser.request.headers.size(), 6u);
+  for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(parser.request.headers[i].first, sent[i].first);
     EXPECT_EQ(parser.request.headers[i].second, sent[i].second);
   }
@@ -409,10 +426,13 @@ TEST(Http1RequestParserTest, ResetKeepsTheHeadersMemoryUpToALimit) {
 
   // A long value is not kept for the next request.
   parser.Reset();
-  ASSERT_TRUE(
-      ParseWith(parser, PostWithHeaders({{"Cookie", std::string(1000, 'c')}}), SIZE_MAX).done);
+  ASSERT_TRUE(ParseWith(parser,
+                        PostWithHeaders({{"Cookie", std::string(1000, 'c')}, {"Host", "gw"}}),
+                        SIZE_MAX)
+                  .done);
   parser.Reset();
-  ASSERT_TRUE(ParseWith(parser, PostWithHeaders({{"Cookie", "short"}}), SIZE_MAX).done);
+  ASSERT_TRUE(
+      ParseWith(parser, PostWithHeaders({{"Cookie", "short"}, {"Host", "gw"}}), SIZE_MAX).done);
   EXPECT_EQ(parser.request.headers[0].second, "short");
   EXPECT_LE(parser.request.headers[0].second.capacity(), Http1RequestParser::kKeptHeaderBytes);
 }

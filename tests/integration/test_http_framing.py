@@ -1,8 +1,9 @@
 """How `warmroute serve` frames its responses for what each client asked (RFC 9110, 9112), over
 raw sockets, against one emulated replica: a HEAD request's response has no body, an HTTP/1.0
 client gets a stream without the chunked coding it does not know, an absolute-form target is
-served as its path, and a request body in a transfer coding the gateway cannot decode is refused
-with 501 rather than passed on still encoded."""
+served as its path, a request body in a transfer coding the gateway cannot decode is refused
+with 501 rather than passed on still encoded, and an HTTP/1.1 request without exactly one Host
+header is a 400."""
 import gzip
 import json
 import socket
@@ -134,6 +135,18 @@ class HttpFramingTest(unittest.TestCase):
         self.assertEqual(status, 501, body)
         error = json.loads(body)["error"]
         self.assertIn("chunked", error["message"])
+
+    def test_an_http11_request_needs_exactly_one_host_header(self):
+        for raw in (b"GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n",
+                    b"GET /v1/models HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n"):
+            status, _, body = self.exchange(raw)
+            self.assertEqual(status, 400, body)
+            error = json.loads(body)["error"]
+            self.assertEqual(error["type"], "BadRequestError")
+            self.assertIn("Host header", error["message"])
+        # HTTP/1.0 may leave it out.
+        status, _, body = self.exchange(b"GET /v1/models HTTP/1.0\r\n\r\n")
+        self.assertEqual(status, 200, body)
 
 
 if __name__ == "__main__":
