@@ -105,6 +105,8 @@ absl::Status ParseListen(MapReader& map, ListenConfig* out) {
                              &out->header_limit_kb));
   WR_RETURN_IF_ERROR(ReadMillis(map.Get("header_timeout_ms"), map.PathOf("header_timeout_ms"), 1,
                                 &out->header_timeout));
+  WR_RETURN_IF_ERROR(
+      ReadMillis(map.Get("body_timeout_ms"), map.PathOf("body_timeout_ms"), 1, &out->body_timeout));
   WR_RETURN_IF_ERROR(ReadMillis(map.Get("shutdown_grace_ms"), map.PathOf("shutdown_grace_ms"), 0,
                                 &out->shutdown_grace));
   WR_RETURN_IF_ERROR(ParseListenTls(map, &out->tls));
@@ -384,6 +386,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("body_limit_mb").Int(listen.body_limit_mb);
   w.Key("header_limit_kb").Int(listen.header_limit_kb);
   w.Key("header_timeout_ms").Int(listen.header_timeout.count());
+  w.Key("body_timeout_ms").Int(listen.body_timeout.count());
   w.Key("idle_timeout_ms").Int(listen.idle_timeout.count());
   w.Key("shutdown_grace_ms").Int(listen.shutdown_grace.count());
   if (listen.tls.enabled()) {

@@ -5,7 +5,8 @@
 // Schema (every key optional unless noted; unknown keys are errors; a key given as null means
 // its default). Defaults are the member initialisers below.
 //   listen:        host, port (0..65535, 0 = ephemeral), threads (0 = all cores), body_limit_mb,
-//                  header_limit_kb, header_timeout_ms, idle_timeout_ms, shutdown_grace_ms,
+//                  header_limit_kb, header_timeout_ms, body_timeout_ms, idle_timeout_ms,
+//                  shutdown_grace_ms,
 //                  tls: {cert_file, key_file (both required), client_ca_file} (absent: plaintext)
 //   policy:        name (routing::PolicyNames), params (name -> number), validated by building
 //                  the policy with routing::MakePolicy
@@ -81,7 +82,8 @@ struct ListenConfig {
   int threads = 0;       // 0: one per core
   int64_t body_limit_mb = 32;
   int64_t header_limit_kb = 64;
-  Millis header_timeout{10'000};
+  Millis header_timeout{10'000};  // a request's first byte to the end of its head (slowloris)
+  Millis body_timeout{60'000};    // the end of a request's head to the end of its body
   Millis idle_timeout{120'000};
   // SIGTERM/SIGINT: how long requests in progress may run on before they are cut (0: cut at
   // once). Read when the signal arrives, so a reload changes it.

@@ -26,6 +26,7 @@ listen:
   body_limit_mb: 64
   header_limit_kb: 32
   header_timeout_ms: 5000
+  body_timeout_ms: 20000
   idle_timeout_ms: 60000
   shutdown_grace_ms: 0
 policy:
@@ -75,6 +76,7 @@ TEST(GatewayConfigTest, EmptyDocumentGivesDocumentedDefaults) {
   EXPECT_EQ(config->listen.body_limit_mb, 32);
   EXPECT_EQ(config->listen.header_limit_kb, 64);
   EXPECT_EQ(config->listen.header_timeout, Millis(10000));
+  EXPECT_EQ(config->listen.body_timeout, Millis(60000));
   EXPECT_EQ(config->listen.idle_timeout, Millis(120000));
   EXPECT_EQ(config->listen.shutdown_grace, Millis(30000));
   EXPECT_EQ(config->policy.name, "warmroute");
@@ -110,6 +112,7 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
   EXPECT_EQ(config->listen.body_limit_mb, 64);
   EXPECT_EQ(config->listen.header_limit_kb, 32);
   EXPECT_EQ(config->listen.header_timeout, Millis(5000));
+  EXPECT_EQ(config->listen.body_timeout, Millis(20000));
   EXPECT_EQ(config->listen.idle_timeout, Millis(60000));
   EXPECT_EQ(config->listen.shutdown_grace, Millis(0));  // 0 is allowed: cut at once
   EXPECT_EQ(config->policy.name, "consistent_hash");
@@ -232,6 +235,7 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
        "health.backoff_max_ms: must be >= backoff_initial_ms (60000), got 30000"},
       {"scrape:\n  interval_ms: -1\n", "scrape.interval_ms: must be >= 0, got -1"},
       {"scrape:\n  timeout_ms: 0\n", "scrape.timeout_ms: must be > 0, got 0"},
+      {"listen:\n  body_timeout_ms: 0\n", "listen.body_timeout_ms: must be > 0, got 0"},
       {"admission:\n  max_queue: -5\n", "admission.max_queue: must be >= 0, got -5"},
       {"admin:\n  token: \"a b\"\n", "admin.token: must be printable ASCII without spaces"},
       {"observability:\n  response_headers: yes\n",
@@ -354,7 +358,8 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
   EXPECT_EQ(
       EffectiveConfigJson(*config),
       R"({"listen":{"host":"127.0.0.1","port":8080,"threads":0,"body_limit_mb":32,)"
-      R"("header_limit_kb":64,"header_timeout_ms":10000,"idle_timeout_ms":120000,)"
+      R"("header_limit_kb":64,"header_timeout_ms":10000,"body_timeout_ms":60000,)"
+      R"("idle_timeout_ms":120000,)"
       R"("shutdown_grace_ms":30000},)"
       R"("policy":{"name":"warmroute","params":{}},"prefix_key":{"block_chars":64,)"
       R"("max_chars":16384},"backends":[],"timeouts":{"connect_ms":2000,"first_byte_ms":300000,)"

@@ -131,6 +131,7 @@ class Gateway::Impl {
     options.body_limit_bytes = static_cast<size_t>(config_.listen.body_limit_mb) << 20;
     options.header_limit_bytes = static_cast<size_t>(config_.listen.header_limit_kb) << 10;
     options.header_timeout = config_.listen.header_timeout;
+    options.body_timeout = config_.listen.body_timeout;
     options.idle_timeout = config_.listen.idle_timeout;
     if (config_.listen.tls.enabled()) {
       const ListenTlsConfig& tls = config_.listen.tls;

@@ -223,6 +223,23 @@ class StreamReader:
 
 # --- 1, 2, 11, 12: routing, usage, metrics, models ------------------------------------------
 
+def wait_for_close(sock, start, timeout=5):
+    """(seconds from `start` until the peer closed or reset `sock`, or None if it had not after
+    `timeout` s; the bytes received until then)."""
+    sock.settimeout(timeout)
+    received = b""
+    while True:
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            return None, received
+        except OSError:
+            data = b""
+        if not data:
+            return time.monotonic() - start, received
+        received += data
+
+
 class RoutedTrafficTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -826,22 +843,32 @@ class StreamFailureTest(unittest.TestCase):
             try:
                 start = time.monotonic()
                 sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-                sock.settimeout(5)
-                closed = None
-                while closed is None:
-                    try:
-                        data = sock.recv(65536)
-                    except socket.timeout:
-                        break
-                    except OSError:
-                        data = b""
-                    if not data:
-                        closed = time.monotonic() - start
+                closed, _ = wait_for_close(sock, start)
                 self.assertIsNotNone(closed, "the half-sent request was never cut")
                 self.assertGreaterEqual(closed, 0.25)
                 self.assertLess(closed, 2.5)
             finally:
                 sock.close()
+            status, _, _ = gw.post("/v1/chat/completions", chat("Still there?"))
+            self.assertEqual(status, 200)
+
+    def test_a_body_that_stops_arriving_is_cut_after_the_body_timeout(self):
+        config = base_config([replica_backend(0)], listen={"body_timeout_ms": 400})
+        with GatewayProcess(config) as gw:
+            sock = gw.open_raw()
+            try:
+                body = json.dumps(chat("Half a question")).encode()
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                             b"Content-Type: application/json\r\nContent-Length: " +
+                             str(len(body)).encode() + b"\r\n\r\n" + body[:len(body) // 2])
+                closed, received = wait_for_close(sock, time.monotonic())
+                self.assertIsNotNone(closed, "the half-sent body was never cut")
+                self.assertGreaterEqual(closed, 0.35)
+                self.assertLess(closed, 3)
+                self.assertEqual(received, b"")  # nothing was dispatched, nothing answered
+            finally:
+                sock.close()
+            self.assertEqual(metric_sum(gw.metrics_text(), "warmroute_requests_total"), 0)
             status, _, _ = gw.post("/v1/chat/completions", chat("Still there?"))
             self.assertEqual(status, 200)
 
