@@ -94,6 +94,11 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
     return WithParam(
         absl::NotFoundError(absl::StrCat("The model `", req.model, "` does not exist.")), "model");
   }
+  if (req.n && *req.n != 1) {
+    return InvalidParam("n", absl::StrCat("The engine emulator generates one choice per request: "
+                                          "n must be 1, got ",
+                                          *req.n, "."));
+  }
   Prepared prepared;
   prepared.model = req.model.empty() ? served : req.model;
   prepared.stream = req.stream;

@@ -456,6 +456,17 @@ class ErrorTest(EngineTestCase):
         status, data = self.post_raw("/v1/completions", {"model": "tiny"})
         self.assertError(status, data, 400, "BadRequestError", "prompt")
 
+    def test_n_other_than_one_is_400_naming_n(self):
+        # The emulator generates one choice: it must not answer n=2 with one choice.
+        status, data = self.post_raw("/v1/chat/completions", chat("hi", n=2))
+        self.assertError(status, data, 400, "BadRequestError", "n")
+        self.assertIn("n must be 1, got 2", json.loads(data)["error"]["message"])
+        status, data = self.post_raw("/v1/completions", {"prompt": "hi", "n": 0})
+        self.assertError(status, data, 400, "BadRequestError", "n")
+        status, data = self.post_raw("/v1/completions", {"prompt": "hi", "n": 1, "max_tokens": 2})
+        self.assertEqual(status, 200, data)
+        self.assertEqual(len(json.loads(data)["choices"]), 1)
+
     def test_unknown_model_is_404(self):
         status, data = self.post_raw("/v1/chat/completions", chat("hi", model="gpt-9"))
         self.assertError(status, data, 404, "NotFoundError", "model")

@@ -101,7 +101,9 @@ absl::Status ParseBool(element value, std::string_view param, bool default_value
   return absl::OkStatus();
 }
 
-absl::Status ParseMaxTokens(element value, std::string_view param, std::optional<int64_t>& out) {
+// An integer >= 1, or null (unset): max_tokens, max_completion_tokens, n.
+absl::Status ParsePositiveCount(element value, std::string_view param,
+                                std::optional<int64_t>& out) {
   if (value.is_null()) {
     out.reset();
     return absl::OkStatus();
@@ -311,6 +313,7 @@ absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& reques
   request.ignore_eos = false;
   request.user.clear();
   request.seed.reset();
+  request.n.reset();
   if (chat) {  // the other endpoint's fields, as a new request has them
     request.prompt.clear();
     request.prompt_token_ids.clear();
@@ -331,9 +334,11 @@ absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& reques
     } else if (!chat && key == "prompt") {
       prompt = value;
     } else if (key == "max_tokens") {
-      WR_RETURN_IF_ERROR(ParseMaxTokens(value, "max_tokens", max_tokens));
+      WR_RETURN_IF_ERROR(ParsePositiveCount(value, "max_tokens", max_tokens));
     } else if (chat && key == "max_completion_tokens") {
-      WR_RETURN_IF_ERROR(ParseMaxTokens(value, "max_completion_tokens", max_completion_tokens));
+      WR_RETURN_IF_ERROR(ParsePositiveCount(value, "max_completion_tokens", max_completion_tokens));
+    } else if (key == "n") {
+      WR_RETURN_IF_ERROR(ParsePositiveCount(value, "n", request.n));
     } else if (key == "stream") {
       WR_RETURN_IF_ERROR(ParseBool(value, "stream", false, request.stream));
     } else if (key == "stream_options") {

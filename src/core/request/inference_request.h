@@ -40,6 +40,7 @@ struct InferenceRequest {
   bool has_token_prompt = false;
   // max_tokens, or max_completion_tokens (chat); unset means the server's default.
   std::optional<int64_t> max_tokens;
+  std::optional<int64_t> n;  // choices to generate; unset means 1
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   std::string cache_salt;      // vLLM's per-request prefix-cache isolation key
@@ -53,9 +54,9 @@ struct InferenceRequest {
 // Parses and validates a request body. Errors are InvalidArgument with the offending parameter
 // attached (common/status.h ParamOf): wrong types, a missing `messages` (chat) or `prompt`
 // (completions), an empty messages list or prompt, non-text content parts, token ids outside
-// [0, 2^31), max_tokens < 1, an empty cache_salt, stream_options without stream=true. Malformed
-// JSON (including integers beyond 64 bits) and a non-object body are InvalidArgument with no
-// parameter. `model` is optional (empty: the server's default model); any optional field may be
+// [0, 2^31), max_tokens < 1, n < 1, an empty cache_salt, stream_options without stream=true.
+// Malformed JSON (including integers beyond 64 bits) and a non-object body are InvalidArgument with
+// no parameter. `model` is optional (empty: the server's default model); any optional field may be
 // null, meaning unset. Chat takes max_completion_tokens over max_tokens. Unknown fields are
 // ignored, as vLLM does.
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(Endpoint endpoint, std::string_view body);

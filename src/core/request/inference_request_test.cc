@@ -313,6 +313,15 @@ TEST(InferenceRequestTest, RejectsNonTextContentParts) {
       "messages[0].content");
 }
 
+TEST(InferenceRequestTest, ReadsNAndRejectsItBelowOne) {
+  EXPECT_EQ(Chat(ChatWith(R"("n": 3)"))->n, 3);
+  EXPECT_EQ(Chat(ChatWith(R"("n": null)"))->n, std::nullopt);
+  EXPECT_EQ(Chat(ChatWith(R"("max_tokens": 3)"))->n, std::nullopt);
+  ExpectInvalid(Chat(ChatWith(R"("n": 0)")), "n", "n must be at least 1, got 0.");
+  ExpectInvalid(Chat(ChatWith(R"("n": "2")")), "n", "must be an integer or null, got a string");
+  ExpectInvalid(Completion(R"({"prompt": "p", "n": 1.5})"), "n", "must be an integer");
+}
+
 TEST(InferenceRequestTest, RejectsBadMaxTokens) {
   ExpectInvalid(Chat(ChatWith(R"("max_tokens": 0)")), "max_tokens",
                 "max_tokens must be at least 1, got 0.");
