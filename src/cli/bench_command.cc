@@ -234,7 +234,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--rate", flags->rate, "Poisson arrival rate, requests/s (open loop)")
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "workload seed")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "workload seed")
+      ->capture_default_str()
+      ->check(SeedNumber());
   cmd->add_option("--model", flags->model, "model name for every request (default: server's)");
   cmd->add_option("--tenants", flags->tenants, "tenants t0..tN-1")
       ->capture_default_str()

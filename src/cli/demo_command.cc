@@ -382,7 +382,8 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--policies", flags->policies, "comma-separated routing policies, in order")
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "seed of the workload and the engines")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(SeedNumber());
   cmd->add_option("--load", flags->load, "arrival rate as a fraction of the fleet's capacity")
       ->capture_default_str();
   cmd->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/workload_flags.h"
 #include "common/status.h"
 #include "emulator/fleet.h"
 
@@ -94,7 +95,8 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
                   "wall seconds per emulated second (< 1 runs faster than real time)")
       ->capture_default_str();
   cmd->add_option("--seed", f.seed, "seed of step jitter and generated text")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(SeedNumber());
   cmd->add_option("--threads", f.threads, "I/O threads (replicas are spread over them)")
       ->capture_default_str();
   cmd->add_flag("--kv-events", f.kv_events, "publish vLLM KV events over ZMQ");

@@ -513,7 +513,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(WholeNumber(1, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--seed", f.seed, "seed of the workload, engines and router")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(SeedNumber());
   cmd->add_option("--tenants", f.tenants, "number of tenants")
       ->capture_default_str()
       ->check(WholeNumber(1, kMaxTenants));

@@ -147,4 +147,16 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
       "INT");
 }
 
+CLI::Validator SeedNumber() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        uint64_t value = 0;
+        // SimpleAtoi refuses a sign on an unsigned number, and what does not fit.
+        if (absl::SimpleAtoi(text, &value)) return "";
+        return absl::StrCat("must be a whole number in [0, ", std::numeric_limits<uint64_t>::max(),
+                            "], got ", text);
+      },
+      "UINT");
+}
+
 }  // namespace warmroute::cli

@@ -56,4 +56,8 @@ absl::Status CheckOutputDir(std::string_view flag, const std::string& path);
 // instead. With max == INT64_MAX the message says "at least min".
 CLI::Validator WholeNumber(int64_t min, int64_t max);
 
+// A validator for a seed flag: a decimal whole number in [0, 2^64 - 1] ("--seed: must be a whole
+// number in [0, 18446744073709551615], got -1"). CLI11's own conversion wraps -1 to 2^64 - 1.
+CLI::Validator SeedNumber();
+
 }  // namespace warmroute::cli

@@ -655,7 +655,8 @@ class CommandLineTest(unittest.TestCase):
                            (["--max-model-len", "99999999999"], "--max-model-len"),
                            (["--replicas", "17", "--kv-capacity-tokens", "67108864"], "--replicas"),
                            (["--time-scale", "1e300"], "--time-scale"),
-                           (["--log-level", "foo"], "--log-level")):
+                           (["--log-level", "foo"], "--log-level"),
+                           (["--seed", "-1"], "--seed")):
             with self.subTest(args=args):
                 proc = subprocess.run([BIN, "engine", "--port", "0", *args],
                                       capture_output=True, text=True, timeout=20)

@@ -152,6 +152,9 @@ class SimBadInputTest(unittest.TestCase):
         self.assertNotIn("trace_speed", stderr)
         self.assert_refused([*SMALL, "--sweep-loads", "inf"], "--sweep-loads", "inf")
         self.assert_refused([*SMALL, "--load", "-1"], "--load")
+        # CLI11 alone would read -1 as 2^64 - 1.
+        self.assert_refused([*SMALL, "--seed", "-1"], "--seed",
+                            "[0, 18446744073709551615], got -1")
 
     # 7. Trace files that cannot be read.
     def test_unreadable_traces_say_why_and_exit_2(self):
