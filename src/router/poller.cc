@@ -52,8 +52,12 @@ struct Poller::BackendPoll {
   bool scraping = false;
   bool discovering = false;
   // The backend whose models were discovered: one that replaced it at the same address (a
-  // reload that changed it, an admin remove + add) is asked again.
+  // reload that changed it, an admin remove + add) is asked again, and so is a backend whose
+  // probe succeeds after failing (it may have restarted serving other models).
   std::optional<routing::BackendId> models_known_for;
+  // Its last GET /v1/models answered 200 with no model list: asked again every probe interval,
+  // warned about once.
+  bool models_unusable = false;
   std::optional<bool> last_probe_ok;
   bool last_scrape_ok = true;
 };
@@ -143,6 +147,7 @@ net::Task<void> Poller::Probe(std::shared_ptr<const BackendTarget> target, Backe
       spdlog::warn("backend {} ({}): health probe failed: {}", target->name, target->url, why);
     }
   }
+  if (ok && poll->last_probe_ok == false) poll->models_known_for.reset();
   poll->last_probe_ok = ok;
   backends_.OnProbe(target->id, ok);
   poll->probing = false;
@@ -196,15 +201,27 @@ net::Task<void> Poller::DiscoverModels(std::shared_ptr<const BackendTarget> targ
     if (body.ok()) {
       absl::StatusOr<ModelList> models = ParseModelList(*body);
       if (!models.ok()) {
-        spdlog::warn("backend {}: GET /v1/models: {}; it is sent requests for any model",
-                     target->name, std::string(models.status().message()));
-        models = ModelList();
-      } else if (models->ignored > 0) {
-        spdlog::warn("backend {}: GET /v1/models: ignored {} entr{} without a non-empty string id",
-                     target->name, models->ignored, models->ignored == 1 ? "y" : "ies");
+        if (!poll->models_unusable) {
+          spdlog::warn(
+              "backend {}: GET /v1/models: {}; it is sent requests for any model, and asked "
+              "again every probe interval",
+              target->name, std::string(models.status().message()));
+        }
+        poll->models_unusable = true;
+        backends_.OnModelsDiscovered(target->id, {});
+      } else {
+        if (models->ignored > 0) {
+          spdlog::warn(
+              "backend {}: GET /v1/models: ignored {} entr{} without a non-empty string id",
+              target->name, models->ignored, models->ignored == 1 ? "y" : "ies");
+        }
+        if (poll->models_unusable) {
+          spdlog::info("backend {}: GET /v1/models: a model list again", target->name);
+        }
+        poll->models_unusable = false;
+        backends_.OnModelsDiscovered(target->id, std::move(models->ids));
+        poll->models_known_for = target->id;
       }
-      backends_.OnModelsDiscovered(target->id, std::move(models->ids));
-      poll->models_known_for = target->id;
     }
   }
   poll->discovering = false;

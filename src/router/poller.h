@@ -5,7 +5,9 @@
 //   backend's engine kind (engine_metrics.h) into Backends::OnMetrics — load for the policies,
 //   and the KV capacity that sizes the backend's prefix-index slice;
 // - model discovery: a backend configured without models is asked GET /v1/models once it is up,
-//   for the gateway's own /v1/models.
+//   for the gateway's own /v1/models and routing by model; again after its probe fails and
+//   succeeds again (a restart may serve other models), and every probe interval while it
+//   answers without a model list.
 // Each backend has at most one probe and one scrape outstanding; a slow backend delays only its
 // own. Failures are logged once per change of state, not per attempt.
 //

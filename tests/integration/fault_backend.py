@@ -24,6 +24,8 @@ Usage:
       ... config backends: [{"url": b.url}] ...
       b.posts            # POSTs received
       b.probes           # GET /health received
+      b.models_data = [...]  # what GET /v1/models lists from now on
+      b.health_status = 503  # GET /health fails from now on
       b.closed_at        # time.monotonic() of each client close seen by hang/stream_* modes
 """
 import json
@@ -41,6 +43,7 @@ class FaultBackend:
         self.model = model
         # The "data" of GET /v1/models; None: [{"id": model, ...}].
         self.models_data = models_data
+        self.health_status = 200  # of GET /health; set it to fail the gateway's probes
         self.events = events
         self.interval = interval
         self.name = name
@@ -131,7 +134,7 @@ class FaultBackend:
         if path == "/health":
             with self._lock:
                 self.probes += 1
-            _send(conn, 200, "application/json", b'{"status":"ok"}')
+            _send(conn, self.health_status, "application/json", b'{"status":"ok"}')
         elif path == "/v1/models":
             data = self.models_data
             if data is None:

@@ -423,6 +423,28 @@ class RoutedTrafficTest(unittest.TestCase):
                 self.assertTrue(all(m["object"] == "model"
                                     for m in gw.get_json("/v1/models")["data"]))
 
+    def test_models_are_asked_again_after_a_garbage_answer_and_after_a_restart(self):
+        with FaultBackend("ok", models_data="not a list") as fault:
+            # (base_config probes every 100 ms)
+            config = base_config([{"name": "f", "url": fault.url, "kind": "openai"}])
+            with GatewayProcess(config) as gw:
+                ids = lambda: [m["id"] for m in gw.get_json("/v1/models")["data"]]
+                wait_until(lambda: "GET /v1/models" in gw.log(), message="model discovery")
+                self.assertEqual(ids(), [])  # meanwhile: any model
+                fault.models_data = [{"id": "first-model"}]
+                wait_until(lambda: ids() == ["first-model"], timeout=5,
+                           message="the models once the backend lists them")
+                self.assertEqual(gw.log().count("it is sent requests for any model"), 1)
+                # A restart (probes fail, then succeed) with another model.
+                fault.health_status = 503
+                wait_until(lambda: "health probe failed" in gw.log(), message="a failed probe")
+                fault.models_data = [{"id": "second-model"}]
+                fault.health_status = 200
+                wait_until(lambda: ids() == ["second-model"], timeout=5,
+                           message="the restarted backend's models")
+                status, _, data = gw.post("/v1/chat/completions", chat("Hi.", model="first-model"))
+                self.assertEqual(status, 404, data)
+
     def test_model_entries_without_a_usable_id_are_ignored(self):
         # An empty id taken for a model would leave the backend serving only the model "", and
         # every request naming a model would get 404.
