@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -69,7 +71,10 @@ absl::Status WriteFile(const std::filesystem::path& path, const std::string& tex
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << text;
   file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
+  // The stream failed in open(2), write(2) or close(2): errno says why (ENOENT, EACCES, ENOSPC).
+  if (!file) {
+    return absl::InternalError(absl::StrCat("cannot write ", path.string(), ": ", std::strerror(errno)));
+  }
   return absl::OkStatus();
 }
 

@@ -1,8 +1,10 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <span>
 
@@ -264,7 +266,8 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << text;
   file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  // The stream failed in open(2), write(2) or close(2): errno says why (ENOENT, EACCES, ENOSPC).
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   return absl::OkStatus();
 }
 

@@ -176,6 +176,12 @@ class SimBadInputTest(unittest.TestCase):
         self.assert_refused([*SMALL, "--rate", "5", "--plots", a_file], "--plots", a_file)
         self.assert_refused([*SMALL, "--rate", "5", "--json", ""], "--json", "empty")
 
+    def test_a_write_that_fails_after_the_run_says_why(self):
+        # /dev/full passes the check up front; writing to it fails with ENOSPC.
+        r = run_sim([*SMALL, "--rate", "5", "--json", "/dev/full"])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot write /dev/full: No space left on device", r.stderr)
+
     def test_a_valid_run_still_runs(self):
         out = os.path.join(self.tmp, "out.json")
         r = run_sim([*SMALL, "--rate", "5", "--json", out])
