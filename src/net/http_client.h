@@ -152,6 +152,13 @@ class UpstreamExchange {
   // True once the whole body was read.
   bool done() const;
 
+  // Bounds each later wait for a piece of the body by `idle_stream` instead of the exchange's
+  // timeouts' (an error body, which comes with its head, is not waited for as long as a body
+  // that an engine generates).
+  void set_idle_stream(std::chrono::milliseconds idle_stream) {
+    timeouts_.idle_stream = idle_stream;
+  }
+
  private:
   UpstreamExchange();
   std::shared_ptr<UpstreamPool::State> state_;  // the pool's, which the exchange may outlive

@@ -1,5 +1,7 @@
 #include "router/upstream_attempt.h"
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +10,10 @@
 
 namespace warmroute::router {
 namespace {
+
+// The longest wait for each piece of an error body (idle_stream if shorter). Engines send an
+// error whole with its head; one whose body stalls is not worth a generation's patience.
+constexpr std::chrono::milliseconds kErrorBodyWait{1000};
 
 // An error body, read up to `limit` bytes (the rest is left unread).
 struct ErrorBody {
@@ -77,6 +83,7 @@ net::Task<Attempt> TryBackend(net::UpstreamPool& pool, const net::UpstreamReques
                           .headers = std::move(head.headers)};
   absl::Status read;
   if (status >= 400) {
+    exchange.set_idle_stream(std::min(timeouts.idle_stream, kErrorBodyWait));
     ErrorBody error =
         co_await ReadErrorBody(exchange, IsEventStream(reply.content_type), limits.max_error_bytes);
     read = error.status;

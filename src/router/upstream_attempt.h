@@ -17,8 +17,10 @@
 //     ... no body bytes for idle_stream            failed, not retried (it may be working on it)
 //     ... more than max_response_bytes             failed, not retried (another backend would
 //                                                 send as much): 502
-// An error body (4xx, 5xx) is read up to max_error_bytes (what is past that is left unread) and
-// an event-stream error body not at all: an engine may keep one open for ever.
+// An error body (4xx, 5xx) is read up to max_error_bytes (what is past that is left unread),
+// waiting at most 1 s (or idle_stream if shorter) for each piece: an engine sends its error whole,
+// and a 5xx whose body stalls is retried without waiting idle_stream for it. An event-stream
+// error body is not read at all: an engine may keep one open for ever.
 //
 // Usage:
 //   Attempt a = co_await TryBackend(pool, request, timeouts, "r0", AttemptLimits{});

@@ -13,6 +13,8 @@ Modes (of POST /v1/chat/completions and /v1/completions):
   stream_slow  200 text/event-stream, one chunk every `interval` s until the client closes;
                records when it closed
   error500_stream  500 text/event-stream, one event, then silence; records the client's close
+  error500_stall   500 JSON with a Content-Length, part of its body, then silence; records the
+               client's close
   any name in RAW_RESPONSES  sends those exact bytes, then closes the connection (malformed or
                unusual answers: an invalid status, a body cut short, an error that is no OpenAI
                error, ...)
@@ -178,6 +180,12 @@ class FaultBackend:
             time.sleep(0.05)  # the bytes reach the gateway before the close
             return False
         if mode == "hang":
+            self._wait_for_close(conn, deadline=None)
+            return False
+        if mode == "error500_stall":
+            body = b'{"error": {"message": "injected failure", "type": "InternalServerError"}}'
+            conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:20])
             self._wait_for_close(conn, deadline=None)
             return False
         if mode == "error500_stream":

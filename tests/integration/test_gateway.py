@@ -534,6 +534,28 @@ class RetryTest(unittest.TestCase):
         self.assertGreaterEqual(
             metric_sum(gw.metrics_text(), "warmroute_retries_total", backend="bad"), 1)
 
+    def test_a_5xx_whose_body_stalls_is_retried_without_waiting_idle_stream(self):
+        with FaultBackend("error500_stall") as bad:
+            config = base_config(
+                [fault_entry("bad", bad, models=[MODEL, "bad-only"]),
+                 replica_backend(0, models=[MODEL])],
+                policy={"name": "round_robin"}, health=no_ejection(), retries=2,
+                timeouts={"idle_stream_ms": 30000})
+            with GatewayProcess(config) as gw:
+                for i in range(2):  # round robin: one of them goes to bad first
+                    start = time.monotonic()
+                    status, headers, data = gw.post("/v1/chat/completions", chat(f"Stall {i}"))
+                    self.assertEqual(status, 200, data)
+                    self.assertEqual(headers["x-warmroute-backend"], "r0")
+                    self.assertLess(time.monotonic() - start, 5)  # not idle_stream's 30 s
+                self.assertEqual(bad.posts, 1)
+                # With no alternate: the 500, what arrived of its body quoted, after about 1 s.
+                start = time.monotonic()
+                status, _, data = gw.post("/v1/chat/completions", chat("Stall.", model="bad-only"))
+                self.assertEqual(status, 500, data)
+                self.assertLess(time.monotonic() - start, 5)
+                self.assertIn("backend bad answered 500", error_of(self, data)["message"])
+
     def test_invalid_final_status_is_retried_else_answered_502(self):
         # 999 and 600 are no HTTP status, and the gateway never asks an engine to upgrade: none
         # is relayed.
