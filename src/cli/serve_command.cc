@@ -57,8 +57,7 @@ int RunServe(const ServeFlags& flags) {
   }
   if (flags.port) {
     if (*flags.port < 0 || *flags.port > 65535) {
-      std::cerr << "warmroute serve: --port must be in 0..65535, got " << *flags.port << "\n";
-      return 2;
+      return FlagError(absl::StrCat("--port must be in [0, 65535], got ", *flags.port));
     }
     config.listen.port = static_cast<uint16_t>(*flags.port);
   }
