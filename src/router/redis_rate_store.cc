@@ -115,11 +115,13 @@ struct RedisRateStore::State {
     }
   }
 
-  void RecordConnected(std::shared_ptr<net::RedisConnection> c) {
-    connection = std::move(c);
-    if (backoff.consecutive_failures() > 0) {
-      spdlog::info("rate limits: redis at {} is reachable again; limits are cluster-wide", where);
-    }
+  // A connection is not yet a Redis that works: a stopped (SIGSTOP) or overloaded one still
+  // accepts connections in the kernel's backlog. The back-off ends with its first good answer.
+  void RecordConnected(std::shared_ptr<net::RedisConnection> c) { connection = std::move(c); }
+
+  void RecordAnswered() {
+    if (backoff.consecutive_failures() == 0) return;
+    spdlog::info("rate limits: redis at {} answers again; limits are cluster-wide", where);
     backoff.RecordSuccess();
   }
 
@@ -308,7 +310,10 @@ net::Task<absl::StatusOr<LimitDecision>> RedisRateStore::Take(std::string_view t
   absl::StatusOr<LimitDecision> decision = reply.ok()
                                                ? internal::DecodeTakeReply(*reply)
                                                : absl::StatusOr<LimitDecision>(reply.status());
-  if (decision.ok()) co_return decision;
+  if (decision.ok()) {
+    if (!s->destroyed) s->RecordAnswered();
+    co_return decision;
+  }
   // Any failure here means the cluster-wide limits cannot be trusted right now: back off.
   if (!s->destroyed && s->connection == c) s->RecordFailure(decision.status());
   co_return absl::UnavailableError(decision.status().message());

@@ -213,6 +213,24 @@ class RedisTest : public ::testing::Test {
     return options;
   }
 
+  // Options with a short back-off, for the failure checks.
+  RedisRateStoreOptions BackoffOptions(milliseconds initial, milliseconds max) const {
+    RedisRateStoreOptions options = Options();
+    options.backoff_initial = initial;
+    options.backoff_max = max;
+    return options;
+  }
+
+  // One Take of a request under a limit it never reaches, into `out`; how long it took.
+  std::chrono::microseconds TimedTake(RedisRateStore& store, std::string_view tenant,
+                                      absl::StatusOr<LimitDecision>& out) {
+    TenantLimits limits;
+    limits.requests = BucketLimit{1000, 1000};
+    const steady_clock::time_point start = steady_clock::now();
+    out = net::RunTask(io_, store.Take(std::string(tenant), limits, 1));
+    return std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - start);
+  }
+
   // One command on a connection of its own (to inspect or disturb the server).
   net::RespValue Admin(std::vector<std::string> args) {
     auto run = [](net::Executor executor, uint16_t port,
@@ -307,16 +325,10 @@ TEST_F(RedisTest, PromptTokensAreSharedClampedAndGiveRetryAfter) {
 }
 
 TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
-  RedisRateStoreOptions options = Options();
-  options.backoff_initial = milliseconds(500);
-  options.backoff_max = milliseconds(2000);
-  RedisRateStore store(io_.get_executor(), options, clock_);
-  TenantLimits limits;
-  limits.requests = BucketLimit{1000, 1000};
+  RedisRateStore store(io_.get_executor(), BackoffOptions(milliseconds(500), milliseconds(2000)),
+                       clock_);
   const auto timed_take = [&](absl::StatusOr<LimitDecision>& out) {
-    const steady_clock::time_point start = steady_clock::now();
-    out = net::RunTask(io_, store.Take("failover", limits, 1));
-    return std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - start);
+    return TimedTake(store, "failover", out);
   };
   absl::StatusOr<LimitDecision> d;
   timed_take(d);
@@ -363,6 +375,34 @@ TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_TRUE(d->allowed);
   EXPECT_TRUE(store.connected());
+}
+
+// A stopped Redis accepts connections (the kernel's backlog) and answers nothing: each new
+// connection's command times out, and the back-off doubles instead of starting over at each
+// connect.
+TEST_F(RedisTest, AHungRedisThatAcceptsConnectionsDoublesTheBackoff) {
+  RedisRateStore store(io_.get_executor(), BackoffOptions(milliseconds(500), milliseconds(4000)),
+                       clock_);
+  const auto timed_take = [&](absl::StatusOr<LimitDecision>& out) {
+    return TimedTake(store, "hung", out);
+  };
+  absl::StatusOr<LimitDecision> d;
+  timed_take(d);
+  ASSERT_TRUE(d.ok()) << d.status();
+  server_->Pause();
+  EXPECT_GE(timed_take(d), milliseconds(45));  // the command timeout; back-off 500 ms
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
+  std::this_thread::sleep_for(milliseconds(550));
+  EXPECT_GE(timed_take(d), milliseconds(45));  // connects, times out again: back-off 1000 ms
+  EXPECT_EQ(store.failures(), 2);
+  std::this_thread::sleep_for(milliseconds(550));
+  EXPECT_LT(timed_take(d), milliseconds(10));  // still backing off (it was 500 ms again)
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(store.failures(), 2);
+  server_->Resume();
+  std::this_thread::sleep_for(milliseconds(500));
+  timed_take(d);
+  ASSERT_TRUE(d.ok()) << d.status();
 }
 
 // A listener whose accept queue is full: the kernel drops further SYNs, so a connect hangs
