@@ -96,10 +96,21 @@ void AccessLog::Write(const AccessRecord& record) {
   line.push_back('\n');
   std::lock_guard lock(mu_);
   std::fwrite(line.data(), 1, line.size(), file_);
+  unflushed_ = true;
   if (now - last_flush_ms_ >= 1000 || file_ == stderr) {
     std::fflush(file_);
     last_flush_ms_ = now;
+    unflushed_ = false;
   }
+}
+
+void AccessLog::Flush() {
+  if (file_ == nullptr) return;
+  std::lock_guard lock(mu_);
+  if (!unflushed_) return;
+  std::fflush(file_);
+  last_flush_ms_ = UnixMs();
+  unflushed_ = false;
 }
 
 }  // namespace warmroute::router

@@ -10,7 +10,9 @@
 //    "ttft_ms":41.2,"e2e_ms":380.5,"retries":0}
 //
 // Destinations: "stderr", "off", or a file path (appended to). Lines are written whole under a
-// lock and flushed at least once a second, and on destruction.
+// lock; a file's are flushed by a Write a second or more after the last flush, by Flush (which
+// the gateway calls every second, so that an idle gateway's last lines reach the file too), and
+// on destruction. stderr is flushed at each line.
 //
 // Thread-safety: Write is thread-safe.
 #pragma once
@@ -57,6 +59,8 @@ class AccessLog {
 
   bool enabled() const { return file_ != nullptr; }
   void Write(const AccessRecord& record);
+  // Writes out the lines Write has buffered since the last flush, if any.
+  void Flush();
 
   // The line Write would write, without the newline (for tests).
   static std::string Format(const AccessRecord& record, int64_t unix_ms);
@@ -67,6 +71,7 @@ class AccessLog {
   std::FILE* file_;
   bool owned_;
   int64_t last_flush_ms_ = 0;
+  bool unflushed_ = false;  // lines written since the last flush
 };
 
 }  // namespace warmroute::router

@@ -181,6 +181,7 @@ class Gateway::Impl {
         boost::system::error_code ec;
         signals.cancel(ec);
         drain_timer_.cancel();
+        flush_timer_.cancel();
         work.reset();
       };
     }
@@ -190,6 +191,7 @@ class Gateway::Impl {
       w->server->Start();
       threads.emplace_back([w = w.get()] { w->io.run(); });
     }
+    if (access_log_ != nullptr && access_log_->enabled()) FlushAccessLogEverySecond();
     if (on_started) on_started();
     if (stop_requested_) Stop();
     control_io_.run();
@@ -347,6 +349,16 @@ class Gateway::Impl {
     WatchDrain();
   }
 
+  // Flushes the access log every second (AccessLog: a busy gateway's writes flush it too).
+  void FlushAccessLogEverySecond() {
+    flush_timer_.expires_after(std::chrono::seconds(1));
+    flush_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stop_requested_) return;
+      access_log_->Flush();
+      FlushAccessLogEverySecond();
+    });
+  }
+
   void WatchDrain() {
     drain_timer_.expires_after(std::chrono::milliseconds(20));
     drain_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -476,6 +488,7 @@ class Gateway::Impl {
   // The graceful stop (control thread only).
   bool draining_ = false;
   asio::steady_timer drain_timer_{control_io_};
+  asio::steady_timer flush_timer_{control_io_};
   std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
   std::vector<std::unique_ptr<Worker>> workers_;

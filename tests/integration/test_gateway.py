@@ -9,10 +9,12 @@ reload, /metrics and /v1/models.
 """
 import functools
 import json
+import os
 import re
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -879,6 +881,22 @@ class StreamFailureTest(unittest.TestCase):
                 self.assert_stream_error(resp, data_events=1)
                 self.assertGreaterEqual(resp.elapsed, 0.29)
                 self.assertLess(resp.elapsed, 3)
+
+    def test_an_idle_gateways_access_log_reaches_its_file_within_two_seconds(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "access.log")
+            config = base_config([replica_backend(0)], observability={"access_log": path})
+            with GatewayProcess(config) as gw:
+                for i in range(3):
+                    status, _, data = gw.post("/v1/chat/completions", chat(f"Logged {i}."))
+                    self.assertEqual(status, 200, data)
+                # No more traffic: the lines must not wait for the next request.
+                def lines():
+                    with open(path) as f:
+                        return [json.loads(line) for line in f]
+                wait_until(lambda: len(lines()) == 3, timeout=2.5,
+                           message="the 3 access-log lines in the file")
+                self.assertEqual([r["status"] for r in lines()], [200, 200, 200])
 
     def test_slowloris_connection_is_closed_after_the_header_timeout(self):
         config = base_config([replica_backend(0)], listen={"header_timeout_ms": 300})
