@@ -1,5 +1,7 @@
 #include "net/response_writer.h"
 
+#include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "net/openai_error.h"
 
 namespace warmroute::net {
@@ -27,6 +29,20 @@ std::string_view HttpRequest::Header(std::string_view name) const {
     if (HeaderNameIs(key, name)) return value;
   }
   return {};
+}
+
+absl::StatusOr<std::string_view> HttpRequest::SingleHeader(std::string_view name) const {
+  std::string_view found;
+  int count = 0;
+  for (const auto& [key, value] : headers) {
+    if (!HeaderNameIs(key, name)) continue;
+    if (++count == 1) found = value;
+  }
+  if (count > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request has ", count, " ", AbslView(name), " headers; send one"));
+  }
+  return found;
 }
 
 Task<absl::Status> ResponseWriter::ReplyError(const absl::Status& status) {

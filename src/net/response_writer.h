@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace warmroute::net {
 
@@ -57,6 +58,11 @@ struct HttpRequest {
 
   // The first header called `name` (case-insensitive), or an empty view.
   std::string_view Header(std::string_view name) const;
+  // The value of a field that may appear once (RFC 9110 5.3), such as Authorization: the one
+  // header called `name`, an empty view when there is none, InvalidArgument (400) naming the
+  // field when there are several (which of them counts is where a proxy in front and the
+  // gateway could disagree).
+  absl::StatusOr<std::string_view> SingleHeader(std::string_view name) const;
 };
 
 // True for the headers that concern one connection only (RFC 9110 §7.6.1: Connection,

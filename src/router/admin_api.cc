@@ -86,7 +86,12 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
     co_await writer.ReplyError(status);
     co_return;
   }
-  const std::string_view auth = request.Header("authorization");
+  const absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
+  if (!credentials.ok()) {
+    co_await writer.ReplyError(credentials.status());
+    co_return;
+  }
+  const std::string_view auth = *credentials;
   constexpr std::string_view kBearer = "Bearer ";
   if (auth.substr(0, kBearer.size()) != kBearer ||
       !ConstantTimeEquals(auth.substr(kBearer.size()), token)) {

@@ -438,8 +438,9 @@ class Gateway::Impl {
     const std::shared_ptr<const ProxySettings> settings = worker.proxy->settings();
     std::vector<std::string> models;
     if (settings->tenants && settings->tenants->enabled()) {
+      absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
       absl::StatusOr<const Tenant*> tenant =
-          settings->tenants->Authenticate(request.Header("authorization"));
+          credentials.ok() ? settings->tenants->Authenticate(*credentials) : credentials.status();
       if (!tenant.ok()) {
         co_await writer.ReplyError(tenant.status());
         co_return;

@@ -270,7 +270,13 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
   std::optional<std::string> salted_body;  // edited_body (or the body) with the tenant's salt
   do {
     if (tenants != nullptr) {
-      absl::StatusOr<const Tenant*> who = tenants->Authenticate(request.Header("authorization"));
+      absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
+      if (!credentials.ok()) {
+        refused = credentials.status();
+        call.rejection = "bad_request";
+        break;
+      }
+      absl::StatusOr<const Tenant*> who = tenants->Authenticate(*credentials);
       if (!who.ok()) {
         refused = who.status();
         call.rejection = "unauthenticated";

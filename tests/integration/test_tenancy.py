@@ -141,6 +141,22 @@ class TenancyTest(unittest.TestCase):
             self.assertEqual(status, 200, data[:300])
             self.assertEqual(cached_tokens(json.loads(data)), 0)
 
+    def test_two_authorization_headers_are_a_400(self):
+        # Which of two keys counts is where a proxy in front and the gateway could disagree.
+        data = json.dumps(body("hi")).encode()
+        with GatewayProcess(config()) as gw, gw.open_raw() as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                         b"Authorization: Bearer " + KEYS["alpha"].encode() + b"\r\n"
+                         b"Authorization: Bearer " + KEYS["beta"].encode() + b"\r\n"
+                         b"Content-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: " + str(len(data)).encode() + b"\r\n\r\n" + data)
+            raw = b""
+            while chunk := sock.recv(65536):
+                raw += chunk
+            status, _, reply = parse_response(raw)
+            self.assertEqual(status, 400, reply)
+            self.assertIn("2 Authorization headers", error_of(self, reply)["message"])
+
     def test_bad_keys_are_refused_and_keys_never_logged(self):
         with tempfile.TemporaryDirectory() as tmp:
             log_path = os.path.join(tmp, "access.log")
