@@ -223,6 +223,17 @@ class Gateway::Impl {
     }
     GatewayConfig next = std::move(*loaded);
     std::lock_guard reload_lock(reload_mu_);
+    // An empty file is a valid config (every default, no backends), and also what a reload
+    // finds while an editor or a tool is rewriting the file: one that would remove every
+    // running backend is refused, not applied.
+    if (next.backends.empty() && !backends_->Targets().empty()) {
+      const absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
+          path_,
+          " lists no backends, and a reload does not remove every backend (was the file "
+          "being written?)"));
+      spdlog::error("reload: {}; the running config stays", std::string(refused.message()));
+      return refused;
+    }
     const GatewayConfig previous = Config();
     // Backends: reconcile by name. A changed backend is replaced in one step, so no request
     // sees the fleet without it.
@@ -264,9 +275,10 @@ class Gateway::Impl {
     const ListenConfig& a = previous.listen;
     const ListenConfig& b = next.listen;
     needs_restart(a.host != b.host || a.port != b.port || a.threads != b.threads ||
-                      a.body_limit_mb != b.body_limit_mb || a.header_limit_kb != b.header_limit_kb ||
-                      a.header_timeout != b.header_timeout || a.idle_timeout != b.idle_timeout ||
-                      a.tls != b.tls,
+                      a.body_limit_mb != b.body_limit_mb ||
+                      a.header_limit_kb != b.header_limit_kb ||
+                      a.header_timeout != b.header_timeout || a.body_timeout != b.body_timeout ||
+                      a.idle_timeout != b.idle_timeout || a.tls != b.tls,
                   "listen");
     needs_restart(previous.policy.name != next.policy.name ||
                       previous.policy.params != next.policy.params,

@@ -1380,6 +1380,20 @@ class ConfigTest(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertEqual(headers["x-warmroute-backend"], "r0")
 
+    def test_a_reload_that_would_remove_every_backend_is_refused(self):
+        # An empty file is what a reload may find while a tool rewrites the config.
+        config = base_config([replica_backend(0)], admin={"token": TOKEN})
+        with GatewayProcess(config) as gw:
+            before = gw.get_json("/admin/config", headers=AUTH)
+            gw.reload("")
+            wait_until(lambda: "lists no backends" in gw.log(), timeout=3,
+                       message="the refused reload in the log")
+            self.assertIn("running config stays", gw.log())
+            self.assertEqual(gw.get_json("/admin/config", headers=AUTH), before)
+            status, headers, _ = gw.post("/v1/chat/completions", chat("Still"))
+            self.assertEqual(status, 200)
+            self.assertEqual(headers["x-warmroute-backend"], "r0")
+
 
 if __name__ == "__main__":
     unittest.main()
