@@ -63,9 +63,15 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   absl::Status unique = CheckUniqueLocked(config, old);
   if (!unique.ok()) return unique;
   old->present = false;
+  const bool draining = old->draining;
   router_.RemoveBackend(old->target->id);
   // AddLocked may grow entries_: `old` is not used past here.
   std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
+  if (draining) {
+    FindLocked(config.name)->draining = true;
+    router_.SetDraining(added->id, true);
+    ApplyHealth(clock_.Now());
+  }
   UpdateFailuresOnRecord();
   return added;
 }

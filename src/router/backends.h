@@ -95,7 +95,8 @@ class Backends {
   absl::Status Remove(const std::string& name);
   // Replaces the backend named config.name with one built from `config`, atomically: no routing
   // decision sees the fleet without it (a config reload that changed its url, kind, models or
-  // capacity). Its in-flight requests finish on the old one. NotFound for an unknown name;
+  // capacity). Its in-flight requests finish on the old one. A draining backend's replacement
+  // drains too (an operator's drain outlives a config change). NotFound for an unknown name;
   // AlreadyExists when another backend has the address (the old one then stays).
   absl::StatusOr<std::shared_ptr<const BackendTarget>> Replace(const BackendConfig& config);
   absl::Status SetDraining(const std::string& name, bool draining);

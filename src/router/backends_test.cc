@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -51,6 +52,30 @@ TEST_F(BackendsTest, ReplaceSwapsTheBackendUnderItsName) {
   absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(1));
   ASSERT_TRUE(dispatch.ok()) << dispatch.status();
   EXPECT_EQ(dispatch->target->id, (*replaced)->id);
+}
+
+TEST_F(BackendsTest, AReplacedDrainingBackendKeepsDraining) {
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})")).ok());
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})")).ok());
+  ASSERT_TRUE(backends_.SetDraining("a", true).ok());
+  ASSERT_TRUE(backends_
+                  .Replace(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000",
+                                        "kv_capacity_tokens": 8192})"))
+                  .ok());
+  const std::vector<BackendSnapshot> snapshot = backends_.Snapshot();
+  ASSERT_EQ(snapshot.size(), 2u);
+  const auto a = std::find_if(snapshot.begin(), snapshot.end(),
+                              [](const BackendSnapshot& b) { return b.target->name == "a"; });
+  ASSERT_NE(a, snapshot.end());
+  EXPECT_EQ(a->kv_capacity_tokens, 8192);  // the replacement
+  EXPECT_EQ(a->state, "draining");
+  EXPECT_FALSE(a->eligible);
+  for (uint64_t id = 1; id <= 6; ++id) {
+    absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(id));
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    EXPECT_EQ(dispatch->target->name, "b");
+    backends_.OnFinished(id, std::nullopt);
+  }
 }
 
 TEST_F(BackendsTest, ReplaceKeepsTheOldBackendWhenTheAddressIsTaken) {
