@@ -319,6 +319,8 @@ struct GatewayMetrics::State {
   absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
   absl::flat_hash_map<std::string, BackendSeries> backend_series;
   std::map<std::string, BackendGauges> gauges;
+  // Per pool, its gauges in the order Serialize lists the pool families.
+  std::map<std::string, std::vector<prometheus::Gauge*>> pool_series;
 
   // The registry's series, made on first use (each takes mu). `key` as RequestShard's.
   prometheus::Counter* RequestCounter(const std::string& key, const RequestRecord& r) {
@@ -499,17 +501,40 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       }
     }
   }
-  for (const auto& [pool, p] : pools) {
-    const std::map<std::string, std::string> labels = {{"pool", pool}};
-    state_->pool_backends.Add(labels).Set(p.backends);
-    state_->pool_healthy.Add(labels).Set(p.healthy);
-    state_->pool_in_flight.Add(labels).Set(p.in_flight);
-    state_->pool_outstanding.Add(labels).Set(p.outstanding);
-    state_->pool_decodes.Add(labels).Set(p.decodes);
-    state_->pool_waiting.Add(labels).Set(p.waiting);
-    state_->pool_kv_usage.Add(labels).Set(p.scraped > 0 ? p.kv_usage_sum / p.scraped : 0);
-    // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
-    state_->pool_backlog.Add(labels).Set(p.outstanding / std::max(p.rate, 1.0));
+  {
+    std::lock_guard lock(state_->mu);
+    // A pool whose last backend went (removed, or moved to another pool) loses its series: a
+    // stale "1 backend, 1 healthy" would mislead an autoscaler.
+    std::vector<prometheus::Family<prometheus::Gauge>*> families = {
+        &state_->pool_backends,    &state_->pool_healthy, &state_->pool_in_flight,
+        &state_->pool_outstanding, &state_->pool_decodes, &state_->pool_waiting,
+        &state_->pool_kv_usage,    &state_->pool_backlog};
+    for (auto it = state_->pool_series.begin(); it != state_->pool_series.end();) {
+      if (pools.count(it->first)) {
+        ++it;
+        continue;
+      }
+      for (size_t i = 0; i < families.size(); ++i) families[i]->Remove(it->second[i]);
+      it = state_->pool_series.erase(it);
+    }
+    for (const auto& [pool, p] : pools) {
+      std::vector<prometheus::Gauge*>& g = state_->pool_series[pool];
+      if (g.empty()) {
+        const std::map<std::string, std::string> labels = {{"pool", pool}};
+        for (prometheus::Family<prometheus::Gauge>* family : families) {
+          g.push_back(&family->Add(labels));
+        }
+      }
+      g[0]->Set(p.backends);
+      g[1]->Set(p.healthy);
+      g[2]->Set(p.in_flight);
+      g[3]->Set(p.outstanding);
+      g[4]->Set(p.decodes);
+      g[5]->Set(p.waiting);
+      g[6]->Set(p.scraped > 0 ? p.kv_usage_sum / p.scraped : 0);
+      // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
+      g[7]->Set(p.outstanding / std::max(p.rate, 1.0));
+    }
   }
   {
     std::lock_guard lock(state_->mu);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/routing/policy_registry.h"
+#include "router/config.h"
 
 namespace warmroute::router {
 namespace {
@@ -120,6 +121,22 @@ TEST_F(GatewayMetricsTest, TenantSeriesAreCountedPerTenant) {
   EXPECT_EQ(Sample(text, R"(warmroute_tenant_requests_total{code="429",tenant="globex"})"), 1);
   EXPECT_EQ(Sample(text, R"(warmroute_tenant_time_to_first_token_seconds_count{tenant="acme"})"),
             2);
+}
+
+TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
+  absl::StatusOr<BackendConfig> a =
+      ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");
+  absl::StatusOr<BackendConfig> b =
+      ParseBackendJson(R"({"name": "b", "url": "http://10.0.0.2:1", "pool": "p2"})");
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(backends_.Add(*a).ok());
+  ASSERT_TRUE(backends_.Add(*b).ok());
+  EXPECT_EQ(Sample(Scrape(), R"(warmroute_pool_backends{pool="p2"})"), 1);
+  ASSERT_TRUE(backends_.Remove("b").ok());
+  const std::string text = Scrape();
+  EXPECT_TRUE(std::isnan(Sample(text, R"(warmroute_pool_backends{pool="p2"})"))) << text;
+  EXPECT_TRUE(std::isnan(Sample(text, R"(warmroute_pool_healthy_backends{pool="p2"})")));
+  EXPECT_EQ(Sample(text, R"(warmroute_pool_backends{pool="default"})"), 1);
 }
 
 }  // namespace
