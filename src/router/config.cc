@@ -155,6 +155,26 @@ absl::Status ParsePrefixKey(MapReader& map, routing::PrefixKeyOptions* out) {
 }
 
 // One backend entry; `map`'s path is "backends[i]" (or "" for the admin API's JSON body).
+
+// A backend's name is also a path segment of the admin API (/admin/backends/<name>/drain): one
+// holding '/', '?', '#' or '%' could never be drained or removed there, and it is a label of
+// several series on /metrics, so it is bounded.
+constexpr size_t kMaxBackendNameChars = 256;
+
+absl::Status CheckBackendName(const ConfigNode* node, std::string_view path,
+                              std::string_view name) {
+  if (name.size() > kMaxBackendNameChars) {
+    return KeyError(path, node,
+                    absl::StrCat("must be at most ", kMaxBackendNameChars, " characters"));
+  }
+  if (name.find_first_of("/?#%") != std::string_view::npos) {
+    return KeyError(path, node,
+                    "must not contain '/', '?', '#' or '%' (it names the backend in the admin "
+                    "API's paths)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
   const ConfigNode* url = map.Get("url");
   if (url == nullptr) return KeyError(map.PathOf("url"), nullptr, "required");
@@ -174,6 +194,7 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
   const ConfigNode* name = map.Get("name");
   WR_RETURN_IF_ERROR(ReadNonEmptyString(name, map.PathOf("name"), &out->name));
   WR_RETURN_IF_ERROR(CheckToken(name, map.PathOf("name"), out->name));
+  WR_RETURN_IF_ERROR(CheckBackendName(name, map.PathOf("name"), out->name));
 
   const ConfigNode* kind = map.Get("kind");
   if (kind != nullptr) {
