@@ -102,7 +102,7 @@ class Gateway::Impl {
                          .max_queue = config_.admission.max_queue,
                          .queue_timeout = config_.admission.queue_timeout});
     admin_ = std::make_unique<AdminApi>(
-        *backends_, [this] { return EffectiveConfigJson(Config()); },
+        *backends_, [this] { return EffectiveConfigJson(RunningConfig()); },
         [this] { return Config().admin.token; },
         [this](const BackendConfig& added) {
           std::vector<PoolMember> members;
@@ -289,6 +289,14 @@ class Gateway::Impl {
                   "admission");
     needs_restart(previous.observability.access_log != next.observability.access_log,
                   "observability.access_log");
+    // What needs a restart runs on as it was, and the stored config (GET /admin/config) says so.
+    // The shutdown grace is read when a signal arrives: a reload changes it.
+    const Millis grace = next.listen.shutdown_grace;
+    next.listen = previous.listen;
+    next.listen.shutdown_grace = grace;
+    next.policy = previous.policy;
+    next.admission = previous.admission;
+    next.observability.access_log = previous.observability.access_log;
     // Per-request settings and the control loop's options.
     const std::shared_ptr<const ProxySettings> settings = SettingsOf(next);
     for (auto& w : workers_) {
@@ -318,6 +326,25 @@ class Gateway::Impl {
   GatewayConfig Config() const {
     std::lock_guard lock(config_mu_);
     return config_;
+  }
+
+  // What runs, for GET /admin/config: the config with the backends that serve now (those added
+  // through the admin API too, in the order they were added).
+  GatewayConfig RunningConfig() const {
+    GatewayConfig running = Config();
+    running.backends.clear();
+    for (const std::shared_ptr<const BackendTarget>& t : backends_->Targets()) {
+      running.backends.push_back({.name = t->name,
+                                  .url = t->url,
+                                  .host = t->host,
+                                  .port = t->port,
+                                  .tls = t->tls,
+                                  .kind = t->kind,
+                                  .models = t->models,
+                                  .kv_capacity_tokens = t->kv_capacity_tokens,
+                                  .pool = t->pool});
+    }
+    return running;
   }
 
   void WaitForSignal(asio::signal_set& signals) {

@@ -1380,6 +1380,26 @@ class ConfigTest(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertEqual(headers["x-warmroute-backend"], "r0")
 
+    def test_admin_config_shows_what_runs(self):
+        config = base_config([replica_backend(0)], admin={"token": TOKEN},
+                             policy={"name": "round_robin"})
+        with GatewayProcess(config) as gw:
+            status, _, data = gw.post("/admin/backends",
+                                      {"name": "r1", "url": url_of(ENGINE.replicas[1])},
+                                      headers=AUTH)
+            self.assertEqual(status, 201, data)
+            shown = gw.get_json("/admin/config", headers=AUTH)
+            self.assertEqual([b["name"] for b in shown["backends"]], ["r0", "r1"])
+            # A reload: r1 (not in the file) goes; the policy needs a restart, so it stays.
+            reloaded = dict(config, policy={"name": "least_request"}, retries=1)
+            gw.reload(reloaded)
+            wait_until(lambda: gw.get_json("/admin/config", headers=AUTH)["retries"] == 1,
+                       timeout=3, message="the reload")
+            shown = gw.get_json("/admin/config", headers=AUTH)
+            self.assertEqual([b["name"] for b in shown["backends"]], ["r0"])
+            self.assertEqual(shown["policy"]["name"], "round_robin")
+            self.assertIn("policy changed; it takes effect after a restart", gw.log())
+
     def test_a_reload_that_would_remove_every_backend_is_refused(self):
         # An empty file is what a reload may find while a tool rewrites the config.
         config = base_config([replica_backend(0)], admin={"token": TOKEN})
