@@ -122,4 +122,9 @@ class ResponseWriter {
   Task<absl::Status> ReplyError(const absl::Status& status);
 };
 
+// Answers 405 Method Not Allowed: an OpenAI error body whose type and code are a 405's, and the
+// Allow header RFC 9110 asks for (`allow`: the methods the request's path takes, "GET, HEAD").
+Task<void> ReplyMethodNotAllowed(ResponseWriter& writer, const HttpRequest& request,
+                                 std::string allow);
+
 }  // namespace warmroute::net

@@ -92,8 +92,9 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
     co_return;
   }
   const std::string_view auth = *credentials;
-  constexpr std::string_view kBearer = "Bearer ";
-  if (auth.substr(0, kBearer.size()) != kBearer ||
+  // The scheme is case-insensitive (RFC 9110 11.1): "bearer x" is "Bearer x".
+  constexpr std::string_view kBearer = "bearer ";
+  if (!net::HeaderNameIs(auth.substr(0, kBearer.size()), kBearer) ||
       !ConstantTimeEquals(auth.substr(kBearer.size()), token)) {
     absl::Status status =
         absl::UnauthenticatedError("the admin API needs 'Authorization: Bearer <admin.token>'");
@@ -103,8 +104,9 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
   const std::string& path = request.path;
   const std::string& method = request.method;
   absl::Status result = absl::OkStatus();
+  const bool get = method == "GET" || method == "HEAD";  // the server leaves a HEAD's body out
   if (path == "/admin/backends" || path == "/admin/backends/") {
-    if (method == "GET") {
+    if (get) {
       std::string body = BackendsJson();
       co_await ReplyJson(writer, 200, std::move(body));
       co_return;
@@ -126,7 +128,8 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
         }
       }
     } else {
-      result = absl::UnimplementedError("use GET or POST on /admin/backends");
+      co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD, POST");
+      co_return;
     }
   } else if (path.rfind(kPrefix, 0) == 0) {
     std::string name = path.substr(kPrefix.size());
@@ -141,9 +144,13 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
     } else if ((action == "drain" || action == "undrain") && method == "POST") {
       result = backends_.SetDraining(name, action == "drain");
       if (result.ok()) spdlog::info("admin: {} backend {}", action, name);
+    } else if (action.empty() || action == "drain" || action == "undrain") {
+      co_await net::ReplyMethodNotAllowed(writer, request, action.empty() ? "DELETE" : "POST");
+      co_return;
     } else {
-      result = absl::UnimplementedError(
-          "use DELETE /admin/backends/{name} or POST /admin/backends/{name}/drain|undrain");
+      result = absl::NotFoundError(absl::StrCat(
+          "no admin route ", method, " ", path,
+          ": use DELETE /admin/backends/{name} or POST /admin/backends/{name}/drain|undrain"));
     }
     if (result.ok()) {
       std::string body = absl::StrCat("{\"backend\":", net::JsonString(name), ",\"done\":",
@@ -151,7 +158,11 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
       co_await ReplyJson(writer, 200, std::move(body));
       co_return;
     }
-  } else if (path == "/admin/config" && method == "GET") {
+  } else if (path == "/admin/config") {
+    if (!get) {
+      co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD");
+      co_return;
+    }
     std::string body = effective_config_();
     co_await ReplyJson(writer, 200, std::move(body));
     co_return;

@@ -62,19 +62,6 @@ bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
          a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool && a.tls == b.tls;
 }
 
-// Answers 405 Method Not Allowed: an OpenAI error body whose type and code are a 405's, and the
-// Allow header RFC 9110 asks for (`allow`: the methods `path` takes).
-net::Task<void> ReplyMethodNotAllowed(net::ResponseWriter& writer, const net::HttpRequest& request,
-                                      std::string allow) {
-  const absl::Status status = absl::InvalidArgumentError(
-      absl::StrCat("method ", request.method, " is not allowed on ", request.path));
-  net::HttpError error = net::ToHttpError(status, 405);
-  net::ResponseHead head;
-  head.status = error.status;
-  head.headers.emplace_back("allow", std::move(allow));
-  co_await writer.Reply(std::move(head), std::move(error.body));
-}
-
 }  // namespace
 
 class Gateway::Impl {
@@ -447,9 +434,9 @@ class Gateway::Impl {
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
       co_await admin_->Handle(request, writer);
     } else if (path == "/v1/chat/completions" || path == "/v1/completions") {
-      co_await ReplyMethodNotAllowed(writer, request, "POST");
+      co_await net::ReplyMethodNotAllowed(writer, request, "POST");
     } else if (path == "/v1/models" || path == "/health" || path == "/metrics") {
-      co_await ReplyMethodNotAllowed(writer, request, "GET, HEAD");
+      co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD");
     } else {
       const absl::Status status = absl::NotFoundError(absl::StrCat("no route ", path));
       co_await writer.ReplyError(status);

@@ -1182,12 +1182,30 @@ class AdminApiTest(unittest.TestCase):
             for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN},
                             {"Authorization": f"Bearer {TOKEN}x"}):
                 with self.subTest(headers=headers):
-                    status, _, data = gw.request("GET", "/admin/backends", headers=headers)
+                    status, resp_headers, data = gw.request("GET", "/admin/backends",
+                                                            headers=headers)
                     self.assertEqual(status, 401, data)
                     error_of(self, data, "AuthenticationError")
-            status, _, data = gw.request("GET", "/admin/backends", headers=AUTH)
-            self.assertEqual(status, 200, data)
-            self.assertEqual([b["name"] for b in json.loads(data)["backends"]], ["r0"])
+                    self.assertEqual(resp_headers.get("www-authenticate"), "Bearer")
+            for auth in (AUTH, {"Authorization": f"bearer {TOKEN}"},
+                         {"Authorization": f"BEARER {TOKEN}"}):  # the scheme's case is free
+                status, _, data = gw.request("GET", "/admin/backends", headers=auth)
+                self.assertEqual(status, 200, data)
+                self.assertEqual([b["name"] for b in json.loads(data)["backends"]], ["r0"])
+            status, _, data = gw.request("HEAD", "/admin/backends", headers=AUTH)
+            self.assertEqual((status, data), (200, b""))
+            # A method a route does not take: 405 and Allow; an unknown action: 404.
+            for method, path, allow in (("PUT", "/admin/backends", "GET, HEAD, POST"),
+                                        ("POST", "/admin/config", "GET, HEAD"),
+                                        ("GET", "/admin/backends/r0", "DELETE"),
+                                        ("GET", "/admin/backends/r0/drain", "POST")):
+                with self.subTest(method=method, path=path):
+                    status, resp_headers, data = gw.request(method, path, headers=AUTH)
+                    self.assertEqual(status, 405, data)
+                    self.assertEqual(resp_headers.get("allow"), allow)
+                    self.assertEqual(error_of(self, data, "MethodNotAllowedError")["code"], 405)
+            status, _, data = gw.request("POST", "/admin/backends/r0/reboot", headers=AUTH)
+            self.assertEqual(status, 404, data)
             status, _, data = gw.request("GET", "/admin/config", headers=AUTH)
             self.assertEqual(status, 200)
             self.assertNotIn(TOKEN.encode(), data)
