@@ -117,7 +117,7 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
       if (!config.ok()) {
         result = config.status();
       } else if (result.ok()) {
-        auto added = backends_.Add(*config);
+        auto added = backends_.Add(*config, /*await_first_probe=*/true);
         if (!added.ok()) {
           result = added.status();
         } else {

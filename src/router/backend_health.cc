@@ -24,6 +24,7 @@ bool BackendHealth::OnFailure(TimePoint now) {
 }
 
 std::string_view BackendHealth::StateName(TimePoint now) const {
+  if (awaiting_probe_) return "probe_pending";
   if (!probe_up_) return "probe_failed";
   if (ejected(now)) return "ejected";
   return "up";

@@ -53,5 +53,18 @@ TEST(BackendHealthTest, FailedProbeTakesItDownUntilAProbeSucceeds) {
   EXPECT_TRUE(h.Available(TimePoint{}));
 }
 
+TEST(BackendHealthTest, ABackendAwaitingItsFirstProbeIsDownUntilOneSucceeds) {
+  BackendHealth h(EjectionOptions{});
+  h.AwaitFirstProbe();
+  EXPECT_FALSE(h.Available(TimePoint{}));
+  EXPECT_EQ(h.StateName(TimePoint{}), "probe_pending");
+  h.OnProbe(false);
+  EXPECT_FALSE(h.Available(TimePoint{}));
+  EXPECT_EQ(h.StateName(TimePoint{}), "probe_pending");
+  h.OnProbe(true);
+  EXPECT_TRUE(h.Available(TimePoint{}));
+  EXPECT_EQ(h.StateName(TimePoint{}), "up");
+}
+
 }  // namespace
 }  // namespace warmroute::router

@@ -33,12 +33,18 @@ Backends::Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptio
                    const Clock& clock, uint64_t seed, EjectionOptions ejection)
     : clock_(clock), ejection_(ejection), router_(std::move(policy), options, clock, seed) {}
 
-absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const BackendConfig& config) {
+absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const BackendConfig& config,
+                                                                   bool await_first_probe) {
   WR_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, TlsContextOf(config));
   std::lock_guard lock(mu_);
   absl::Status unique = CheckUniqueLocked(config, /*replacing=*/nullptr);
   if (!unique.ok()) return unique;
-  return AddLocked(config, std::move(tls));
+  std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
+  if (await_first_probe) {
+    FindLocked(config.name)->health.AwaitFirstProbe();
+    ApplyHealth(clock_.Now());
+  }
+  return added;
 }
 
 absl::Status Backends::Remove(const std::string& name) {

@@ -66,7 +66,7 @@ struct Dispatch {
 // A backend as the admin API and /metrics show it.
 struct BackendSnapshot {
   std::shared_ptr<const BackendTarget> target;
-  std::string state;  // "up", "ejected", "probe_failed", "draining"
+  std::string state;  // "up", "ejected", "probe_pending", "probe_failed", "draining"
   bool eligible = false;
   int64_t in_flight = 0;
   int64_t outstanding_prefill_tokens = 0;
@@ -90,7 +90,10 @@ class Backends {
 
   // AlreadyExists when the name or the address is taken; InvalidArgument when the TLS files of
   // an https:// backend cannot be used (net/tls.h).
-  absl::StatusOr<std::shared_ptr<const BackendTarget>> Add(const BackendConfig& config);
+  // With `await_first_probe` (a backend added while the gateway runs: admin API, reload) it takes
+  // no request until its first probe succeeds.
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> Add(const BackendConfig& config,
+                                                           bool await_first_probe = false);
   // NotFound for an unknown name. In-flight requests finish; nothing new is sent.
   absl::Status Remove(const std::string& name);
   // Replaces the backend named config.name with one built from `config`, atomically: no routing

@@ -249,7 +249,7 @@ class Gateway::Impl {
       const bool present = std::any_of(running.begin(), running.end(),
                                        [&](const auto& t) { return t->name == b.name; });
       if (present) continue;
-      auto added = backends_->Add(b);
+      auto added = backends_->Add(b, /*await_first_probe=*/true);
       if (added.ok()) {
         spdlog::info("reload: added backend {} ({})", b.name, b.url);
       } else {

@@ -1215,6 +1215,33 @@ class AdminApiTest(unittest.TestCase):
             status, _, _ = gw.request("GET", "/admin/backends", headers=AUTH)
             self.assertEqual(status, 404)
 
+    def test_an_added_backend_takes_requests_only_once_a_probe_passed(self):
+        # It accepts connections but answers nothing, and its /health fails: no request may wait
+        # on it for first_byte_ms.
+        with FaultBackend("hang") as hung:
+            hung.health_status = 503
+            config = base_config([replica_backend(0)], policy={"name": "round_robin"},
+                                 admin={"token": TOKEN},
+                                 health=no_ejection(probe_interval_ms=100),
+                                 timeouts={"first_byte_ms": 3000})
+            with GatewayProcess(config) as gw:
+                status, _, data = gw.post("/admin/backends", {"name": "hung", "url": hung.url},
+                                          headers=AUTH)
+                self.assertEqual(status, 201, data)
+                self.assertIn(backend_states(gw, TOKEN)["hung"]["state"],
+                              ("probe_pending", "probe_failed"))
+                for i in range(4):
+                    start = time.monotonic()
+                    status, headers, data = gw.post("/v1/chat/completions", chat(f"Now {i}"))
+                    self.assertEqual(status, 200, data)
+                    self.assertEqual(headers["x-warmroute-backend"], "r0")
+                    self.assertLess(time.monotonic() - start, 2)
+                self.assertEqual(hung.posts, 0)
+                # Once its probe passes, it takes its share.
+                hung.health_status = 200
+                wait_until(lambda: backend_states(gw, TOKEN)["hung"]["state"] == "up",
+                           message="the added backend's first good probe")
+
     def test_add_drain_undrain_remove(self):
         with FaultBackend("stream_finite", events=12, interval=0.05) as slow:
             config = base_config([fault_entry("slow", slow)], health=no_ejection(),
