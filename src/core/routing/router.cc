@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace warmroute::routing {
 
@@ -210,8 +211,13 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
                                    : absl::StrCat("no backend serves model '", request.model, "'"));
   }
   if (candidates.empty()) {
-    return absl::UnavailableError(absl::StrCat("no healthy backend for model '", request.model,
-                                               "' (all unhealthy or draining)"));
+    // With pools (a tenant's), say which: healthy backends elsewhere do not serve this request.
+    const std::string where = request.pools.empty()
+                                  ? std::string()
+                                  : absl::StrCat(" in pool", request.pools.size() > 1 ? "s " : " ",
+                                                 absl::StrJoin(request.pools, ", "));
+    return absl::UnavailableError(absl::StrCat("no healthy backend for model '", request.model, "'",
+                                               where, " (all unhealthy or draining)"));
   }
 
   std::vector<int32_t>& matched = matched_;

@@ -328,6 +328,15 @@ TEST_F(RouterTest, RoutesAndReroutesOnlyWithinTheRequestsPools) {
   RoutingRequest nowhere = Request(13, {}, 10);
   nowhere.pools = {"gpu-h200"};
   EXPECT_EQ(Dispatch(*router, nowhere).status().code(), absl::StatusCode::kNotFound);
+  // The pool's only backend drains: unavailable, and the message names the pool (healthy
+  // backends elsewhere do not count).
+  router->SetDraining(1, true);
+  RoutingRequest drained = Request(14, {}, 10);
+  drained.pools = {"dedicated"};
+  const absl::Status status = Dispatch(*router, drained).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(),
+            "no healthy backend for model 'm' in pool dedicated (all unhealthy or draining)");
 }
 
 TEST_F(RouterTest, RemovedBackendForgetsItsIndexEntries) {
