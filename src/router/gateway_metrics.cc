@@ -31,14 +31,6 @@ const prometheus::Histogram::BucketBoundaries kE2eBuckets = {
     0.01, 0.025, 0.05, 0.1,  0.3,  0.5,  0.8,   1.0,   1.5,   2.0,   2.5,    5.0,   10.0,
     15.0, 20.0,  30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 
-struct BackendSeries {
-  prometheus::Histogram* ttft;
-  prometheus::Histogram* e2e;
-  prometheus::Counter* prompt_tokens;
-  prometheus::Counter* predicted;
-  prometheus::Counter* reported;
-};
-
 struct BackendGauges {
   prometheus::Gauge* in_flight;
   prometheus::Gauge* outstanding;
@@ -306,62 +298,17 @@ struct GatewayMetrics::State {
                 "and hashed prefix id")
           .Register(*registry);
 
-  // OnRequest's counts, per worker thread, until Serialize folds them into the series above.
-  // Lock order: a shard's mutex, then mu (a shard's first use of a series looks it up below).
+  // OnRequest's counts, per worker thread, until Serialize folds them into the series above. A
+  // shard's first use of a series gets it from its family (Family::Add returns the series of
+  // labels it already has; it takes the family's own mutex).
   PerThread<RequestShard> shards;
 
   std::mutex mu;  // guards the maps below
   // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
   AdaptiveMutex::Contention lock_counted;
   std::vector<prometheus::Gauge*> hot_gauges;  // of the last Serialize, replaced each time
-  absl::flat_hash_map<std::string, prometheus::Counter*> tenant_counters;
-  absl::flat_hash_map<std::string, prometheus::Histogram*> tenant_ttfts;
-  absl::flat_hash_map<std::string, prometheus::Counter*> request_counters;
-  absl::flat_hash_map<std::string, BackendSeries> backend_series;
   std::map<std::string, BackendGauges> gauges;
-  // Per pool, its gauges in the order Serialize lists the pool families.
-  std::map<std::string, std::vector<prometheus::Gauge*>> pool_series;
-
-  // The registry's series, made on first use (each takes mu). `key` as RequestShard's.
-  prometheus::Counter* RequestCounter(const std::string& key, const RequestRecord& r) {
-    std::lock_guard lock(mu);
-    auto it = request_counters.find(key);
-    if (it == request_counters.end()) {
-      prometheus::Counter* c = &requests.Add({{"backend", std::string(r.backend)},
-                                              {"code", std::to_string(r.status)},
-                                              {"reason", std::string(r.reason)}});
-      it = request_counters.emplace(key, c).first;
-    }
-    return it->second;
-  }
-  prometheus::Counter* TenantCounter(const std::string& key, const RequestRecord& r) {
-    std::lock_guard lock(mu);
-    auto it = tenant_counters.find(key);
-    if (it == tenant_counters.end()) {
-      prometheus::Counter* c = &tenant_requests.Add(
-          {{"tenant", std::string(r.tenant)}, {"code", std::to_string(r.status)}});
-      it = tenant_counters.emplace(key, c).first;
-    }
-    return it->second;
-  }
-  prometheus::Histogram* TenantTtft(std::string_view tenant) {
-    std::lock_guard lock(mu);
-    auto it = tenant_ttfts.find(AbslView(tenant));
-    if (it == tenant_ttfts.end()) {
-      prometheus::Histogram* h = &tenant_ttft.Add({{"tenant", std::string(tenant)}}, kTtftBuckets);
-      it = tenant_ttfts.emplace(std::string(tenant), h).first;
-    }
-    return it->second;
-  }
-  BackendSeries Series(std::string_view backend) {
-    std::lock_guard lock(mu);
-    auto it = backend_series.find(AbslView(backend));
-    if (it != backend_series.end()) return it->second;
-    const std::map<std::string, std::string> labels = {{"backend", std::string(backend)}};
-    BackendSeries s{&ttft.Add(labels, kTtftBuckets), &e2e.Add(labels, kE2eBuckets),
-                    &prompt_tokens.Add(labels), &predicted.Add(labels), &reported.Add(labels)};
-    return backend_series.emplace(std::string(backend), s).first->second;
-  }
+  std::set<std::string> pools_shown;  // the pools of the last Serialize's pool series
 };
 
 GatewayMetrics::GatewayMetrics() : state_(std::make_unique<State>()) {}
@@ -375,7 +322,10 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
     absl::StrAppend(&key, AbslView(r.backend), "\n", r.status, "\n", AbslView(r.reason));
     auto it = shard.requests.find(key);
     if (it == shard.requests.end()) {
-      it = shard.requests.emplace(key, PendingCounter{state.RequestCounter(key, r)}).first;
+      prometheus::Counter& series = state.requests.Add({{"backend", std::string(r.backend)},
+                                                        {"code", std::to_string(r.status)},
+                                                        {"reason", std::string(r.reason)}});
+      it = shard.requests.emplace(key, PendingCounter{&series}).first;
     }
     it->second.pending += 1;
     if (!r.tenant.empty()) {
@@ -383,7 +333,9 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
       absl::StrAppend(&key, AbslView(r.tenant), "\n", r.status);
       auto t = shard.tenant_requests.find(key);
       if (t == shard.tenant_requests.end()) {
-        t = shard.tenant_requests.emplace(key, PendingCounter{state.TenantCounter(key, r)}).first;
+        prometheus::Counter& series = state.tenant_requests.Add(
+            {{"tenant", std::string(r.tenant)}, {"code", std::to_string(r.status)}});
+        t = shard.tenant_requests.emplace(key, PendingCounter{&series}).first;
       }
       t->second.pending += 1;
       if (r.ttft_s) {
@@ -391,7 +343,9 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
         if (h == shard.tenant_ttfts.end()) {
           h = shard.tenant_ttfts
                   .emplace(std::string(r.tenant),
-                           PendingHistogram(state.TenantTtft(r.tenant), kTtftBuckets))
+                           PendingHistogram(&state.tenant_ttft.Add(
+                                                {{"tenant", std::string(r.tenant)}}, kTtftBuckets),
+                                            kTtftBuckets))
                   .first;
         }
         h->second.Observe(*r.ttft_s);
@@ -400,14 +354,17 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
     if (r.backend.empty()) return;
     auto b = shard.backends.find(AbslView(r.backend));
     if (b == shard.backends.end()) {
-      const BackendSeries s = state.Series(r.backend);
+      const std::map<std::string, std::string> labels = {{"backend", std::string(r.backend)}};
       b = shard.backends
               .emplace(std::string(r.backend),
-                       PendingBackend{.ttft = PendingHistogram(s.ttft, kTtftBuckets),
-                                      .e2e = PendingHistogram(s.e2e, kE2eBuckets),
-                                      .prompt_tokens = PendingCounter{s.prompt_tokens},
-                                      .predicted = PendingCounter{s.predicted},
-                                      .reported = PendingCounter{s.reported}})
+                       PendingBackend{
+                           .ttft = PendingHistogram(&state.ttft.Add(labels, kTtftBuckets),
+                                                    kTtftBuckets),
+                           .e2e = PendingHistogram(&state.e2e.Add(labels, kE2eBuckets),
+                                                   kE2eBuckets),
+                           .prompt_tokens = PendingCounter{&state.prompt_tokens.Add(labels)},
+                           .predicted = PendingCounter{&state.predicted.Add(labels)},
+                           .reported = PendingCounter{&state.reported.Add(labels)}})
               .first;
     }
     PendingBackend& p = b->second;
@@ -504,36 +461,31 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
   {
     std::lock_guard lock(state_->mu);
     // A pool whose last backend went (removed, or moved to another pool) loses its series: a
-    // stale "1 backend, 1 healthy" would mislead an autoscaler.
-    std::vector<prometheus::Family<prometheus::Gauge>*> families = {
-        &state_->pool_backends,    &state_->pool_healthy, &state_->pool_in_flight,
-        &state_->pool_outstanding, &state_->pool_decodes, &state_->pool_waiting,
-        &state_->pool_kv_usage,    &state_->pool_backlog};
-    for (auto it = state_->pool_series.begin(); it != state_->pool_series.end();) {
-      if (pools.count(it->first)) {
-        ++it;
-        continue;
+    // stale "1 backend, 1 healthy" would mislead an autoscaler. (Family::Add finds a series by
+    // its labels, for Remove.)
+    for (const std::string& pool : state_->pools_shown) {
+      if (pools.count(pool)) continue;
+      const std::map<std::string, std::string> labels = {{"pool", pool}};
+      for (prometheus::Family<prometheus::Gauge>* family :
+           {&state_->pool_backends, &state_->pool_healthy, &state_->pool_in_flight,
+            &state_->pool_outstanding, &state_->pool_decodes, &state_->pool_waiting,
+            &state_->pool_kv_usage, &state_->pool_backlog}) {
+        family->Remove(&family->Add(labels));
       }
-      for (size_t i = 0; i < families.size(); ++i) families[i]->Remove(it->second[i]);
-      it = state_->pool_series.erase(it);
     }
+    state_->pools_shown.clear();
     for (const auto& [pool, p] : pools) {
-      std::vector<prometheus::Gauge*>& g = state_->pool_series[pool];
-      if (g.empty()) {
-        const std::map<std::string, std::string> labels = {{"pool", pool}};
-        for (prometheus::Family<prometheus::Gauge>* family : families) {
-          g.push_back(&family->Add(labels));
-        }
-      }
-      g[0]->Set(p.backends);
-      g[1]->Set(p.healthy);
-      g[2]->Set(p.in_flight);
-      g[3]->Set(p.outstanding);
-      g[4]->Set(p.decodes);
-      g[5]->Set(p.waiting);
-      g[6]->Set(p.scraped > 0 ? p.kv_usage_sum / p.scraped : 0);
+      state_->pools_shown.insert(pool);
+      const std::map<std::string, std::string> labels = {{"pool", pool}};
+      state_->pool_backends.Add(labels).Set(p.backends);
+      state_->pool_healthy.Add(labels).Set(p.healthy);
+      state_->pool_in_flight.Add(labels).Set(p.in_flight);
+      state_->pool_outstanding.Add(labels).Set(p.outstanding);
+      state_->pool_decodes.Add(labels).Set(p.decodes);
+      state_->pool_waiting.Add(labels).Set(p.waiting);
+      state_->pool_kv_usage.Add(labels).Set(p.scraped > 0 ? p.kv_usage_sum / p.scraped : 0);
       // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
-      g[7]->Set(p.outstanding / std::max(p.rate, 1.0));
+      state_->pool_backlog.Add(labels).Set(p.outstanding / std::max(p.rate, 1.0));
     }
   }
   {

@@ -327,23 +327,20 @@ TEST_F(RedisTest, PromptTokensAreSharedClampedAndGiveRetryAfter) {
 TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
   RedisRateStore store(io_.get_executor(), BackoffOptions(milliseconds(500), milliseconds(2000)),
                        clock_);
-  const auto timed_take = [&](absl::StatusOr<LimitDecision>& out) {
-    return TimedTake(store, "failover", out);
-  };
   absl::StatusOr<LimitDecision> d;
-  timed_take(d);
+  TimedTake(store, "failover", d);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_TRUE(store.connected());
 
   // A hung Redis (stopped: the kernel still accepts, nothing answers): the command timeout.
   server_->Pause();
-  auto took = timed_take(d);
+  auto took = TimedTake(store, "failover", d);
   std::printf("hung redis: Unavailable after %.1f ms (%s)\n", took.count() / 1000.0,
               d.status().ToString().c_str());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_LT(took, milliseconds(100));
   EXPECT_GE(took, milliseconds(45));
-  took = timed_take(d);
+  took = TimedTake(store, "failover", d);
   std::printf("during back-off: Unavailable after %.3f ms\n", took.count() / 1000.0);
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_LT(took, milliseconds(2));
@@ -352,13 +349,13 @@ TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
   // A dead Redis: once the back-off is over, the connect is refused at once.
   server_->Kill();
   std::this_thread::sleep_for(milliseconds(550));
-  took = timed_take(d);
+  took = TimedTake(store, "failover", d);
   std::printf("dead redis: Unavailable after %.3f ms (%s)\n", took.count() / 1000.0,
               d.status().ToString().c_str());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_LT(took, milliseconds(100));
   EXPECT_EQ(store.failures(), 2);
-  took = timed_take(d);
+  took = TimedTake(store, "failover", d);
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_LT(took, milliseconds(2));
 
@@ -366,7 +363,7 @@ TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
   ASSERT_TRUE(server_->Start());
   const steady_clock::time_point restarted = steady_clock::now();
   for (;;) {
-    timed_take(d);
+    TimedTake(store, "failover", d);
     if (d.ok() || steady_clock::now() - restarted > std::chrono::seconds(5)) break;
     std::this_thread::sleep_for(milliseconds(20));
   }
@@ -383,25 +380,22 @@ TEST_F(RedisTest, FailsFastWhenRedisIsSlowOrDeadAndRecovers) {
 TEST_F(RedisTest, AHungRedisThatAcceptsConnectionsDoublesTheBackoff) {
   RedisRateStore store(io_.get_executor(), BackoffOptions(milliseconds(500), milliseconds(4000)),
                        clock_);
-  const auto timed_take = [&](absl::StatusOr<LimitDecision>& out) {
-    return TimedTake(store, "hung", out);
-  };
   absl::StatusOr<LimitDecision> d;
-  timed_take(d);
+  TimedTake(store, "hung", d);
   ASSERT_TRUE(d.ok()) << d.status();
   server_->Pause();
-  EXPECT_GE(timed_take(d), milliseconds(45));  // the command timeout; back-off 500 ms
+  EXPECT_GE(TimedTake(store, "hung", d), milliseconds(45));  // the command timeout; back-off 500 ms
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
   std::this_thread::sleep_for(milliseconds(550));
-  EXPECT_GE(timed_take(d), milliseconds(45));  // connects, times out again: back-off 1000 ms
+  EXPECT_GE(TimedTake(store, "hung", d), milliseconds(45));  // connects, times out again: back-off 1000 ms
   EXPECT_EQ(store.failures(), 2);
   std::this_thread::sleep_for(milliseconds(550));
-  EXPECT_LT(timed_take(d), milliseconds(10));  // still backing off (it was 500 ms again)
+  EXPECT_LT(TimedTake(store, "hung", d), milliseconds(10));  // still backing off (it was 500 ms again)
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(store.failures(), 2);
   server_->Resume();
   std::this_thread::sleep_for(milliseconds(500));
-  timed_take(d);
+  TimedTake(store, "hung", d);
   ASSERT_TRUE(d.ok()) << d.status();
 }
 
