@@ -1261,6 +1261,8 @@ class AdminApiTest(unittest.TestCase):
                 status, _, data = gw.post("/admin/backends", {"url": "ftp://x"}, headers=AUTH)
                 self.assertEqual(status, 400, data)
                 self.assertIn("url", error_of(self, data)["message"])
+                wait_until(lambda: backend_states(gw, TOKEN)["r0"]["state"] == "up",
+                           message="r0's first probe")
                 # Drain "slow": nothing new goes there, the in-flight stream goes on.
                 status, _, data = gw.post("/admin/backends/slow/drain", None, headers=AUTH)
                 self.assertEqual(status, 200, data)
@@ -1347,8 +1349,9 @@ class ConfigTest(unittest.TestCase):
                 local = conn.sock.getsockname()
                 gw.reload(base_config([replica_backend(0), replica_backend(1)],
                                       policy={"name": "round_robin"}, admin={"token": TOKEN}))
-                wait_until(lambda: "r1" in backend_states(gw, TOKEN), timeout=3,
-                           message="the reload")
+                # (a backend a reload adds takes requests once its first probe passed)
+                wait_until(lambda: backend_states(gw, TOKEN).get("r1", {}).get("state") == "up",
+                           timeout=3, message="the reload and r1's first probe")
                 seen = set()
                 for i in range(4):
                     status, headers, _ = gw.request("POST", "/v1/chat/completions",
