@@ -2,13 +2,13 @@
 // measuring processes are not themselves the noise the measurement looks for.
 //
 //   sse_probe serve --port P [--events N] [--interval-ms I]
-//     An HTTP server (net/http_server.h) answering every POST with an SSE stream of N events,
+//     An HTTP server (net/http1/http_server.h) answering every POST with an SSE stream of N events,
 //     one every I ms on absolute deadlines, each stamped with its send time ("t": CLOCK_MONOTONIC
 //     nanoseconds, shared by every process on the machine), then "data: [DONE]". GET /health and
 //     GET /v1/models answer as an OpenAI server would. Prints "listening on P" and serves until
 //     killed.
 //   sse_probe measure --port P [--streams S]
-//     Opens S concurrent streams to 127.0.0.1:P (net/http_client.h) and, for every event,
+//     Opens S concurrent streams to 127.0.0.1:P (net/http1/http_client.h) and, for every event,
 //     records delay = arrival - send time and jitter = |arrival gap - send gap| (the event's gap
 //     against the one before it on the same stream). Prints one JSON object:
 //     {"events": E, "delay_ms": [...], "jitter_ms": [...]}.
@@ -28,10 +28,10 @@
 #include <string_view>
 #include <vector>
 
-#include "net/http_client.h"
-#include "net/http_server.h"
-#include "net/response_writer.h"
-#include "net/sse.h"
+#include "net/http1/http_client.h"
+#include "net/http1/http_server.h"
+#include "net/http1/response_writer.h"
+#include "net/http1/sse.h"
 
 namespace {
 

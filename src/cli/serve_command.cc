@@ -1,4 +1,4 @@
-// `warmroute serve --config router.yaml`: the gateway (src/router/gateway.h).
+// `warmroute serve --config router.yaml`: the gateway (src/gateway/gateway.h).
 //
 // On start it prints one machine-readable line to stdout, then serves until SIGINT or SIGTERM
 // (exit 0); SIGHUP reloads the config file:
@@ -18,11 +18,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "common/json_writer.h"
 #include "core/routing/policy_registry.h"
-#include "net/json_writer.h"
-#include "router/config.h"
-#include "router/gateway.h"
-#include "router/tenancy_config.h"
+#include "gateway/config/config.h"
+#include "gateway/config/tenancy_config.h"
+#include "gateway/gateway.h"
 
 namespace warmroute::cli {
 namespace {
@@ -46,9 +46,9 @@ int FlagError(std::string_view message) {
 
 int RunServe(const ServeFlags& flags) {
   spdlog::set_level(spdlog::level::from_str(flags.log_level));  // checked by CLI11
-  router::GatewayConfig config;
+  gateway::GatewayConfig config;
   if (!flags.config_path.empty()) {
-    absl::StatusOr<router::GatewayConfig> loaded = router::LoadGatewayConfig(flags.config_path);
+    absl::StatusOr<gateway::GatewayConfig> loaded = gateway::LoadGatewayConfig(flags.config_path);
     if (!loaded.ok()) {
       std::cerr << "warmroute serve: " << loaded.status().message() << "\n";
       return 2;
@@ -66,8 +66,8 @@ int RunServe(const ServeFlags& flags) {
     config.listen.host = *flags.host;
   }
   if (flags.threads) {
-    if (*flags.threads < 0 || *flags.threads > router::kMaxListenThreads) {
-      return FlagError(absl::StrCat("--threads must be in [0, ", router::kMaxListenThreads,
+    if (*flags.threads < 0 || *flags.threads > gateway::kMaxListenThreads) {
+      return FlagError(absl::StrCat("--threads must be in [0, ", gateway::kMaxListenThreads,
                                     "] (0: one per core), got ", *flags.threads));
     }
     config.listen.threads = *flags.threads;
@@ -78,12 +78,12 @@ int RunServe(const ServeFlags& flags) {
     }
     config.observability.access_log = *flags.access_log;
   }
-  if (flags.policy) config.policy = router::PolicyConfig{.name = *flags.policy, .params = {}};
+  if (flags.policy) config.policy = gateway::PolicyConfig{.name = *flags.policy, .params = {}};
   if (!flags.backends.empty()) {
     config.backends.clear();
     for (const std::string& url : flags.backends) {
-      absl::StatusOr<router::BackendConfig> backend =
-          router::ParseBackendJson("{\"url\":" + net::JsonString(url) + "}");
+      absl::StatusOr<gateway::BackendConfig> backend =
+          gateway::ParseBackendJson("{\"url\":" + JsonString(url) + "}");
       if (!backend.ok()) {
         std::cerr << "warmroute serve: --backend " << url << ": " << backend.status().message()
                   << "\n";
@@ -93,14 +93,14 @@ int RunServe(const ServeFlags& flags) {
     }
     // The config's tenants may name pools that only its own backends were in.
     const absl::Status pools =
-        router::ValidateTenancy(config.tenancy, router::PoolMembers(config.backends));
+        gateway::ValidateTenancy(config.tenancy, gateway::PoolMembers(config.backends));
     if (!pools.ok()) {
       return FlagError(
           absl::StrCat("--backend replaces the config's backends, and then ", pools.message()));
     }
   }
-  absl::StatusOr<std::unique_ptr<router::Gateway>> gateway =
-      router::Gateway::Create(config, flags.config_path);
+  absl::StatusOr<std::unique_ptr<gateway::Gateway>> gateway =
+      gateway::Gateway::Create(config, flags.config_path);
   if (!gateway.ok()) {
     std::cerr << "warmroute serve: " << gateway.status().message() << "\n";
     const absl::StatusCode code = gateway.status().code();

@@ -2,7 +2,7 @@
 // mutex (PTHREAD_MUTEX_ADAPTIVE_NP), as std::mutex's drop-in for std::lock_guard.
 //
 // For locks held a few microseconds by threads that each own a core, such as the gateway's
-// routing state (router/backends.h), which every worker takes several times per request. A
+// routing state (gateway/fleet/backends.h), which every worker takes several times per request. A
 // plain mutex sleeps at once when it finds the lock taken: a futex wait, a context switch and a
 // futex wake, each of them a system call, on a lock that would have been free a microsecond
 // later. Uncontended, it costs what std::mutex costs.

@@ -34,7 +34,7 @@
 #include "core/request/inference_request.h"
 #include "core/request/tokenizer.h"
 #include "emulator/replica.h"
-#include "net/response_writer.h"
+#include "net/http1/response_writer.h"
 
 namespace warmroute::emulator {
 

@@ -20,7 +20,7 @@
 #include "core/request/tokenizer.h"
 #include "emulator/api.h"
 #include "emulator/replica.h"
-#include "net/http_server.h"
+#include "net/http1/http_server.h"
 
 namespace warmroute::emulator {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "emulator/kv_event_publisher.h"
-#include "net/tls.h"
+#include "net/tls/tls.h"
 
 namespace warmroute::emulator {
 

@@ -1,11 +1,9 @@
 #include "emulator/openai_response.h"
 
-#include "net/json_writer.h"
+#include "common/json_writer.h"
 
 namespace warmroute::emulator {
 namespace {
-
-using net::JsonWriter;
 
 void WriteUsage(JsonWriter& w, const Usage& usage) {
   w.BeginObject();
@@ -55,13 +53,13 @@ void StreamFormatter::AppendToken(std::string* out, std::string_view text, bool 
   out->append(prefix_);
   if (chat_) {
     out->append(R"([{"index":0,"delta":{"content":)");
-    net::AppendJsonString(out, text);
+    AppendJsonString(out, text);
     out->append(R"(},"logprobs":null,)");
     out->append(last ? R"("finish_reason":"length","stop_reason":null}]})"
                      : R"("finish_reason":null}]})");
   } else {
     out->append(R"([{"index":0,"text":)");
-    net::AppendJsonString(out, text);
+    AppendJsonString(out, text);
     out->append(last ? R"(,"logprobs":null,"finish_reason":"length","stop_reason":null}]})"
                      : R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}]})");
   }

@@ -1,6 +1,6 @@
 // The bodies of vLLM's OpenAI-compatible responses, byte-shaped like vLLM's server output:
 // complete chat / text completions, SSE stream chunks, the usage chunk, [DONE], and the model
-// list. Pure string building (net/json_writer.h), no I/O.
+// list. Pure string building (common/json_writer.h), no I/O.
 //
 // Streaming a chat completion, as vLLM does:
 //   data: {"id":"chatcmpl-…","object":"chat.completion.chunk","created":…,"model":"m",

@@ -36,7 +36,7 @@
 #include "emulator/kv_event_publisher.h"
 #include "emulator/replica_metrics.h"
 #include "emulator/step_pacer.h"
-#include "net/response_writer.h"
+#include "net/task.h"
 
 namespace warmroute::emulator {
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "loadgen/engine_counters.h"
 #include "loadgen/response_reader.h"
-#include "net/http_client.h"
+#include "net/http1/http_client.h"
 #include "spdlog/spdlog.h"
 
 namespace warmroute::loadgen {

@@ -1,6 +1,6 @@
 #include "loadgen/request_body.h"
 
-#include "net/json_writer.h"
+#include "common/json_writer.h"
 
 namespace warmroute::loadgen {
 
@@ -14,7 +14,7 @@ std::string BuildRequestBody(const workload::WorkloadRequest& request, const Bod
   size_t size = request.prompt.size() + 160;
   for (const auto& m : request.messages) size += m.content.size() + 32;
   out.reserve(size);
-  net::JsonWriter w(&out);
+  JsonWriter w(&out);
   w.BeginObject();
   if (!request.model.empty()) w.Key("model").String(request.model);
   if (request.endpoint == request::Endpoint::kChatCompletions) {

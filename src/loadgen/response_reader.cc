@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "loadgen/bench_result.h"
-#include "net/sse.h"
+#include "net/http1/sse.h"
 #include "simdjson.h"
 
 namespace warmroute::loadgen {

@@ -6,16 +6,16 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_writer.h"
 #include "core/workload/file_text.h"
 #include "core/workload/workload.h"
-#include "net/json_writer.h"
 #include "simdjson.h"
 
 namespace warmroute::loadgen {
 namespace {
 
 // A measured time or null (-1 = not measured).
-void Time(net::JsonWriter& w, std::string_view key, double value) {
+void Time(JsonWriter& w, std::string_view key, double value) {
   w.Key(key);
   if (value < 0) {
     w.Null();
@@ -24,14 +24,14 @@ void Time(net::JsonWriter& w, std::string_view key, double value) {
   }
 }
 
-void WritePercentiles(net::JsonWriter& w, std::string_view key, const Percentiles& p) {
+void WritePercentiles(JsonWriter& w, std::string_view key, const Percentiles& p) {
   w.Key(key).BeginObject();
   w.Key("p50").Double(p.p50).Key("p90").Double(p.p90).Key("p99").Double(p.p99);
   w.Key("mean").Double(p.mean).Key("count").Uint(p.count);
   w.EndObject();
 }
 
-void Optional(net::JsonWriter& w, std::string_view key, const std::optional<double>& value) {
+void Optional(JsonWriter& w, std::string_view key, const std::optional<double>& value) {
   w.Key(key);
   if (value) {
     w.Double(*value);
@@ -40,7 +40,7 @@ void Optional(net::JsonWriter& w, std::string_view key, const std::optional<doub
   }
 }
 
-void WriteSummary(net::JsonWriter& w, const Summary& s) {
+void WriteSummary(JsonWriter& w, const Summary& s) {
   w.BeginObject();
   w.Key("requests").Uint(s.requests).Key("sent").Uint(s.sent);
   w.Key("succeeded").Uint(s.succeeded).Key("failed").Uint(s.failed);
@@ -203,7 +203,7 @@ Percentiles ReadPercentiles(FieldReader& reader, simdjson::dom::element e, std::
 std::string ResultsJson(const BenchRun& run, const Summary& summary) {
   std::string out;
   out.reserve(512 + 400 * run.requests.size());
-  net::JsonWriter w(&out);
+  JsonWriter w(&out);
   w.BeginObject();
   w.Key("name").String(run.config.name);
   w.Key("config").BeginObject();

@@ -3,8 +3,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/json_writer.h"
 #include "common/status.h"
-#include "net/json_writer.h"
 
 namespace warmroute::net {
 namespace {

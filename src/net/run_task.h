@@ -18,7 +18,7 @@
 #include <optional>
 #include <utility>
 
-#include "net/response_writer.h"
+#include "net/task.h"
 
 namespace warmroute::net {
 

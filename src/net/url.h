@@ -1,6 +1,6 @@
 // URLs of the form scheme://host[:port][/path]: the one parser behind every address warmroute
-// is given — backends (router/backend_url.h), the load generator's targets (loadgen/http_url.h)
-// and Redis (ParseRedisUrl in net/redis_connection.h). Each of those accepts a subset (a scheme,
+// is given — backends (gateway/config/backend_url.h), the load generator's targets (loadgen/http_url.h)
+// and Redis (ParseRedisUrl in net/redis/redis_connection.h). Each of those accepts a subset (a scheme,
 // whether a port or a path may be given) and words its own errors; the syntax and its
 // validation live here once.
 //

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "net/sse.h"
+#include "net/http1/sse.h"
 #include "simdjson.h"
 
 namespace warmroute::net {

@@ -9,7 +9,7 @@
 // every policy of one comparison and the same on every rerun.
 //
 // The simulator applies the change through the very Router calls the gateway's admin API makes
-// (router/backends.cc): POST /admin/backends → Router::AddBackend, DELETE /admin/backends/{name}
+// (gateway/fleet/backends.cc): POST /admin/backends → Router::AddBackend, DELETE /admin/backends/{name}
 // → Router::RemoveBackend. As with the gateway's DELETE, a removed replica gets no new request
 // and the requests already on it finish there (it drains); its cache is lost to the fleet.
 //

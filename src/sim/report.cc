@@ -11,109 +11,43 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/json_writer.h"
 #include "core/stats/samples.h"
 
 namespace warmroute::sim {
 namespace {
 
-// A minimal streaming JSON writer: the sim must not depend on net/'s.
-class Json {
- public:
-  explicit Json(std::string* out) : out_(*out) {}
+// Arrays of numbers, as the load series are kept.
+void IntArray(JsonWriter& j, std::span<const int64_t> values) {
+  j.BeginArray();
+  for (int64_t v : values) j.Int(v);
+  j.EndArray();
+}
+void FloatArray(JsonWriter& j, std::span<const float> values) {
+  j.BeginArray();
+  for (float v : values) j.Float(v);
+  j.EndArray();
+}
 
-  void BeginObject() {
-    Value("{");
-    first_ = true;
-  }
-  void EndObject() {
-    out_ += "}";
-    first_ = false;
-  }
-  void BeginArray() {
-    Value("[");
-    first_ = true;
-  }
-  void EndArray() {
-    out_ += "]";
-    first_ = false;
-  }
-  void Key(std::string_view key) {
-    Comma();
-    String(key);
-    out_ += ":";
-    after_key_ = true;
-  }
-  void Str(std::string_view s) {
-    Comma();
-    String(s);
-  }
-  void Num(double v) {
-    Comma();
-    out_ += std::isfinite(v) ? absl::StrFormat("%.10g", v) : "null";
-  }
-  void Int(int64_t v) {
-    Comma();
-    absl::StrAppend(&out_, v);
-  }
-  template <typename T>
-  void NumArray(std::span<const T> values) {
-    BeginArray();
-    for (T v : values) Num(static_cast<double>(v));
-    EndArray();
-  }
-
- private:
-  void Value(std::string_view open) {
-    Comma();
-    out_ += open;
-  }
-  void Comma() {
-    if (after_key_) {
-      after_key_ = false;
-    } else if (!first_) {
-      out_ += ",";
-    }
-    first_ = false;
-  }
-  void String(std::string_view s) {
-    out_ += '"';
-    for (char c : s) {
-      if (c == '"' || c == '\\') {
-        out_ += '\\';
-        out_ += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        out_ += absl::StrFormat("\\u%04x", c);
-      } else {
-        out_ += c;
-      }
-    }
-    out_ += '"';
-  }
-
-  std::string& out_;
-  bool first_ = true;
-  bool after_key_ = false;
-};
-
-void WriteFigures(Json& j, const Figures& f) {
+void WriteFigures(JsonWriter& j, const Figures& f) {
   j.Key("hit_rate");
-  j.Num(f.hit_rate);
+  j.Double(f.hit_rate);
   j.Key("ttft_p50_s");
-  j.Num(f.ttft_p50_s);
+  j.Double(f.ttft_p50_s);
   j.Key("ttft_p90_s");
-  j.Num(f.ttft_p90_s);
+  j.Double(f.ttft_p90_s);
   j.Key("ttft_p99_s");
-  j.Num(f.ttft_p99_s);
+  j.Double(f.ttft_p99_s);
   j.Key("e2e_p50_s");
-  j.Num(f.e2e_p50_s);
+  j.Double(f.e2e_p50_s);
   j.Key("requests_per_s");
-  j.Num(f.requests_per_s);
+  j.Double(f.requests_per_s);
   j.Key("output_tokens_per_s");
-  j.Num(f.output_tokens_per_s);
+  j.Double(f.output_tokens_per_s);
   j.Key("prefill_imbalance");
-  j.Num(f.prefill_imbalance);
+  j.Double(f.prefill_imbalance);
   j.Key("busy_imbalance");
-  j.Num(f.busy_imbalance);
+  j.Double(f.busy_imbalance);
   j.Key("preemptions");
   j.Int(f.preemptions);
   j.Key("finished");
@@ -122,60 +56,60 @@ void WriteFigures(Json& j, const Figures& f) {
   j.Int(f.failed);
 }
 
-void WriteHitSeries(Json& j, const HitRateSeries& series) {
+void WriteHitSeries(JsonWriter& j, const HitRateSeries& series) {
   j.BeginObject();
   j.Key("window_s");
-  j.Num(series.window_s);
+  j.Double(series.window_s);
   j.Key("origin_s");
-  j.Num(series.origin_s);
+  j.Double(series.origin_s);
   j.Key("requests");
-  j.NumArray<int64_t>(series.requests);
+  IntArray(j, series.requests);
   j.Key("prompt_tokens");
-  j.NumArray<int64_t>(series.prompt_tokens);
+  IntArray(j, series.prompt_tokens);
   j.Key("cached_tokens");
-  j.NumArray<int64_t>(series.cached_tokens);
+  IntArray(j, series.cached_tokens);
   j.Key("hit_rate");
   j.BeginArray();
-  for (size_t k = 0; k < series.size(); ++k) j.Num(series.hit_rate(k));
+  for (size_t k = 0; k < series.size(); ++k) j.Double(series.hit_rate(k));
   j.EndArray();
   j.EndObject();
 }
 
-void WriteMembership(Json& j, const RunResult& run, const DipOptions& options) {
+void WriteMembership(JsonWriter& j, const RunResult& run, const DipOptions& options) {
   const MembershipChange& change = *run.membership;
   const double at_s = ToSeconds(change.at);
   const DipFigures f = AnalyseDip(run.hit_series, at_s, options);
   j.BeginObject();
   j.Key("change");
-  j.Str(DescribeMembershipChange(change));
+  j.String(DescribeMembershipChange(change));
   j.Key("kind");
-  j.Str(MembershipKindName(change.kind));
+  j.String(MembershipKindName(change.kind));
   j.Key("replica");
   j.Int(change.replica);
   j.Key("at_s");
-  j.Num(at_s);
+  j.Double(at_s);
   j.Key("baseline_s");
-  j.Num(options.baseline_s);
+  j.Double(options.baseline_s);
   j.Key("tolerance_pp");
-  j.Num(options.tolerance_pp);
+  j.Double(options.tolerance_pp);
   j.Key("hold_windows");
   j.Int(options.hold_windows);
   j.Key("hit_rate_before");
-  j.Num(f.before);
+  j.Double(f.before);
   j.Key("lowest_window_before");
-  j.Num(f.before_min);
+  j.Double(f.before_min);
   j.Key("dip_hit_rate");
-  j.Num(f.dip);
+  j.Double(f.dip);
   j.Key("dip_pp");
-  j.Num(f.dip_pp);
+  j.Double(f.dip_pp);
   j.Key("dip_at_s");
-  j.Num(f.dip_at_s);
+  j.Double(f.dip_at_s);
   j.Key("recovery_s");
-  j.Num(f.recovery_s.value_or(DipFigures::kNaN));
+  j.Double(f.recovery_s.value_or(DipFigures::kNaN));
   j.Key("hit_rate_after");
-  j.Num(f.after);
+  j.Double(f.after);
   j.Key("settle_s");
-  j.Num(f.settle_s.value_or(DipFigures::kNaN));
+  j.Double(f.settle_s.value_or(DipFigures::kNaN));
   j.Key("windows_before");
   j.Int(f.windows_before);
   j.Key("windows_after");
@@ -186,10 +120,10 @@ void WriteMembership(Json& j, const RunResult& run, const DipOptions& options) {
   j.EndObject();
 }
 
-void WriteRun(Json& j, const RunResult& run, const DipOptions& dip) {
+void WriteRun(JsonWriter& j, const RunResult& run, const DipOptions& dip) {
   j.BeginObject();
   j.Key("name");
-  j.Str(run.name);
+  j.String(run.name);
   WriteFigures(j, ComputeFigures(run));
   j.Key("arrived");
   j.Int(run.arrived);
@@ -236,21 +170,21 @@ void WriteRun(Json& j, const RunResult& run, const DipOptions& dip) {
     j.Key("steps");
     j.Int(r.steps);
     j.Key("busy_s");
-    j.Num(r.busy_s);
+    j.Double(r.busy_s);
     j.EndObject();
   }
   j.EndArray();
   j.Key("series");
   j.BeginObject();
   j.Key("interval_s");
-  j.Num(run.series.interval_s);
+  j.Double(run.series.interval_s);
   j.Key("queue");
   j.BeginArray();
-  for (const auto& s : run.series.queue) j.NumArray<float>(s);
+  for (const auto& s : run.series.queue) FloatArray(j, s);
   j.EndArray();
   j.Key("prefill_tokens_per_s");
   j.BeginArray();
-  for (const auto& s : run.series.prefill_tps) j.NumArray<float>(s);
+  for (const auto& s : run.series.prefill_tps) FloatArray(j, s);
   j.EndArray();
   j.EndObject();
   j.Key("hit_rate_series");
@@ -271,27 +205,27 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-void WriteHeader(Json& j, const ReportHeader& header) {
+void WriteHeader(JsonWriter& j, const ReportHeader& header) {
   j.Key("workload");
-  j.Str(header.workload);
+  j.String(header.workload);
   j.Key("fleet");
-  j.Str(header.fleet);
+  j.String(header.fleet);
   j.Key("requests");
   j.Int(header.requests);
   j.Key("seed");
   j.Int(static_cast<int64_t>(header.seed));
   j.Key("arrivals");
-  j.Str(header.arrivals);
+  j.String(header.arrivals);
   j.Key("network_delay_ms");
-  j.Num(header.network_delay_ms);
+  j.Double(header.network_delay_ms);
   j.Key("scrape_interval_ms");
-  j.Num(header.scrape_interval_ms);
+  j.Double(header.scrape_interval_ms);
   j.Key("wall_s");
-  j.Num(header.wall_s);
+  j.Double(header.wall_s);
   j.Key("simulated_requests");
   j.Int(header.simulated_requests);
   j.Key("simulated_requests_per_wall_s");
-  j.Num(header.wall_s > 0 ? static_cast<double>(header.simulated_requests) / header.wall_s : 0);
+  j.Double(header.wall_s > 0 ? static_cast<double>(header.simulated_requests) / header.wall_s : 0);
 }
 
 std::string Percent(double fraction) {
@@ -368,7 +302,7 @@ std::string FormatTable(const std::vector<RunResult>& runs, const RunResult* poo
 absl::Status WriteJson(const std::string& path, const ReportHeader& header,
                        const std::vector<RunResult>& runs, const RunResult* pooled) {
   std::string out;
-  Json j(&out);
+  JsonWriter j(&out);
   j.BeginObject();
   WriteHeader(j, header);
   j.Key("policies");
@@ -379,10 +313,10 @@ absl::Status WriteJson(const std::string& path, const ReportHeader& header,
   j.BeginObject();
   if (pooled != nullptr) {
     j.Key("pooled_cache_hit_rate");
-    j.Num(ComputeFigures(*pooled).hit_rate);
+    j.Double(ComputeFigures(*pooled).hit_rate);
     if (pooled->infinite_prompt_tokens > 0) {
       j.Key("infinite_cache_hit_rate");
-      j.Num(InfiniteHitRate(*pooled));
+      j.Double(InfiniteHitRate(*pooled));
     }
     j.Key("pooled_run");
     WriteRun(j, *pooled, header.dip);
@@ -395,7 +329,7 @@ absl::Status WriteJson(const std::string& path, const ReportHeader& header,
 absl::Status WriteSweepJson(const std::string& path, const ReportHeader& header,
                             const std::vector<SweepPoint>& sweep) {
   std::string out;
-  Json j(&out);
+  JsonWriter j(&out);
   j.BeginObject();
   WriteHeader(j, header);
   j.Key("sweep");
@@ -403,19 +337,19 @@ absl::Status WriteSweepJson(const std::string& path, const ReportHeader& header,
   for (const SweepPoint& point : sweep) {
     j.BeginObject();
     j.Key("load");
-    j.Num(point.load);
+    j.Double(point.load);
     j.Key("rate_per_s");
-    j.Num(point.rate_per_s);
+    j.Double(point.rate_per_s);
     if (point.pooled_hit_rate >= 0) {
       j.Key("pooled_cache_hit_rate");
-      j.Num(point.pooled_hit_rate);
+      j.Double(point.pooled_hit_rate);
     }
     j.Key("policies");
     j.BeginArray();
     for (size_t i = 0; i < point.policies.size(); ++i) {
       j.BeginObject();
       j.Key("name");
-      j.Str(point.policies[i]);
+      j.String(point.policies[i]);
       WriteFigures(j, point.figures[i]);
       j.EndObject();
     }

@@ -6,7 +6,7 @@
 // The test starts its own redis-server (WARMROUTE_REDIS_SERVER, default /usr/bin/redis-server)
 // on a free loopback port, without persistence, and kills it at the end. The accuracy figures
 // it prints are those quoted in docs/rate-limits.md.
-#include "router/redis_rate_store.h"
+#include "gateway/tenancy/redis_rate_store.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -35,12 +35,12 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "net/redis_connection.h"
+#include "net/redis/redis_connection.h"
 #include "net/run_task.h"
 
 extern char** environ;
 
-namespace warmroute::router {
+namespace warmroute::gateway {
 namespace {
 
 namespace asio = boost::asio;
@@ -578,4 +578,4 @@ TEST_F(RedisTest, DestroyingAStoreCompletesItsPendingTakes) {
 }
 
 }  // namespace
-}  // namespace warmroute::router
+}  // namespace warmroute::gateway

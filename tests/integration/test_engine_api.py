@@ -352,7 +352,7 @@ class ApiShapeTest(EngineTestCase):
             data += chunk
 
     def test_a_chunked_request_body_is_reassembled(self):
-        # The server's request parser (net/http_server.cc) joins the chunks into one body.
+        # The server's request parser (net/http1/http_server.cc) joins the chunks into one body.
         body = json.dumps({"prompt": "one two three", "max_tokens": 1}).encode()
         half = len(body) // 2
         chunks = b"%x;ext=1\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (half, body[:half], len(body) - half,

@@ -1,7 +1,7 @@
 """`warmroute serve` end to end: the gateway in front of real `warmroute engine` replicas and of
 fault-injecting backends (fault_backend.py), on loopback.
 
-Covers the proxy's contracts (src/router/proxy.h, gateway.h, admin_api.h, config.h): routed
+Covers the proxy's contracts (src/gateway/proxy/proxy.h, gateway.h, admin_api.h, config.h): routed
 bodies equal the engine's own, prefix affinity with reported cached tokens, the usage chunk the
 gateway adds and drops, retries, mid-stream failures, cancellation of abandoned requests,
 timeouts, bad input, health and outlier ejection, the admin API, config errors and SIGHUP
@@ -748,7 +748,7 @@ class StreamFailureTest(unittest.TestCase):
 
     def test_client_that_pipelines_a_request_and_leaves_aborts_the_engines_request(self):
         # Bytes the client sends while its request runs (a pipelined request) do not end the
-        # watch: the FIN behind them still cancels the request (net/http_server.cc, Watch).
+        # watch: the FIN behind them still cancels the request (net/http1/http_server.cc, Watch).
         # Pipelined in the same write as the request, and 50 ms later (after the watch's first
         # peek has started).
         config = base_config([replica_backend(2)], health=no_ejection())
@@ -839,7 +839,7 @@ class StreamFailureTest(unittest.TestCase):
 
     def test_client_that_leaves_at_once_cancels_the_upstream_request(self):
         # The server starts watching a client for a close only after a short delay
-        # (net/http_server.cc, kWatchDelay): a client that sends its request and leaves at once
+        # (net/http1/http_server.cc, kWatchDelay): a client that sends its request and leaves at once
         # must still get the upstream request cancelled within 100 ms. The backend never
         # answers, so nothing but that watch can notice.
         with FaultBackend("hang") as hang:

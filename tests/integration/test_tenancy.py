@@ -1,4 +1,4 @@
-"""Tenancy end to end (src/router/tenants.h, tenancy_config.h, rate_limiter.h, admission.h):
+"""Tenancy end to end (src/gateway/tenancy/tenants.h, tenancy_config.h, rate_limiter.h, admission.h):
 `warmroute serve` with API keys in front of real `warmroute engine` replicas on loopback.
 
 What the engine reports is the proof: vLLM-style usage.prompt_tokens_details.cached_tokens shows

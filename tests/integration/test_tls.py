@@ -246,7 +246,7 @@ class GatewayTlsTest(unittest.TestCase):
     def test_bodies_larger_than_a_tls_record_go_through_whole(self):
         """A 24 KB request and a 27 KB response: over 16 KB, so the gateway's request to the
         engine (mTLS), the engine's response and the gateway's response each span several TLS
-        records. (Such writes once sent the head alone: Boost's flat_stream, net/tls_write.h.)
+        records. (Such writes once sent the head alone: Boost's flat_stream, net/tls/tls_write.h.)
         An engine of its own, 50x faster than real time, generates the 6,000 tokens quickly."""
         with EmulatorProcess(["--profile", "tiny", "--no-jitter", "--time-scale", "0.02",
                               "--tls-cert", pki("server.pem"), "--tls-key", pki("server.key"),
@@ -265,7 +265,7 @@ class GatewayTlsTest(unittest.TestCase):
 
     def test_client_closing_with_close_notify_aborts_the_engines_request(self):
         """TLS 1.3 encrypts alerts, so a client's close_notify looks like application data to
-        the gateway's watch (net/http_server.cc, Watch); the FIN right behind it must still
+        the gateway's watch (net/http1/http_server.cc, Watch); the FIN right behind it must still
         cancel the request, as OpenSSL and Go clients close that way."""
         ctx = client_context()
         ctx.minimum_version = ssl.TLSVersion.TLSv1_3

@@ -1,0 +1,175 @@
+#include "gateway/admin_api.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/json_writer.h"
+#include "gateway/config/config.h"
+
+namespace warmroute::gateway {
+namespace {
+
+constexpr std::string_view kPrefix = "/admin/backends/";
+
+net::Task<void> ReplyJson(net::ResponseWriter& writer, int status, std::string body) {
+  net::ResponseHead head;
+  head.status = status;
+  co_await writer.Reply(std::move(head), std::move(body));
+}
+
+}  // namespace
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+AdminApi::AdminApi(Backends& backends, std::function<std::string()> effective_config,
+                   std::function<std::string()> token,
+                   std::function<absl::Status(const BackendConfig&)> check_backend)
+    : backends_(backends),
+      effective_config_(std::move(effective_config)),
+      token_(std::move(token)),
+      check_backend_(std::move(check_backend)) {}
+
+std::string AdminApi::BackendsJson() const {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject().Key("backends").BeginArray();
+  for (const BackendSnapshot& b : backends_.Snapshot()) {
+    w.BeginObject();
+    w.Key("name").String(b.target->name);
+    w.Key("url").String(b.target->url);
+    w.Key("kind").String(EngineKindName(b.target->kind));
+    w.Key("pool").String(b.target->pool);
+    w.Key("models").BeginArray();
+    for (const std::string& m : b.target->models) w.String(m);
+    w.EndArray();
+    w.Key("discovered_models").BeginArray();
+    for (const std::string& m : b.discovered_models) w.String(m);
+    w.EndArray();
+    w.Key("state").String(b.state);
+    w.Key("eligible").Bool(b.eligible);
+    w.Key("in_flight").Int(b.in_flight);
+    w.Key("outstanding_prefill_tokens").Int(b.outstanding_prefill_tokens);
+    w.Key("running_decodes").Int(b.running_decodes);
+    w.Key("dispatched_total").Int(b.dispatched_total);
+    w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
+    w.Key("prefill_tokens_per_s").Double(b.prefill_tokens_per_s);
+    w.Key("index_entries").Int(b.index_entries);
+    w.Key("ejections").Int(b.ejections);
+    w.Key("metrics");
+    if (b.metrics) {
+      w.BeginObject();
+      w.Key("num_running").Int(b.metrics->num_running);
+      w.Key("num_waiting").Int(b.metrics->num_waiting);
+      w.Key("kv_usage").Double(b.metrics->kv_usage);
+      w.Key("age_s").Double(b.metrics_age_s);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray().EndObject();
+  return out;
+}
+
+net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter& writer) {
+  const std::string token = token_();
+  if (token.empty()) {
+    absl::Status status = absl::NotFoundError("the admin API is disabled (set admin.token)");
+    co_await writer.ReplyError(status);
+    co_return;
+  }
+  const absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
+  if (!credentials.ok()) {
+    co_await writer.ReplyError(credentials.status());
+    co_return;
+  }
+  const std::string_view auth = *credentials;
+  // The scheme is case-insensitive (RFC 9110 11.1): "bearer x" is "Bearer x".
+  constexpr std::string_view kBearer = "bearer ";
+  if (!net::HeaderNameIs(auth.substr(0, kBearer.size()), kBearer) ||
+      !ConstantTimeEquals(auth.substr(kBearer.size()), token)) {
+    absl::Status status =
+        absl::UnauthenticatedError("the admin API needs 'Authorization: Bearer <admin.token>'");
+    co_await writer.ReplyError(status);
+    co_return;
+  }
+  const std::string& path = request.path;
+  const std::string& method = request.method;
+  absl::Status result = absl::OkStatus();
+  const bool get = method == "GET" || method == "HEAD";  // the server leaves a HEAD's body out
+  if (path == "/admin/backends" || path == "/admin/backends/") {
+    if (get) {
+      std::string body = BackendsJson();
+      co_await ReplyJson(writer, 200, std::move(body));
+      co_return;
+    }
+    if (method == "POST") {
+      absl::StatusOr<BackendConfig> config = ParseBackendJson(request.body);
+      if (config.ok()) result = check_backend_(*config);
+      if (!config.ok()) {
+        result = config.status();
+      } else if (result.ok()) {
+        auto added = backends_.Add(*config, /*await_first_probe=*/true);
+        if (!added.ok()) {
+          result = added.status();
+        } else {
+          spdlog::info("admin: added backend {} ({})", (*added)->name, (*added)->url);
+          std::string body = absl::StrCat("{\"added\":", JsonString((*added)->name), "}");
+          co_await ReplyJson(writer, 201, std::move(body));
+          co_return;
+        }
+      }
+    } else {
+      co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD, POST");
+      co_return;
+    }
+  } else if (path.rfind(kPrefix, 0) == 0) {
+    std::string name = path.substr(kPrefix.size());
+    std::string action;
+    if (const size_t slash = name.find('/'); slash != std::string::npos) {
+      action = name.substr(slash + 1);
+      name.resize(slash);
+    }
+    if (action.empty() && method == "DELETE") {
+      result = backends_.Remove(name);
+      if (result.ok()) spdlog::info("admin: removed backend {}", name);
+    } else if ((action == "drain" || action == "undrain") && method == "POST") {
+      result = backends_.SetDraining(name, action == "drain");
+      if (result.ok()) spdlog::info("admin: {} backend {}", action, name);
+    } else if (action.empty() || action == "drain" || action == "undrain") {
+      co_await net::ReplyMethodNotAllowed(writer, request, action.empty() ? "DELETE" : "POST");
+      co_return;
+    } else {
+      result = absl::NotFoundError(absl::StrCat(
+          "no admin route ", method, " ", path,
+          ": use DELETE /admin/backends/{name} or POST /admin/backends/{name}/drain|undrain"));
+    }
+    if (result.ok()) {
+      std::string body = absl::StrCat("{\"backend\":", JsonString(name), ",\"done\":",
+                                      JsonString(action.empty() ? "removed" : action), "}");
+      co_await ReplyJson(writer, 200, std::move(body));
+      co_return;
+    }
+  } else if (path == "/admin/config") {
+    if (!get) {
+      co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD");
+      co_return;
+    }
+    std::string body = effective_config_();
+    co_await ReplyJson(writer, 200, std::move(body));
+    co_return;
+  } else {
+    result = absl::NotFoundError(absl::StrCat("no admin route ", method, " ", path));
+  }
+  co_await writer.ReplyError(result);
+}
+
+}  // namespace warmroute::gateway

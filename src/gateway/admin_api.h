@@ -1,0 +1,52 @@
+// The admin API under /admin, enabled when the config sets admin.token; every call must carry
+// "Authorization: Bearer <token>" (compared in constant time) or gets 401. Without a token the
+// API does not exist (404). Nothing it returns contains a secret.
+//
+//   GET    /admin/backends               every backend: state, load, index entries, metrics
+//   POST   /admin/backends               add one: a JSON backend entry as in the config
+//                                        ({"url": "http://10.0.0.5:8000", "name": ...}) → 201
+//   DELETE /admin/backends/{name}        remove: nothing new is sent, in-flight requests finish
+//   POST   /admin/backends/{name}/drain  stop sending new requests (in-flight ones finish)
+//   POST   /admin/backends/{name}/undrain
+//   GET    /admin/config                 the effective config (the token redacted)
+//
+// Errors are OpenAI-style bodies: 400 for a bad backend entry (naming the key), 404 for an
+// unknown backend, 409 for a duplicate name or address, 501 for a method a route does not have.
+//
+// Thread-safety: thread-safe (Backends is).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "gateway/fleet/backends.h"
+#include "net/http1/response_writer.h"
+
+namespace warmroute::gateway {
+
+class AdminApi {
+ public:
+  // `effective_config` returns the current effective config JSON (it changes on reload);
+  // `token` is the bearer token (empty: the API is disabled); `check_backend` vets a backend to
+  // add against the rest of the config (tenancy's pool isolation), InvalidArgument naming why.
+  AdminApi(Backends& backends, std::function<std::string()> effective_config,
+           std::function<std::string()> token,
+           std::function<absl::Status(const BackendConfig&)> check_backend);
+
+  // Answers a request whose path starts with /admin.
+  net::Task<void> Handle(net::HttpRequest& request, net::ResponseWriter& writer);
+
+  // The JSON of GET /admin/backends.
+  std::string BackendsJson() const;
+
+ private:
+  Backends& backends_;
+  std::function<std::string()> effective_config_;
+  std::function<std::string()> token_;
+  std::function<absl::Status(const BackendConfig&)> check_backend_;
+};
+
+// True when `a` equals `b`, in time that depends only on their lengths.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+}  // namespace warmroute::gateway

@@ -1,0 +1,341 @@
+#include "gateway/fleet/backends.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace warmroute::gateway {
+
+using routing::BackendId;
+
+namespace {
+
+// The TLS context of an https:// backend (null for http://); errors name the tls key at fault.
+absl::StatusOr<std::shared_ptr<net::TlsContext>> TlsContextOf(const BackendConfig& config) {
+  if (!config.tls.enabled) return std::shared_ptr<net::TlsContext>();
+  absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsClientContext(
+      {.ca_file = config.tls.ca_file, .cert_file = config.tls.cert_file,
+       .key_file = config.tls.key_file});
+  if (context.ok()) return context;
+  return absl::InvalidArgumentError(absl::StrCat("backend ", config.name, ": tls.",
+                                                 ParamOf(context.status()).value_or(""), ": ",
+                                                 context.status().message()));
+}
+
+}  // namespace
+
+Backends::Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptions options,
+                   const Clock& clock, uint64_t seed, EjectionOptions ejection)
+    : clock_(clock), ejection_(ejection), router_(std::move(policy), options, clock, seed) {}
+
+absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Add(const BackendConfig& config,
+                                                                   bool await_first_probe) {
+  WR_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, TlsContextOf(config));
+  std::lock_guard lock(mu_);
+  absl::Status unique = CheckUniqueLocked(config, /*replacing=*/nullptr);
+  if (!unique.ok()) return unique;
+  std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
+  if (await_first_probe) {
+    FindLocked(config.name)->health.AwaitFirstProbe();
+    ApplyHealth(clock_.Now());
+  }
+  return added;
+}
+
+absl::Status Backends::Remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  Entry* e = FindLocked(name);
+  if (e == nullptr) return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
+  e->present = false;
+  router_.RemoveBackend(e->target->id);
+  ApplyHealth(clock_.Now());
+  UpdateFailuresOnRecord();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
+    const BackendConfig& config) {
+  WR_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, TlsContextOf(config));
+  std::lock_guard lock(mu_);
+  Entry* old = FindLocked(config.name);
+  if (old == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no backend named '", config.name, "'"));
+  }
+  absl::Status unique = CheckUniqueLocked(config, old);
+  if (!unique.ok()) return unique;
+  old->present = false;
+  const bool draining = old->draining;
+  router_.RemoveBackend(old->target->id);
+  // AddLocked may grow entries_: `old` is not used past here.
+  std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
+  if (draining) {
+    FindLocked(config.name)->draining = true;
+    router_.SetDraining(added->id, true);
+    ApplyHealth(clock_.Now());
+  }
+  UpdateFailuresOnRecord();
+  return added;
+}
+
+Backends::Entry* Backends::FindLocked(const std::string& name) {
+  for (Entry& e : entries_) {
+    if (e.present && e.target && e.target->name == name) return &e;
+  }
+  return nullptr;
+}
+
+absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
+                                         const Entry* replacing) const {
+  const std::string address = absl::StrCat(config.host, ":", config.port);
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target || &e == replacing) continue;
+    if (e.target->name == config.name) {
+      return absl::AlreadyExistsError(absl::StrCat("a backend named '", config.name, "' exists"));
+    }
+    if (e.target->address == address) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("backend '", e.target->name, "' already has ", config.url));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const BackendTarget> Backends::AddLocked(
+    const BackendConfig& config, std::shared_ptr<net::TlsContext> tls_context) {
+  const BackendId id = router_.AddBackend({.name = config.name,
+                                           .models = config.models,
+                                           .kv_capacity_tokens = config.kv_capacity_tokens,
+                                           .pool = config.pool});
+  auto target = std::make_shared<BackendTarget>();
+  target->id = id;
+  target->name = config.name;
+  target->url = config.url;
+  target->host = config.host;
+  target->port = config.port;
+  target->kind = config.kind;
+  target->models = config.models;
+  target->kv_capacity_tokens = config.kv_capacity_tokens;
+  target->pool = config.pool;
+  target->address = absl::StrCat(config.host, ":", config.port);
+  target->tls = config.tls;
+  target->tls_context = std::move(tls_context);
+  while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
+  entries_[id] = Entry(target, ejection_);
+  entries_[id].configured_capacity = config.kv_capacity_tokens;
+  ApplyHealth(clock_.Now());
+  return target;
+}
+
+absl::Status Backends::SetDraining(const std::string& name, bool draining) {
+  std::lock_guard lock(mu_);
+  for (Entry& e : entries_) {
+    if (e.present && e.target && e.target->name == name) {
+      e.draining = draining;
+      router_.SetDraining(e.target->id, draining);
+      ApplyHealth(clock_.Now());
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
+}
+
+void Backends::RefreshHealth(TimePoint now) {
+  if (now < next_readmission_) return;
+  next_readmission_ = TimePoint::max();
+  for (Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    if (e.health.ejected(now)) {
+      next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
+    }
+  }
+  ApplyHealth(now);
+}
+
+void Backends::ApplyHealth(TimePoint now) {
+  bool candidates = false;
+  bool any_available = false;
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target || e.draining) continue;
+    candidates = true;
+    any_available |= e.health.Available(now);
+  }
+  const bool panic = candidates && !any_available;
+  if (panic != panic_) {
+    if (panic) {
+      spdlog::warn("no backend passes its health checks: routing to all of them (panic mode) "
+                   "rather than refusing every request");
+    } else {
+      spdlog::info("a backend passes its health checks again: panic mode over");
+    }
+    panic_ = panic;
+  }
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    router_.SetHealthy(e.target->id, panic_ || e.health.Available(now));
+  }
+}
+
+Dispatch Backends::MakeDispatch(BackendId backend, const routing::Decision& decision) const {
+  return Dispatch{entries_[backend].target, decision.reason, decision.predicted_cached_tokens};
+}
+
+absl::StatusOr<Dispatch> Backends::Route(routing::RoutingRequest request) {
+  std::lock_guard lock(mu_);
+  RefreshHealth(clock_.Now());
+  absl::StatusOr<routing::Decision> decision = router_.Route(std::move(request));
+  if (!decision.ok()) return decision.status();
+  return MakeDispatch(decision->backend, *decision);
+}
+
+std::optional<Dispatch> Backends::Reroute(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  RefreshHealth(clock_.Now());
+  std::optional<BackendId> next = router_.Reroute(request_id);
+  if (!next) return std::nullopt;
+  return Dispatch{entries_[*next].target, routing::Reason::kLeastLoad, 0};
+}
+
+void Backends::CommitInsert(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  router_.CommitInsert(request_id);
+}
+
+void Backends::OnFirstToken(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  router_.OnFirstToken(request_id);
+}
+
+void Backends::OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens) {
+  std::lock_guard lock(mu_);
+  router_.OnFinished(request_id, cached_tokens);
+}
+
+void Backends::OnFailed(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  router_.OnFailed(request_id);
+}
+
+void Backends::OnUpstreamResult(BackendId backend, bool ok) {
+  if (ok && !failures_on_record_.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  Entry& e = entries_[backend];
+  const TimePoint now = clock_.Now();
+  if (ok) {
+    e.health.OnSuccess();
+  } else if (e.health.OnFailure(now)) {
+    next_readmission_ = std::min(next_readmission_, e.health.ejected_until());
+    ApplyHealth(now);
+  }
+  UpdateFailuresOnRecord();
+}
+
+void Backends::UpdateFailuresOnRecord() {
+  bool any = false;
+  for (const Entry& e : entries_) any |= e.present && e.target && !e.health.clean();
+  failures_on_record_.store(any, std::memory_order_relaxed);
+}
+
+void Backends::OnProbe(BackendId backend, bool ok) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  Entry& e = entries_[backend];
+  const bool was = e.health.Available(clock_.Now());
+  e.health.OnProbe(ok);
+  if (e.health.Available(clock_.Now()) != was) ApplyHealth(clock_.Now());
+}
+
+void Backends::OnMetrics(BackendId backend, const ScrapedEngineMetrics& metrics) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  router_.OnMetrics(backend, metrics.sample);
+  // The engine's own KV capacity sizes the backend's index slice, unless the config set one.
+  if (entries_[backend].configured_capacity == 0 && metrics.kv_capacity_tokens &&
+      *metrics.kv_capacity_tokens > 0 &&
+      router_.fleet().backend(backend).kv_capacity_tokens != *metrics.kv_capacity_tokens) {
+    router_.SetKvCapacity(backend, *metrics.kv_capacity_tokens);
+  }
+}
+
+void Backends::OnModelsDiscovered(BackendId backend, std::vector<std::string> models) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  // A backend configured without models serves what it says it serves: requests for other
+  // models are not sent to it (the gateway answers 404 when no backend has the model).
+  if (entries_[backend].target->models.empty() && !models.empty()) {
+    router_.SetModels(backend, models);
+  }
+  entries_[backend].discovered_models = std::move(models);
+}
+
+std::vector<std::shared_ptr<const BackendTarget>> Backends::Targets() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<const BackendTarget>> out;
+  for (const Entry& e : entries_) {
+    if (e.present && e.target) out.push_back(e.target);
+  }
+  return out;
+}
+
+std::vector<BackendSnapshot> Backends::Snapshot() const {
+  std::lock_guard lock(mu_);
+  const TimePoint now = clock_.Now();
+  std::vector<BackendSnapshot> out;
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    const routing::BackendState& s = router_.fleet().backend(e.target->id);
+    BackendSnapshot snap;
+    snap.target = e.target;
+    snap.state = e.draining ? "draining" : std::string(e.health.StateName(now));
+    snap.eligible = e.health.Available(now) && !e.draining;
+    snap.in_flight = s.in_flight;
+    snap.outstanding_prefill_tokens = s.outstanding_prefill_tokens;
+    snap.running_decodes = s.running_decodes;
+    snap.dispatched_total = s.dispatched_total;
+    snap.kv_capacity_tokens = s.kv_capacity_tokens;
+    snap.prefill_tokens_per_s = s.prefill_tokens_per_s;
+    snap.index_entries = static_cast<int64_t>(router_.index().entries(e.target->id));
+    snap.metrics = s.metrics;
+    if (s.metrics) snap.metrics_age_s = ToSeconds(now - s.metrics->scraped_at);
+    snap.ejections = e.health.ejections();
+    snap.discovered_models = e.discovered_models;
+    out.push_back(std::move(snap));
+  }
+  return out;
+}
+
+std::vector<std::string> Backends::Models(const std::vector<std::string>& pools) const {
+  std::lock_guard lock(mu_);
+  std::set<std::string> models;
+  for (const Entry& e : entries_) {
+    if (!e.present || !e.target) continue;
+    if (!pools.empty() && std::find(pools.begin(), pools.end(), e.target->pool) == pools.end()) {
+      continue;
+    }
+    models.insert(e.target->models.begin(), e.target->models.end());
+    models.insert(e.discovered_models.begin(), e.discovered_models.end());
+  }
+  return {models.begin(), models.end()};
+}
+
+routing::RouterStats Backends::stats() const {
+  std::lock_guard lock(mu_);
+  return router_.stats();
+}
+
+int64_t Backends::index_entries() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int64_t>(router_.index().entries());
+}
+
+int64_t Backends::index_bytes() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int64_t>(router_.index().MemoryBytes());
+}
+
+}  // namespace warmroute::gateway

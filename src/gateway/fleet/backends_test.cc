@@ -1,0 +1,166 @@
+#include "gateway/fleet/backends.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "core/routing/policy_registry.h"
+#include "gateway/config/config.h"
+
+namespace warmroute::gateway {
+namespace {
+
+BackendConfig Backend(std::string_view json) {
+  absl::StatusOr<BackendConfig> config = ParseBackendJson(json);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+class BackendsTest : public testing::Test {
+ protected:
+  BackendsTest()
+      : backends_(*routing::MakePolicy("round_robin", {}), routing::RouterOptions{}, clock_,
+                  /*seed=*/1, EjectionOptions{}) {}
+
+  routing::RoutingRequest Request(uint64_t id) {
+    routing::RoutingRequest request;
+    request.id = id;
+    request.model = "m";
+    request.prompt_tokens = 10;
+    return request;
+  }
+
+  ManualClock clock_;
+  Backends backends_;
+};
+
+TEST_F(BackendsTest, ReplaceSwapsTheBackendUnderItsName) {
+  ASSERT_TRUE(backends_
+                  .Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000",
+                                        "kv_capacity_tokens": 4096})"))
+                  .ok());
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> replaced = backends_.Replace(
+      Backend(R"({"name": "a", "url": "http://10.0.0.2:8000", "kv_capacity_tokens": 8192})"));
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_EQ((*replaced)->kv_capacity_tokens, 8192);
+  const std::vector<BackendSnapshot> snapshot = backends_.Snapshot();
+  ASSERT_EQ(snapshot.size(), 1u);
+  EXPECT_EQ(snapshot[0].target->address, "10.0.0.2:8000");
+  EXPECT_EQ(snapshot[0].kv_capacity_tokens, 8192);
+  absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(1));
+  ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+  EXPECT_EQ(dispatch->target->id, (*replaced)->id);
+}
+
+TEST_F(BackendsTest, AReplacedDrainingBackendKeepsDraining) {
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})")).ok());
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})")).ok());
+  ASSERT_TRUE(backends_.SetDraining("a", true).ok());
+  ASSERT_TRUE(backends_
+                  .Replace(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000",
+                                        "kv_capacity_tokens": 8192})"))
+                  .ok());
+  const std::vector<BackendSnapshot> snapshot = backends_.Snapshot();
+  ASSERT_EQ(snapshot.size(), 2u);
+  const auto a = std::find_if(snapshot.begin(), snapshot.end(),
+                              [](const BackendSnapshot& b) { return b.target->name == "a"; });
+  ASSERT_NE(a, snapshot.end());
+  EXPECT_EQ(a->kv_capacity_tokens, 8192);  // the replacement
+  EXPECT_EQ(a->state, "draining");
+  EXPECT_FALSE(a->eligible);
+  for (uint64_t id = 1; id <= 6; ++id) {
+    absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(id));
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    EXPECT_EQ(dispatch->target->name, "b");
+    backends_.OnFinished(id, std::nullopt);
+  }
+}
+
+TEST_F(BackendsTest, ReplaceKeepsTheOldBackendWhenTheAddressIsTaken) {
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})")).ok());
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})")).ok());
+  EXPECT_EQ(
+      backends_.Replace(Backend(R"({"name": "a", "url": "http://10.0.0.2:8000"})")).status().code(),
+      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(
+      backends_.Replace(Backend(R"({"name": "c", "url": "http://10.0.0.3:8000"})")).status().code(),
+      absl::StatusCode::kNotFound);
+  const std::vector<std::shared_ptr<const BackendTarget>> targets = backends_.Targets();
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[0]->name, "a");
+  EXPECT_EQ(targets[0]->address, "10.0.0.1:8000");
+}
+
+TEST_F(BackendsTest, ProbeFailuresSkipTheFailingBackendButNeverRefuseEveryRequest) {
+  auto a = backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})"));
+  auto b = backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  backends_.OnProbe((*a)->id, false);
+  for (uint64_t id = 1; id <= 4; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->target->name, "b") << "a failed its probe";
+  }
+  // Both down: panic mode routes to both rather than refusing.
+  backends_.OnProbe((*b)->id, false);
+  std::set<std::string> used;
+  for (uint64_t id = 5; id <= 8; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok()) << d.status();
+    used.insert(d->target->name);
+  }
+  EXPECT_EQ(used, (std::set<std::string>{"a", "b"}));
+  for (const BackendSnapshot& s : backends_.Snapshot()) EXPECT_FALSE(s.eligible);
+  // One back: only it gets requests again.
+  backends_.OnProbe((*b)->id, true);
+  for (uint64_t id = 9; id <= 12; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->target->name, "b");
+  }
+  // Draining is not health: a fleet whose only backend drains refuses.
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  ASSERT_TRUE(backends_.SetDraining("b", true).ok());
+  EXPECT_EQ(backends_.Route(Request(13)).status().code(), absl::StatusCode::kUnavailable);
+}
+
+// OnUpstreamResult skips the lock for a success while no backend has a failure on record: the
+// successes that do change a record must still reach it.
+TEST_F(BackendsTest, PassiveSuccessesThatChangeARecordAreNotSkipped) {
+  auto a = backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})"));
+  auto b = backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const routing::BackendId id = (*a)->id;
+  auto state_of_a = [&] { return backends_.Snapshot()[0].state; };
+  // A success breaks a run of failures (EjectionOptions{}: ejected after 3 in a row).
+  backends_.OnUpstreamResult((*b)->id, true);
+  backends_.OnUpstreamResult(id, false);
+  backends_.OnUpstreamResult(id, false);
+  backends_.OnUpstreamResult(id, true);
+  backends_.OnUpstreamResult(id, false);
+  backends_.OnUpstreamResult(id, false);
+  EXPECT_EQ(state_of_a(), "up") << "the success between the failures was lost";
+  backends_.OnUpstreamResult(id, false);
+  EXPECT_EQ(state_of_a(), "ejected");
+  // Re-admitted on probation (its failure count is back to 0): a success ends the probation.
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(state_of_a(), "up");
+  backends_.OnUpstreamResult(id, true);
+  backends_.OnUpstreamResult(id, false);
+  EXPECT_EQ(state_of_a(), "up") << "the success that ended the probation was lost";
+  // A removed backend's record no longer counts, and a new one starts clean.
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  auto c = backends_.Add(Backend(R"({"name": "c", "url": "http://10.0.0.3:8000"})"));
+  ASSERT_TRUE(c.ok());
+  backends_.OnUpstreamResult((*c)->id, false);
+  backends_.OnUpstreamResult((*c)->id, false);
+  backends_.OnUpstreamResult((*c)->id, true);
+  backends_.OnUpstreamResult((*c)->id, false);
+  backends_.OnUpstreamResult((*c)->id, false);
+  EXPECT_EQ(backends_.Snapshot()[1].state, "up");
+}
+
+}  // namespace
+}  // namespace warmroute::gateway

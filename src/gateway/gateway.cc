@@ -1,0 +1,544 @@
+#include "gateway/gateway.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <csignal>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/json_writer.h"
+#include "common/status.h"
+#include "core/routing/policy_registry.h"
+#include "gateway/admin_api.h"
+#include "gateway/fleet/backends.h"
+#include "gateway/fleet/poller.h"
+#include "gateway/observability/access_log.h"
+#include "gateway/observability/gateway_metrics.h"
+#include "gateway/proxy/proxy.h"
+#include "gateway/tenancy/admission.h"
+#include "net/http1/http_server.h"
+#include "net/openai_error.h"
+
+namespace warmroute::gateway {
+namespace {
+
+namespace asio = boost::asio;
+
+std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c) {
+  auto s = std::make_shared<ProxySettings>();
+  s->timeouts = net::UpstreamTimeouts{
+      .connect = c.timeouts.connect, .first_byte = c.timeouts.first_byte,
+      .idle_stream = c.timeouts.idle_stream};
+  s->retries = c.retries;
+  s->key = c.prefix_key;
+  s->response_headers = c.observability.response_headers;
+  s->log_prompts = c.observability.log_prompts;
+  if (c.tenancy.enabled()) s->tenants = std::make_shared<const Tenants>(c.tenancy);
+  s->redis_url = c.tenancy.redis_url;
+  s->redis_timeout = c.tenancy.redis_timeout;
+  return s;
+}
+
+PollerOptions PollerOptionsOf(const GatewayConfig& c) {
+  return PollerOptions{.probe_interval = c.health.probe_interval,
+                       .probe_timeout = c.health.probe_timeout,
+                       .scrape_interval = c.scrape.interval,
+                       .scrape_timeout = c.scrape.timeout};
+}
+
+bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
+  return a.url == b.url && a.kind == b.kind && a.models == b.models &&
+         a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool && a.tls == b.tls;
+}
+
+}  // namespace
+
+class Gateway::Impl {
+ public:
+  Impl(GatewayConfig config, std::string path) : path_(std::move(path)), config_(std::move(config)) {}
+
+  absl::Status Init() {
+    absl::StatusOr<std::unique_ptr<routing::Policy>> policy =
+        routing::MakePolicy(config_.policy.name, config_.policy.params);
+    if (!policy.ok()) return policy.status();
+    backends_ = std::make_unique<Backends>(
+        std::move(*policy), routing::RouterOptions{}, clock_, /*seed=*/1,
+        EjectionOptions{.eject_after_failures = config_.health.eject_after_failures,
+                        .backoff_initial = config_.health.backoff_initial,
+                        .backoff_max = config_.health.backoff_max});
+    for (const BackendConfig& b : config_.backends) {
+      auto added = backends_->Add(b);
+      if (!added.ok()) return added.status();
+    }
+    absl::StatusOr<std::unique_ptr<AccessLog>> log = AccessLog::Open(config_.observability.access_log);
+    if (!log.ok()) return log.status();
+    access_log_ = std::move(*log);
+    admission_ = std::make_unique<AdmissionGate>(
+        AdmissionOptions{.max_in_flight = config_.admission.max_in_flight,
+                         .max_queue = config_.admission.max_queue,
+                         .queue_timeout = config_.admission.queue_timeout});
+    admin_ = std::make_unique<AdminApi>(
+        *backends_, [this] { return EffectiveConfigJson(RunningConfig()); },
+        [this] { return Config().admin.token; },
+        [this](const BackendConfig& added) {
+          std::vector<PoolMember> members;
+          for (const auto& t : backends_->Targets()) members.push_back({t->name, t->pool, t->kind});
+          members.push_back({added.name, added.pool, added.kind});
+          return ValidateTenancy(Config().tenancy, members);
+        });
+    poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
+                                       PollerOptionsOf(config_));
+
+    int threads = config_.listen.threads;
+    if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::shared_ptr<const ProxySettings> settings = SettingsOf(config_);
+    const ProxyShared shared{.backends = backends_.get(),
+                             .metrics = &metrics_,
+                             .access_log = access_log_.get(),
+                             .admission = admission_.get(),
+                             .clock = &clock_,
+                             .next_request_id = &next_request_id_,
+                             .limiter = &limiter_,
+                             .hot_prefixes = &hot_prefixes_};
+    net::HttpServerOptions options;
+    options.host = config_.listen.host;
+    options.port = config_.listen.port;
+    options.reuse_port = true;
+    options.body_limit_bytes = static_cast<size_t>(config_.listen.body_limit_mb) << 20;
+    options.header_limit_bytes = static_cast<size_t>(config_.listen.header_limit_kb) << 10;
+    options.header_timeout = config_.listen.header_timeout;
+    options.body_timeout = config_.listen.body_timeout;
+    options.idle_timeout = config_.listen.idle_timeout;
+    if (config_.listen.tls.enabled()) {
+      const ListenTlsConfig& tls = config_.listen.tls;
+      absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsServerContext(
+          {.cert_file = tls.cert_file, .key_file = tls.key_file,
+           .client_ca_file = tls.client_ca_file});
+      if (!context.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("listen.tls.",
+                                                       ParamOf(context.status()).value_or(""),
+                                                       ": ", context.status().message()));
+      }
+      options.tls = std::move(*context);
+      spdlog::info("TLS on the listener ({}){}", tls.cert_file,
+                   tls.client_ca_file.empty() ? "" : ", client certificates required");
+    }
+    for (int i = 0; i < threads; ++i) {
+      auto worker = std::make_unique<Worker>();
+      worker->proxy = std::make_unique<Proxy>(shared, settings, worker->io.get_executor());
+      Worker* w = worker.get();
+      auto server = net::HttpServer::Create(
+          worker->io, options, [this, w](net::HttpRequest& request, net::ResponseWriter& writer) {
+            return Serve(*w, request, writer);
+          });
+      if (!server.ok()) return server.status();
+      worker->server = std::move(*server);
+      options.port = worker->server->port();  // the others share the (maybe ephemeral) port
+      workers_.push_back(std::move(worker));
+    }
+    return absl::OkStatus();
+  }
+
+  uint16_t port() const { return workers_.front()->server->port(); }
+
+  void Run(bool handle_signals, const std::function<void()>& on_started) {
+    auto work = asio::make_work_guard(control_io_);
+    asio::signal_set signals(control_io_);
+    if (handle_signals) {
+      signals.add(SIGINT);
+      signals.add(SIGTERM);
+      signals.add(SIGHUP);
+      WaitForSignal(signals);
+    }
+    {
+      std::lock_guard lock(run_mu_);
+      stop_control_ = [this, &work, &signals] {
+        poller_->Stop();
+        boost::system::error_code ec;
+        signals.cancel(ec);
+        drain_timer_.cancel();
+        flush_timer_.cancel();
+        work.reset();
+      };
+    }
+    poller_->Start();
+    std::vector<std::thread> threads;
+    for (auto& w : workers_) {
+      w->server->Start();
+      threads.emplace_back([w = w.get()] { w->io.run(); });
+    }
+    if (access_log_ != nullptr && access_log_->enabled()) FlushAccessLogEverySecond();
+    if (on_started) on_started();
+    if (stop_requested_) Stop();
+    control_io_.run();
+    for (std::thread& t : threads) t.join();
+    {
+      std::lock_guard lock(run_mu_);
+      stop_control_ = nullptr;
+    }
+    spdlog::info("gateway stopped");
+  }
+
+  void Stop() {
+    stop_requested_ = true;
+    for (auto& w : workers_) {
+      asio::post(w->io, [w = w.get()] { w->server->Stop(); });
+    }
+    asio::post(control_io_, [this] {
+      std::lock_guard lock(run_mu_);
+      if (stop_control_) stop_control_();
+    });
+  }
+
+  absl::Status Reload() {
+    if (path_.empty()) return absl::FailedPreconditionError("no config file to reload");
+    absl::StatusOr<GatewayConfig> loaded = LoadGatewayConfig(path_);
+    if (!loaded.ok()) {
+      spdlog::error("reload: {}; the running config stays", std::string(loaded.status().message()));
+      return loaded.status();
+    }
+    GatewayConfig next = std::move(*loaded);
+    std::lock_guard reload_lock(reload_mu_);
+    // An empty file is a valid config (every default, no backends), and also what a reload
+    // finds while an editor or a tool is rewriting the file: one that would remove every
+    // running backend is refused, not applied.
+    if (next.backends.empty() && !backends_->Targets().empty()) {
+      const absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
+          path_,
+          " lists no backends, and a reload does not remove every backend (was the file "
+          "being written?)"));
+      spdlog::error("reload: {}; the running config stays", std::string(refused.message()));
+      return refused;
+    }
+    const GatewayConfig previous = Config();
+    // Backends: reconcile by name. A changed backend is replaced in one step, so no request
+    // sees the fleet without it.
+    std::vector<std::shared_ptr<const BackendTarget>> running = backends_->Targets();
+    for (const auto& target : running) {
+      auto wanted = std::find_if(next.backends.begin(), next.backends.end(),
+                                 [&](const BackendConfig& b) { return b.name == target->name; });
+      if (wanted == next.backends.end()) {
+        (void)backends_->Remove(target->name);
+        spdlog::info("reload: removed backend {} ({})", target->name, target->url);
+      } else if (!SameBackend(*wanted, *target)) {
+        auto replaced = backends_->Replace(*wanted);
+        if (replaced.ok()) {
+          spdlog::info("reload: replaced backend {} ({})", target->name, wanted->url);
+        } else {
+          // Its new address is another's that is about to change (two backends swapped
+          // addresses): remove it now, it is added back below once the address is free.
+          (void)backends_->Remove(target->name);
+          spdlog::info("reload: removed backend {} ({}) to re-add it: {}", target->name,
+                       target->url, std::string(replaced.status().message()));
+        }
+      }
+    }
+    running = backends_->Targets();
+    for (const BackendConfig& b : next.backends) {
+      const bool present = std::any_of(running.begin(), running.end(),
+                                       [&](const auto& t) { return t->name == b.name; });
+      if (present) continue;
+      auto added = backends_->Add(b, /*await_first_probe=*/true);
+      if (added.ok()) {
+        spdlog::info("reload: added backend {} ({})", b.name, b.url);
+      } else {
+        spdlog::error("reload: backend {}: {}", b.name, std::string(added.status().message()));
+      }
+    }
+    const auto needs_restart = [&](bool changed, std::string_view what) {
+      if (changed) spdlog::warn("reload: {} changed; it takes effect after a restart", what);
+    };
+    const ListenConfig& a = previous.listen;
+    const ListenConfig& b = next.listen;
+    needs_restart(a.host != b.host || a.port != b.port || a.threads != b.threads ||
+                      a.body_limit_mb != b.body_limit_mb ||
+                      a.header_limit_kb != b.header_limit_kb ||
+                      a.header_timeout != b.header_timeout || a.body_timeout != b.body_timeout ||
+                      a.idle_timeout != b.idle_timeout || a.tls != b.tls,
+                  "listen");
+    needs_restart(previous.policy.name != next.policy.name ||
+                      previous.policy.params != next.policy.params,
+                  "policy");
+    needs_restart(previous.admission.max_in_flight != next.admission.max_in_flight ||
+                      previous.admission.max_queue != next.admission.max_queue ||
+                      previous.admission.queue_timeout != next.admission.queue_timeout,
+                  "admission");
+    needs_restart(previous.observability.access_log != next.observability.access_log,
+                  "observability.access_log");
+    // What needs a restart runs on as it was, and the stored config (GET /admin/config) says so.
+    // The shutdown grace is read when a signal arrives: a reload changes it.
+    const Millis grace = next.listen.shutdown_grace;
+    next.listen = previous.listen;
+    next.listen.shutdown_grace = grace;
+    next.policy = previous.policy;
+    next.admission = previous.admission;
+    next.observability.access_log = previous.observability.access_log;
+    // Per-request settings and the control loop's options.
+    const std::shared_ptr<const ProxySettings> settings = SettingsOf(next);
+    for (auto& w : workers_) {
+      asio::post(w->io, [w = w.get(), settings] { w->proxy->SetSettings(settings); });
+    }
+    const PollerOptions poller_options = PollerOptionsOf(next);
+    asio::post(control_io_, [this, poller_options] { poller_->SetOptions(poller_options); });
+    {
+      std::lock_guard lock(config_mu_);
+      config_ = std::move(next);
+    }
+    spdlog::info("reload: config {} applied", path_);
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Worker {
+    // One thread runs it, and only that thread touches its sockets and timers (its server's, its
+    // proxy's pools'; other threads only post to it): the reactor needs no lock per descriptor
+    // operation (about four lock/unlock pairs fewer per proxied request). The scheduler keeps
+    // its lock for those posts.
+    asio::io_context io{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
+    std::unique_ptr<net::HttpServer> server;
+    std::unique_ptr<Proxy> proxy;
+  };
+
+  GatewayConfig Config() const {
+    std::lock_guard lock(config_mu_);
+    return config_;
+  }
+
+  // What runs, for GET /admin/config: the config with the backends that serve now (those added
+  // through the admin API too, in the order they were added).
+  GatewayConfig RunningConfig() const {
+    GatewayConfig running = Config();
+    running.backends.clear();
+    for (const std::shared_ptr<const BackendTarget>& t : backends_->Targets()) {
+      running.backends.push_back({.name = t->name,
+                                  .url = t->url,
+                                  .host = t->host,
+                                  .port = t->port,
+                                  .tls = t->tls,
+                                  .kind = t->kind,
+                                  .models = t->models,
+                                  .kv_capacity_tokens = t->kv_capacity_tokens,
+                                  .pool = t->pool});
+    }
+    return running;
+  }
+
+  void WaitForSignal(asio::signal_set& signals) {
+    signals.async_wait([this, &signals](const boost::system::error_code& ec, int signal) {
+      if (ec) return;
+      if (signal == SIGHUP) {
+        spdlog::info("SIGHUP: reloading {}", path_);
+        (void)Reload();
+        WaitForSignal(signals);
+        return;
+      }
+      const std::chrono::milliseconds grace = Config().listen.shutdown_grace;
+      if (draining_ || grace.count() == 0) {
+        spdlog::info("signal {}: stopping", signal);
+        Stop();
+        return;
+      }
+      spdlog::info(
+          "signal {}: draining: no new connections; the {} open ones finish their "
+          "requests, for at most {} ms (a second signal stops at once)",
+          signal, OpenConnections(), grace.count());
+      Drain(grace);
+      WaitForSignal(signals);
+    });
+  }
+
+  size_t OpenConnections() const {
+    size_t open = 0;
+    for (const auto& w : workers_) open += w->server->open_connections();
+    return open;
+  }
+
+  // A graceful stop (on the control thread): every worker's server drains; the gateway stops
+  // once no connection is open, or when `grace` has passed (cutting what remains).
+  void Drain(std::chrono::milliseconds grace) {
+    draining_ = true;
+    for (auto& w : workers_) {
+      asio::post(w->io, [w = w.get()] { w->server->Drain(); });
+    }
+    drain_deadline_ = std::chrono::steady_clock::now() + grace;
+    WatchDrain();
+  }
+
+  // Flushes the access log every second (AccessLog: a busy gateway's writes flush it too).
+  void FlushAccessLogEverySecond() {
+    flush_timer_.expires_after(std::chrono::seconds(1));
+    flush_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stop_requested_) return;
+      access_log_->Flush();
+      FlushAccessLogEverySecond();
+    });
+  }
+
+  void WatchDrain() {
+    drain_timer_.expires_after(std::chrono::milliseconds(20));
+    drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stop_requested_) return;
+      const size_t open = OpenConnections();
+      if (open == 0) {
+        spdlog::info("drained: stopping");
+        Stop();
+      } else if (std::chrono::steady_clock::now() >= drain_deadline_) {
+        spdlog::warn("shutdown grace period over; cutting open connections: {}", open);
+        Stop();
+      } else {
+        WatchDrain();
+      }
+    });
+  }
+
+  // Not a coroutine: on the proxied path it returns the proxy's own coroutine, so a request
+  // costs no frame here (this one's, over Asio's 1,020-byte recycling limit, was a malloc and a
+  // free per request).
+  net::Task<void> Serve(Worker& worker, net::HttpRequest& request, net::ResponseWriter& writer) {
+    if (request.method == "POST") {
+      if (request.path == "/v1/chat/completions") {
+        return worker.proxy->Handle(request::Endpoint::kChatCompletions, request, writer);
+      }
+      if (request.path == "/v1/completions") {
+        return worker.proxy->Handle(request::Endpoint::kCompletions, request, writer);
+      }
+    }
+    return ServeOther(worker, request, writer);
+  }
+
+  // Every route but the proxied ones.
+  net::Task<void> ServeOther(Worker& worker, net::HttpRequest& request,
+                             net::ResponseWriter& writer) {
+    const std::string& path = request.path;
+    const bool get = request.method == "GET" || request.method == "HEAD";
+    if (path == "/v1/models" && get) {
+      co_await Models(worker, request, writer);
+    } else if (path == "/health" && get) {
+      co_await Health(writer);
+    } else if (path == "/metrics" && get) {
+      net::ResponseHead head;
+      head.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      std::string body = metrics_.Serialize(*backends_, admission_->queued(), hot_prefixes_.Top(10));
+      co_await writer.Reply(std::move(head), std::move(body));
+    } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
+      co_await admin_->Handle(request, writer);
+    } else if (path == "/v1/chat/completions" || path == "/v1/completions") {
+      co_await net::ReplyMethodNotAllowed(writer, request, "POST");
+    } else if (path == "/v1/models" || path == "/health" || path == "/metrics") {
+      co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD");
+    } else {
+      const absl::Status status = absl::NotFoundError(absl::StrCat("no route ", path));
+      co_await writer.ReplyError(status);
+    }
+  }
+
+  net::Task<void> Health(net::ResponseWriter& writer) {
+    int eligible = 0;
+    int total = 0;
+    for (const BackendSnapshot& b : backends_->Snapshot()) {
+      ++total;
+      eligible += b.eligible ? 1 : 0;
+    }
+    net::ResponseHead head;
+    head.status = eligible > 0 ? 200 : 503;
+    std::string body = absl::StrCat("{\"status\":\"", eligible > 0 ? "ok" : "no healthy backend",
+                                    "\",\"backends\":", total, ",\"eligible\":", eligible, "}");
+    co_await writer.Reply(std::move(head), std::move(body));
+  }
+
+  // GET /v1/models: with tenants, the caller's key decides (401 without a valid one) and the
+  // list holds only the models its tenant may use on its pools.
+  net::Task<void> Models(Worker& worker, const net::HttpRequest& request,
+                         net::ResponseWriter& writer) {
+    const std::shared_ptr<const ProxySettings> settings = worker.proxy->settings();
+    std::vector<std::string> models;
+    if (settings->tenants && settings->tenants->enabled()) {
+      absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
+      absl::StatusOr<const Tenant*> tenant =
+          credentials.ok() ? settings->tenants->Authenticate(*credentials) : credentials.status();
+      if (!tenant.ok()) {
+        co_await writer.ReplyError(tenant.status());
+        co_return;
+      }
+      for (std::string& model : backends_->Models((*tenant)->config.pools)) {
+        if ((*tenant)->AllowsModel(model)) models.push_back(std::move(model));
+      }
+    } else {
+      models = backends_->Models();
+    }
+    std::string body = ModelsJson(models);
+    net::ResponseHead head;
+    co_await writer.Reply(std::move(head), std::move(body));
+  }
+
+  static std::string ModelsJson(const std::vector<std::string>& models) {
+    std::string out;
+    JsonWriter w(&out);
+    w.BeginObject().Key("object").String("list").Key("data").BeginArray();
+    for (const std::string& model : models) {
+      w.BeginObject();
+      w.Key("id").String(model);
+      w.Key("object").String("model");
+      w.Key("created").Int(0);
+      w.Key("owned_by").String("warmroute");
+      w.EndObject();
+    }
+    w.EndArray().EndObject();
+    return out;
+  }
+
+  const std::string path_;
+  mutable std::mutex config_mu_;
+  GatewayConfig config_;
+  std::mutex reload_mu_;
+  SystemClock clock_;
+  LocalRateLimiter limiter_{clock_};
+  HotPrefixes hot_prefixes_{clock_, HotPrefixes::Options{}};
+  std::unique_ptr<Backends> backends_;
+  GatewayMetrics metrics_;
+  std::unique_ptr<AccessLog> access_log_;
+  std::unique_ptr<AdmissionGate> admission_;
+  std::atomic<uint64_t> next_request_id_{1};
+  std::unique_ptr<AdminApi> admin_;
+  asio::io_context control_io_{1};
+  // The graceful stop (control thread only).
+  bool draining_ = false;
+  asio::steady_timer drain_timer_{control_io_};
+  asio::steady_timer flush_timer_{control_io_};
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::unique_ptr<Poller> poller_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex run_mu_;
+  std::function<void()> stop_control_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Create(const GatewayConfig& config,
+                                                         std::string config_path) {
+  auto impl = std::make_unique<Impl>(config, std::move(config_path));
+  absl::Status status = impl->Init();
+  if (!status.ok()) return status;
+  return std::unique_ptr<Gateway>(new Gateway(std::move(impl)));
+}
+
+Gateway::Gateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Gateway::~Gateway() = default;
+uint16_t Gateway::port() const { return impl_->port(); }
+void Gateway::Run(bool handle_signals, std::function<void()> on_started) {
+  impl_->Run(handle_signals, on_started);
+}
+void Gateway::Stop() { impl_->Stop(); }
+absl::Status Gateway::Reload() { return impl_->Reload(); }
+
+}  // namespace warmroute::gateway

@@ -1,0 +1,532 @@
+#include "gateway/observability/gateway_metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
+#include "common/adaptive_mutex.h"
+#include "common/per_thread.h"
+
+namespace warmroute::gateway {
+namespace {
+
+// TTFT buckets as vLLM's histogram_time_to_first_token, so gateway and engine TTFTs compare.
+const prometheus::Histogram::BucketBoundaries kTtftBuckets = {
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+    1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+// E2E buckets as vLLM's request_latency_buckets, with sub-second steps added for short answers.
+const prometheus::Histogram::BucketBoundaries kE2eBuckets = {
+    0.01, 0.025, 0.05, 0.1,  0.3,  0.5,  0.8,   1.0,   1.5,   2.0,   2.5,    5.0,   10.0,
+    15.0, 20.0,  30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+
+struct BackendGauges {
+  prometheus::Gauge* in_flight;
+  prometheus::Gauge* outstanding;
+  prometheus::Gauge* decodes;
+  prometheus::Gauge* healthy;
+  prometheus::Gauge* rate;
+};
+
+// What OnRequest counted on one thread since the last Serialize, series by series, each with the
+// registry's series it is added to. The per-request path writes only these (its own thread's,
+// common/per_thread.h); Serialize folds them into the registry.
+struct PendingCounter {
+  prometheus::Counter* series = nullptr;
+  double pending = 0;
+
+  PendingCounter() = default;
+  explicit PendingCounter(prometheus::Counter* s) : series(s) {}
+
+  void Fold() {
+    if (pending == 0) return;
+    series->Increment(pending);
+    pending = 0;
+  }
+};
+
+struct PendingHistogram {
+  prometheus::Histogram* series = nullptr;
+  const prometheus::Histogram::BucketBoundaries* bounds = nullptr;
+  std::vector<double> buckets;  // observations per bucket (not cumulative); the last is +Inf
+  double sum = 0;
+  bool observed = false;
+
+  PendingHistogram() = default;
+  PendingHistogram(prometheus::Histogram* s, const prometheus::Histogram::BucketBoundaries& b)
+      : series(s), bounds(&b), buckets(b.size() + 1, 0) {}
+
+  // The bucket prometheus::Histogram::Observe picks: the first whose bound is >= v (+Inf for
+  // NaN).
+  void Observe(double v) {
+    const size_t bucket =
+        std::isnan(v) ? bounds->size()
+                      : static_cast<size_t>(std::lower_bound(bounds->begin(), bounds->end(), v) -
+                                            bounds->begin());
+    buckets[bucket] += 1;
+    sum += v;
+    observed = true;
+  }
+  void Fold() {
+    if (!observed) return;
+    series->ObserveMultiple(buckets, sum);
+    std::fill(buckets.begin(), buckets.end(), 0);
+    sum = 0;
+    observed = false;
+  }
+};
+
+struct PendingBackend {
+  PendingHistogram ttft;
+  PendingHistogram e2e;
+  PendingCounter prompt_tokens;
+  PendingCounter predicted;
+  PendingCounter reported;
+};
+
+struct RequestShard {
+  std::string key_buffer;  // OnRequest's scratch for the requests' key (no allocation once warm)
+  absl::flat_hash_map<std::string, PendingCounter> requests;  // backend \n code \n reason
+  absl::flat_hash_map<std::string, PendingBackend> backends;
+  absl::flat_hash_map<std::string, PendingCounter> tenant_requests;  // tenant \n code
+  absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
+
+  void Fold() {
+    for (auto& [key, c] : requests) c.Fold();
+    for (auto& [name, b] : backends) {
+      b.ttft.Fold();
+      b.e2e.Fold();
+      b.prompt_tokens.Fold();
+      b.predicted.Fold();
+      b.reported.Fold();
+    }
+    for (auto& [key, c] : tenant_requests) c.Fold();
+    for (auto& [tenant, h] : tenant_ttfts) h.Fold();
+  }
+};
+
+}  // namespace
+
+struct GatewayMetrics::State {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& requests =
+      prometheus::BuildCounter()
+          .Name("warmroute_requests_total")
+          .Help("Requests answered, by backend, HTTP status and routing reason")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& rejections =
+      prometheus::BuildCounter()
+          .Name("warmroute_request_rejections_total")
+          .Help("Requests refused before dispatch, by reason")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& retries =
+      prometheus::BuildCounter()
+          .Name("warmroute_retries_total")
+          .Help("Dispatches that failed before any byte reached the client and were retried "
+                "elsewhere, by the backend that failed")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& ttft =
+      prometheus::BuildHistogram()
+          .Name("warmroute_time_to_first_token_seconds")
+          .Help("Time from the request's arrival at the gateway to its first streamed byte")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& e2e =
+      prometheus::BuildHistogram()
+          .Name("warmroute_e2e_request_latency_seconds")
+          .Help("Time from the request's arrival at the gateway to the end of its response")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& prompt_tokens =
+      prometheus::BuildCounter()
+          .Name("warmroute_prompt_tokens_total")
+          .Help("Prompt tokens of requests whose usage the engine reported")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& predicted =
+      prometheus::BuildCounter()
+          .Name("warmroute_predicted_cached_tokens_total")
+          .Help("Cached prompt tokens the router predicted, for requests whose usage the engine "
+                "reported")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& reported =
+      prometheus::BuildCounter()
+          .Name("warmroute_reported_cached_tokens_total")
+          .Help("Cached prompt tokens the engine reported (usage.prompt_tokens_details)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& in_flight =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_in_flight")
+          .Help("Requests dispatched to the backend and not finished")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& outstanding =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_outstanding_prefill_tokens")
+          .Help("Predicted uncached prompt tokens sent to the backend with no first token yet")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& decodes =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_running_decodes")
+          .Help("Requests on the backend past their first token")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& healthy =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_healthy")
+          .Help("1 when the backend may take new requests (probe up, not ejected, not draining)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& rate =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_prefill_tokens_per_second")
+          .Help("The router's online estimate of the backend's prefill rate")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& index =
+      prometheus::BuildGauge()
+          .Name("warmroute_prefix_index_entries")
+          .Help("(block, backend) entries in the prefix index")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& index_bytes =
+      prometheus::BuildGauge()
+          .Name("warmroute_prefix_index_bytes")
+          .Help("Memory held by the prefix index")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& queue =
+      prometheus::BuildGauge()
+          .Name("warmroute_admission_queue_length")
+          .Help("Requests waiting for admission")
+          .Register(*registry);
+
+  prometheus::Family<prometheus::Counter>& tenant_requests =
+      prometheus::BuildCounter()
+          .Name("warmroute_tenant_requests_total")
+          .Help("Requests answered, by tenant and HTTP status")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& tenant_ttft =
+      prometheus::BuildHistogram()
+          .Name("warmroute_tenant_time_to_first_token_seconds")
+          .Help("Time to first token measured at the gateway, by tenant")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& rate_limited =
+      prometheus::BuildCounter()
+          .Name("warmroute_rate_limited_total")
+          .Help("Requests refused with 429 by a tenant's rate limit, by the limit that refused")
+          .Register(*registry);
+  prometheus::Counter& redis_fallbacks =
+      prometheus::BuildCounter()
+          .Name("warmroute_rate_limit_redis_fallbacks_total")
+          .Help("Rate-limit decisions taken by the local limiter because Redis did not answer")
+          .Register(*registry)
+          .Add({});
+  prometheus::Counter& lock_waits =
+      prometheus::BuildCounter()
+          .Name("warmroute_routing_lock_waits_total")
+          .Help(
+              "Times a worker thread found the routing lock (the router's shared state, "
+              "taken several times per request) held and waited for it")
+          .Register(*registry)
+          .Add({});
+  prometheus::Counter& lock_wait_seconds =
+      prometheus::BuildCounter()
+          .Name("warmroute_routing_lock_wait_seconds_total")
+          .Help("Time worker threads waited for the routing lock, spinning or asleep")
+          .Register(*registry)
+          .Add({});
+  prometheus::Gauge& redis_up = prometheus::BuildGauge()
+                                    .Name("warmroute_rate_limit_redis_up")
+                                    .Help("1 while the last Redis rate-limit call succeeded")
+                                    .Register(*registry)
+                                    .Add({});
+  prometheus::Family<prometheus::Gauge>& pool_backends =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_backends")
+          .Help("Backends in the pool")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_healthy =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_healthy_backends")
+          .Help("Backends in the pool that may take new requests")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_in_flight =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_in_flight")
+          .Help("Requests in flight on the pool's backends")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_outstanding =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_outstanding_prefill_tokens")
+          .Help("Predicted uncached prompt tokens waiting for their first token in the pool")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_decodes =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_running_decodes")
+          .Help("Requests past their first token in the pool")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_waiting =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_engine_waiting_requests")
+          .Help("Requests the pool's engines report waiting in their queues (last scrape)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_kv_usage =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_kv_cache_usage_ratio")
+          .Help("Mean KV-cache usage the pool's healthy engines report (last scrape), 0..1")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& pool_backlog =
+      prometheus::BuildGauge()
+          .Name("warmroute_pool_prefill_backlog_seconds")
+          .Help("Outstanding prefill tokens over the pool's estimated prefill rate (healthy "
+                "backends): seconds of queued prefill work, the autoscaling signal")
+          .Register(*registry);
+
+  prometheus::Family<prometheus::Gauge>& hot_requests =
+      prometheus::BuildGauge()
+          .Name("warmroute_hot_prefix_requests_per_second")
+          .Help("Requests per second of the busiest prefixes (last 10 s window), by rank and "
+                "hashed prefix id")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& hot_tokens =
+      prometheus::BuildGauge()
+          .Name("warmroute_hot_prefix_prompt_tokens_per_second")
+          .Help("Prompt tokens per second of the busiest prefixes (last 10 s window), by rank "
+                "and hashed prefix id")
+          .Register(*registry);
+
+  // OnRequest's counts, per worker thread, until Serialize folds them into the series above. A
+  // shard's first use of a series gets it from its family (Family::Add returns the series of
+  // labels it already has; it takes the family's own mutex).
+  PerThread<RequestShard> shards;
+
+  std::mutex mu;  // guards the maps below
+  // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
+  AdaptiveMutex::Contention lock_counted;
+  std::vector<prometheus::Gauge*> hot_gauges;  // of the last Serialize, replaced each time
+  std::map<std::string, BackendGauges> gauges;
+  std::set<std::string> pools_shown;  // the pools of the last Serialize's pool series
+};
+
+GatewayMetrics::GatewayMetrics() : state_(std::make_unique<State>()) {}
+GatewayMetrics::~GatewayMetrics() = default;
+
+void GatewayMetrics::OnRequest(const RequestRecord& r) {
+  State& state = *state_;
+  state.shards.WithLocal([&](RequestShard& shard) {
+    std::string& key = shard.key_buffer;
+    key.clear();
+    absl::StrAppend(&key, AbslView(r.backend), "\n", r.status, "\n", AbslView(r.reason));
+    auto it = shard.requests.find(key);
+    if (it == shard.requests.end()) {
+      prometheus::Counter& series = state.requests.Add({{"backend", std::string(r.backend)},
+                                                        {"code", std::to_string(r.status)},
+                                                        {"reason", std::string(r.reason)}});
+      it = shard.requests.emplace(key, PendingCounter{&series}).first;
+    }
+    it->second.pending += 1;
+    if (!r.tenant.empty()) {
+      key.clear();
+      absl::StrAppend(&key, AbslView(r.tenant), "\n", r.status);
+      auto t = shard.tenant_requests.find(key);
+      if (t == shard.tenant_requests.end()) {
+        prometheus::Counter& series = state.tenant_requests.Add(
+            {{"tenant", std::string(r.tenant)}, {"code", std::to_string(r.status)}});
+        t = shard.tenant_requests.emplace(key, PendingCounter{&series}).first;
+      }
+      t->second.pending += 1;
+      if (r.ttft_s) {
+        auto h = shard.tenant_ttfts.find(AbslView(r.tenant));
+        if (h == shard.tenant_ttfts.end()) {
+          h = shard.tenant_ttfts
+                  .emplace(std::string(r.tenant),
+                           PendingHistogram(&state.tenant_ttft.Add(
+                                                {{"tenant", std::string(r.tenant)}}, kTtftBuckets),
+                                            kTtftBuckets))
+                  .first;
+        }
+        h->second.Observe(*r.ttft_s);
+      }
+    }
+    if (r.backend.empty()) return;
+    auto b = shard.backends.find(AbslView(r.backend));
+    if (b == shard.backends.end()) {
+      const std::map<std::string, std::string> labels = {{"backend", std::string(r.backend)}};
+      b = shard.backends
+              .emplace(std::string(r.backend),
+                       PendingBackend{
+                           .ttft = PendingHistogram(&state.ttft.Add(labels, kTtftBuckets),
+                                                    kTtftBuckets),
+                           .e2e = PendingHistogram(&state.e2e.Add(labels, kE2eBuckets),
+                                                   kE2eBuckets),
+                           .prompt_tokens = PendingCounter{&state.prompt_tokens.Add(labels)},
+                           .predicted = PendingCounter{&state.predicted.Add(labels)},
+                           .reported = PendingCounter{&state.reported.Add(labels)}})
+              .first;
+    }
+    PendingBackend& p = b->second;
+    if (r.ttft_s) p.ttft.Observe(*r.ttft_s);
+    p.e2e.Observe(r.e2e_s);
+    if (r.prompt_tokens && r.reported_cached_tokens) {
+      p.prompt_tokens.pending += static_cast<double>(*r.prompt_tokens);
+      p.predicted.pending += static_cast<double>(r.predicted_cached_tokens);
+      p.reported.pending += static_cast<double>(*r.reported_cached_tokens);
+    }
+  });
+}
+
+void GatewayMetrics::OnRetry(std::string_view backend) {
+  state_->retries.Add({{"backend", std::string(backend)}}).Increment();
+}
+
+void GatewayMetrics::OnRejected(std::string_view reason) {
+  state_->rejections.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void GatewayMetrics::OnRateLimited(std::string_view tenant, std::string_view limit) {
+  state_->rate_limited.Add({{"tenant", std::string(tenant)}, {"limit", std::string(limit)}})
+      .Increment();
+}
+
+void GatewayMetrics::OnRedisResult(bool redis_up) {
+  state_->redis_up.Set(redis_up ? 1 : 0);
+  if (!redis_up) state_->redis_fallbacks.Increment();
+}
+
+std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admission_queue_length,
+                                      const std::vector<HotPrefix>& hot_prefixes) {
+  // What every thread counted until now goes into the series first (not under mu: see shards).
+  state_->shards.ForEach([](RequestShard& shard) { shard.Fold(); });
+  const std::vector<BackendSnapshot> snapshot = backends.Snapshot();
+  {
+    std::lock_guard lock(state_->mu);
+    std::set<std::string> present;
+    for (const BackendSnapshot& b : snapshot) {
+      const std::string& name = b.target->name;
+      present.insert(name);
+      auto it = state_->gauges.find(name);
+      if (it == state_->gauges.end()) {
+        const std::map<std::string, std::string> labels = {{"backend", name}};
+        it = state_->gauges
+                 .emplace(name, BackendGauges{&state_->in_flight.Add(labels),
+                                              &state_->outstanding.Add(labels),
+                                              &state_->decodes.Add(labels),
+                                              &state_->healthy.Add(labels),
+                                              &state_->rate.Add(labels)})
+                 .first;
+      }
+      it->second.in_flight->Set(static_cast<double>(b.in_flight));
+      it->second.outstanding->Set(static_cast<double>(b.outstanding_prefill_tokens));
+      it->second.decodes->Set(static_cast<double>(b.running_decodes));
+      it->second.healthy->Set(b.eligible ? 1 : 0);
+      it->second.rate->Set(b.prefill_tokens_per_s);
+    }
+    for (auto it = state_->gauges.begin(); it != state_->gauges.end();) {
+      if (present.count(it->first)) {
+        ++it;
+        continue;
+      }
+      state_->in_flight.Remove(it->second.in_flight);
+      state_->outstanding.Remove(it->second.outstanding);
+      state_->decodes.Remove(it->second.decodes);
+      state_->healthy.Remove(it->second.healthy);
+      state_->rate.Remove(it->second.rate);
+      it = state_->gauges.erase(it);
+    }
+  }
+  struct PoolTotals {
+    double backends = 0, healthy = 0, in_flight = 0, outstanding = 0, decodes = 0, rate = 0;
+    double waiting = 0, kv_usage_sum = 0, scraped = 0;
+  };
+  std::map<std::string, PoolTotals> pools;
+  for (const BackendSnapshot& b : snapshot) {
+    PoolTotals& p = pools[b.target->pool];
+    p.backends += 1;
+    p.in_flight += static_cast<double>(b.in_flight);
+    p.outstanding += static_cast<double>(b.outstanding_prefill_tokens);
+    p.decodes += static_cast<double>(b.running_decodes);
+    if (b.metrics) p.waiting += static_cast<double>(b.metrics->num_waiting);
+    if (b.eligible) {
+      p.healthy += 1;
+      p.rate += b.prefill_tokens_per_s;
+      if (b.metrics) {
+        p.kv_usage_sum += b.metrics->kv_usage;
+        p.scraped += 1;
+      }
+    }
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    // A pool whose last backend went (removed, or moved to another pool) loses its series: a
+    // stale "1 backend, 1 healthy" would mislead an autoscaler. (Family::Add finds a series by
+    // its labels, for Remove.)
+    for (const std::string& pool : state_->pools_shown) {
+      if (pools.count(pool)) continue;
+      const std::map<std::string, std::string> labels = {{"pool", pool}};
+      for (prometheus::Family<prometheus::Gauge>* family :
+           {&state_->pool_backends, &state_->pool_healthy, &state_->pool_in_flight,
+            &state_->pool_outstanding, &state_->pool_decodes, &state_->pool_waiting,
+            &state_->pool_kv_usage, &state_->pool_backlog}) {
+        family->Remove(&family->Add(labels));
+      }
+    }
+    state_->pools_shown.clear();
+    for (const auto& [pool, p] : pools) {
+      state_->pools_shown.insert(pool);
+      const std::map<std::string, std::string> labels = {{"pool", pool}};
+      state_->pool_backends.Add(labels).Set(p.backends);
+      state_->pool_healthy.Add(labels).Set(p.healthy);
+      state_->pool_in_flight.Add(labels).Set(p.in_flight);
+      state_->pool_outstanding.Add(labels).Set(p.outstanding);
+      state_->pool_decodes.Add(labels).Set(p.decodes);
+      state_->pool_waiting.Add(labels).Set(p.waiting);
+      state_->pool_kv_usage.Add(labels).Set(p.scraped > 0 ? p.kv_usage_sum / p.scraped : 0);
+      // No healthy backend: the whole backlog is stuck; report it against a nominal 1 token/s.
+      state_->pool_backlog.Add(labels).Set(p.outstanding / std::max(p.rate, 1.0));
+    }
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    for (size_t i = 0; i < state_->hot_gauges.size(); i += 2) {
+      state_->hot_requests.Remove(state_->hot_gauges[i]);
+      state_->hot_tokens.Remove(state_->hot_gauges[i + 1]);
+    }
+    state_->hot_gauges.clear();
+    for (size_t i = 0; i < hot_prefixes.size(); ++i) {
+      char id[17];
+      std::snprintf(id, sizeof(id), "%016llx",
+                    static_cast<unsigned long long>(hot_prefixes[i].id));
+      const std::map<std::string, std::string> labels = {{"rank", std::to_string(i + 1)},
+                                                         {"prefix", id}};
+      prometheus::Gauge* requests = &state_->hot_requests.Add(labels);
+      prometheus::Gauge* tokens = &state_->hot_tokens.Add(labels);
+      requests->Set(hot_prefixes[i].requests_per_s);
+      tokens->Set(hot_prefixes[i].prompt_tokens_per_s);
+      state_->hot_gauges.push_back(requests);
+      state_->hot_gauges.push_back(tokens);
+    }
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    const AdaptiveMutex::Contention now = backends.routing_lock_contention();
+    AdaptiveMutex::Contention& counted = state_->lock_counted;
+    if (now.waits > counted.waits) {
+      state_->lock_waits.Increment(static_cast<double>(now.waits - counted.waits));
+      counted.waits = now.waits;
+    }
+    if (now.wait_ns > counted.wait_ns) {
+      state_->lock_wait_seconds.Increment(static_cast<double>(now.wait_ns - counted.wait_ns) *
+                                          1e-9);
+      counted.wait_ns = now.wait_ns;
+    }
+  }
+  state_->index.Add({}).Set(static_cast<double>(backends.index_entries()));
+  state_->index_bytes.Add({}).Set(static_cast<double>(backends.index_bytes()));
+  state_->queue.Add({}).Set(static_cast<double>(admission_queue_length));
+  return prometheus::TextSerializer().Serialize(state_->registry->Collect());
+}
+
+}  // namespace warmroute::gateway

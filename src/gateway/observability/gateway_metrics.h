@@ -1,0 +1,100 @@
+// The gateway's /metrics (Prometheus text, passes `promtool check metrics`):
+//
+//   warmroute_requests_total{backend,code,reason}      counter, one per answered request
+//   warmroute_request_rejections_total{reason}          counter: refused before dispatch
+//                                                       (bad_request, unknown_model,
+//                                                       no_backend, queue_full, queue_timeout)
+//   warmroute_retries_total{backend}                    counter: dispatches moved away from it
+//   warmroute_time_to_first_token_seconds{backend}      histogram, measured at the gateway
+//   warmroute_e2e_request_latency_seconds{backend}      histogram
+//   warmroute_prompt_tokens_total{backend}              counter  } over requests whose usage the
+//   warmroute_predicted_cached_tokens_total{backend}    counter  } engine reported: hit rate per
+//   warmroute_reported_cached_tokens_total{backend}     counter  } backend = reported / prompt
+//   warmroute_backend_in_flight{backend}                gauge
+//   warmroute_backend_outstanding_prefill_tokens{backend} gauge
+//   warmroute_backend_running_decodes{backend}          gauge
+//   warmroute_backend_healthy{backend}                  gauge, 1 when eligible for new requests
+//   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
+//   warmroute_prefix_index_entries / _bytes             gauges
+//   warmroute_routing_lock_waits_total                  counter: times a worker found the
+//   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every
+//                                                       worker shares) held; the time waited
+//   warmroute_admission_queue_length                    gauge
+// With tenants (tenancy_config.h; labels carry tenant names, never keys):
+//   warmroute_tenant_requests_total{tenant,code}        counter
+//   warmroute_tenant_time_to_first_token_seconds{tenant} histogram
+//   warmroute_rate_limited_total{tenant,limit}          counter: 429s by limit (requests,
+//                                                       prompt_tokens, concurrent)
+//   warmroute_rate_limit_redis_fallbacks_total          counter: decisions taken locally because
+//                                                       Redis did not answer
+//   warmroute_rate_limit_redis_up                       gauge: 1 while the last Redis call worked
+// Per backend pool, for autoscalers (HPA/KEDA external metrics):
+//   warmroute_pool_backends{pool}, warmroute_pool_healthy_backends{pool}
+//   warmroute_pool_in_flight{pool}, warmroute_pool_outstanding_prefill_tokens{pool},
+//   warmroute_pool_running_decodes{pool}
+//   warmroute_pool_engine_waiting_requests{pool}       Σ engines' own queue lengths (scraped)
+//   warmroute_pool_kv_cache_usage_ratio{pool}          mean KV usage of healthy engines (scraped)
+//   warmroute_hot_prefix_requests_per_second{rank,prefix}      the 10 busiest prefixes of the
+//   warmroute_hot_prefix_prompt_tokens_per_second{rank,prefix} last 10 s window (hot_prefixes.h);
+//                                                       prefix = hex id, never text
+//   warmroute_pool_prefill_backlog_seconds{pool}        outstanding prefill tokens / the pool's
+//                                                       estimated prefill rate (healthy backends):
+//                                                       seconds of queued prefill; scale out
+//                                                       when it stays above the TTFT target
+// Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
+//
+// Thread-safety: every method is thread-safe. OnRequest, called for every request by every worker
+// thread, adds to its own thread's pending counts (common/per_thread.h), so that the workers share
+// no counter; Serialize adds everything pending to the exported series before it reads them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gateway/fleet/backends.h"
+#include "gateway/observability/hot_prefixes.h"
+
+namespace warmroute::gateway {
+
+struct RequestRecord {
+  std::string_view backend;  // empty when never dispatched
+  int status = 200;
+  std::string_view reason;   // the routing decision's reason
+  std::string_view tenant;   // empty without tenancy
+  std::optional<double> ttft_s;
+  double e2e_s = 0;
+  int retries = 0;
+  // From the engine's usage, when it reported one.
+  std::optional<int64_t> prompt_tokens;
+  int64_t predicted_cached_tokens = 0;
+  std::optional<int64_t> reported_cached_tokens;
+};
+
+class GatewayMetrics {
+ public:
+  GatewayMetrics();
+  ~GatewayMetrics();
+  GatewayMetrics(const GatewayMetrics&) = delete;
+  GatewayMetrics& operator=(const GatewayMetrics&) = delete;
+
+  void OnRequest(const RequestRecord& record);
+  void OnRetry(std::string_view backend);
+  void OnRejected(std::string_view reason);
+  void OnRateLimited(std::string_view tenant, std::string_view limit);
+  // A rate-limit decision that had to be taken locally because Redis failed (`redis_up` false),
+  // or a Redis call that worked (true).
+  void OnRedisResult(bool redis_up);
+
+  // Refreshes the gauges from `backends` and returns the exposition text.
+  std::string Serialize(const Backends& backends, int64_t admission_queue_length,
+                        const std::vector<HotPrefix>& hot_prefixes = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace warmroute::gateway

@@ -1,0 +1,143 @@
+#include "gateway/observability/gateway_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/routing/policy_registry.h"
+#include "gateway/config/config.h"
+
+namespace warmroute::gateway {
+namespace {
+
+// The value of the exposition line that starts with `series` (name and labels, as printed),
+// or NaN when there is none.
+double Sample(const std::string& text, const std::string& series) {
+  size_t at = 0;
+  while ((at = text.find(series + " ", at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') return std::stod(text.substr(at + series.size() + 1));
+    at += series.size();
+  }
+  return std::nan("");
+}
+
+RequestRecord Record(std::string_view backend, int status, std::optional<double> ttft_s = {},
+                     double e2e_s = 0, std::string_view tenant = {}) {
+  RequestRecord r;
+  r.backend = backend;
+  r.status = status;
+  r.reason = "least_load";
+  r.ttft_s = ttft_s;
+  r.e2e_s = e2e_s;
+  r.tenant = tenant;
+  return r;
+}
+
+class GatewayMetricsTest : public testing::Test {
+ protected:
+  GatewayMetricsTest()
+      : backends_(*routing::MakePolicy("round_robin", {}), routing::RouterOptions{}, clock_,
+                  /*seed=*/1, EjectionOptions{}) {}
+
+  std::string Scrape() { return metrics_.Serialize(backends_, 0); }
+
+  ManualClock clock_;
+  Backends backends_;
+  GatewayMetrics metrics_;
+};
+
+TEST_F(GatewayMetricsTest, RequestsCountedOnManyThreadsAllReachTheExposition) {
+  RequestRecord ok = Record("a", 200, 0.05, 0.2);
+  ok.reason = "cache_hit";
+  ok.prompt_tokens = 100;
+  ok.predicted_cached_tokens = 60;
+  ok.reported_cached_tokens = 50;
+  const RequestRecord failed = Record("b", 502, std::nullopt, 0.01);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) {
+        metrics_.OnRequest(ok);
+        if (i % 10 == 0) metrics_.OnRequest(failed);
+      }
+    });
+  }
+  // Scrapes while the threads count see a growing count (what was folded stays counted).
+  double last = 0;
+  for (int i = 0; i < 20; ++i) {
+    const double now =
+        Sample(Scrape(), R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit"})");
+    if (!std::isnan(now)) {
+      EXPECT_GE(now, last);
+      last = now;
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  const std::string text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit"})"),
+            3000);
+  EXPECT_EQ(Sample(text, R"(warmroute_requests_total{backend="b",code="502",reason="least_load"})"),
+            300);
+  EXPECT_EQ(Sample(text, R"(warmroute_prompt_tokens_total{backend="a"})"), 300'000);
+  EXPECT_EQ(Sample(text, R"(warmroute_predicted_cached_tokens_total{backend="a"})"), 180'000);
+  EXPECT_EQ(Sample(text, R"(warmroute_reported_cached_tokens_total{backend="a"})"), 150'000);
+  // b never reported usage: its token counters exist and stay 0.
+  EXPECT_EQ(Sample(text, R"(warmroute_prompt_tokens_total{backend="b"})"), 0);
+  EXPECT_EQ(Sample(text, R"(warmroute_time_to_first_token_seconds_count{backend="a"})"), 3000);
+  EXPECT_EQ(Sample(text, R"(warmroute_time_to_first_token_seconds_count{backend="b"})"), 0);
+  EXPECT_EQ(Sample(text, R"(warmroute_e2e_request_latency_seconds_count{backend="b"})"), 300);
+  EXPECT_NEAR(Sample(text, R"(warmroute_e2e_request_latency_seconds_sum{backend="a"})"), 600, 1e-6);
+  // A second scrape adds nothing: what was folded is not folded again.
+  EXPECT_EQ(
+      Sample(Scrape(), R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit"})"),
+      3000);
+}
+
+TEST_F(GatewayMetricsTest, HistogramBucketsAsPrometheusCpp) {
+  // le is inclusive: a TTFT of exactly 0.01 s is in the 0.01 bucket, not the next one.
+  for (double ttft : {0.01, 0.0100001, 5000.0, std::nan("")}) {
+    metrics_.OnRequest(Record("a", 200, ttft));
+  }
+  const std::string text = Scrape();
+  const std::string bucket = R"(warmroute_time_to_first_token_seconds_bucket{backend="a",le=)";
+  EXPECT_EQ(Sample(text, bucket + R"("0.005"})"), 0);
+  EXPECT_EQ(Sample(text, bucket + R"("0.01"})"), 1);
+  EXPECT_EQ(Sample(text, bucket + R"("0.02"})"), 2);
+  EXPECT_EQ(Sample(text, bucket + R"("2560"})"), 2);
+  EXPECT_EQ(Sample(text, bucket + R"("+Inf"})"), 4);  // 5000 s and NaN, as Observe puts them
+}
+
+TEST_F(GatewayMetricsTest, TenantSeriesAreCountedPerTenant) {
+  std::thread other([&] { metrics_.OnRequest(Record("a", 200, 0.05, 0.1, "acme")); });
+  other.join();
+  metrics_.OnRequest(Record("a", 200, 0.05, 0.1, "acme"));
+  metrics_.OnRequest(Record("", 429, std::nullopt, 0, "globex"));
+  const std::string text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_tenant_requests_total{code="200",tenant="acme"})"), 2);
+  EXPECT_EQ(Sample(text, R"(warmroute_tenant_requests_total{code="429",tenant="globex"})"), 1);
+  EXPECT_EQ(Sample(text, R"(warmroute_tenant_time_to_first_token_seconds_count{tenant="acme"})"),
+            2);
+}
+
+TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
+  absl::StatusOr<BackendConfig> a =
+      ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");
+  absl::StatusOr<BackendConfig> b =
+      ParseBackendJson(R"({"name": "b", "url": "http://10.0.0.2:1", "pool": "p2"})");
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(backends_.Add(*a).ok());
+  ASSERT_TRUE(backends_.Add(*b).ok());
+  EXPECT_EQ(Sample(Scrape(), R"(warmroute_pool_backends{pool="p2"})"), 1);
+  ASSERT_TRUE(backends_.Remove("b").ok());
+  const std::string text = Scrape();
+  EXPECT_TRUE(std::isnan(Sample(text, R"(warmroute_pool_backends{pool="p2"})"))) << text;
+  EXPECT_TRUE(std::isnan(Sample(text, R"(warmroute_pool_healthy_backends{pool="p2"})")));
+  EXPECT_EQ(Sample(text, R"(warmroute_pool_backends{pool="default"})"), 1);
+}
+
+}  // namespace
+}  // namespace warmroute::gateway

@@ -1,0 +1,41 @@
+#include "gateway/proxy/forwarding.h"
+
+#include "net/json_object_edit.h"
+
+namespace warmroute::gateway {
+namespace {
+
+// Request headers that are not forwarded: the hop-by-hop ones (any Proxy-* too), and those the
+// upstream connection sets itself (Host, Content-Length, Expect).
+bool NotForwarded(std::string_view name) {
+  return net::IsHopByHopHeader(name) || net::HeaderNameIs(name, "host") ||
+         net::HeaderNameIs(name, "content-length") || net::HeaderNameIs(name, "expect") ||
+         (name.size() >= 6 && net::HeaderNameIs(name.substr(0, 6), "proxy-"));
+}
+
+}  // namespace
+
+void KeepForwardedHeaders(net::HttpHeaders& headers, bool strip_credentials) {
+  std::erase_if(headers, [strip_credentials](const auto& header) {
+    const std::string& name = header.first;
+    return NotForwarded(name) ||
+           (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
+                                  net::HeaderNameIs(name, kTenantHeader)));
+  });
+}
+
+std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& parsed,
+                                            std::string_view body) {
+  if (!parsed.stream || parsed.include_usage) return std::nullopt;
+  if (body.find("\"stream_options\"") != std::string_view::npos) return std::nullopt;
+  absl::StatusOr<std::string> out =
+      net::InsertTopLevelMember(body, "stream_options", R"({"include_usage":true})");
+  if (!out.ok()) return std::nullopt;  // not an object: parsing refused it
+  return std::move(*out);
+}
+
+absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_view salt_json) {
+  return net::SetTopLevelMember(body, "cache_salt", salt_json);
+}
+
+}  // namespace warmroute::gateway

@@ -1,0 +1,47 @@
+// What the gateway changes in a request on its way upstream, and nothing more: the original body
+// bytes are forwarded unchanged unless the gateway has to edit them.
+//
+// - Headers: hop-by-hop headers (Connection, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade,
+//   Proxy-*), Host, Content-Length and Expect are the upstream connection's own business and are
+//   not copied; everything else (Authorization, Content-Type, OpenAI-* ...) is — except, when
+//   the gateway authenticates clients itself (tenancy), their Authorization and the
+//   x-warmroute-tenant header: a tenant's API key never reaches a backend.
+// - Body: a streaming request that did not ask for usage gets "stream_options":
+//   {"include_usage": true} added, so the engine reports cached tokens in its last chunk (the
+//   closed loop needs them); the relay then drops that chunk (net/usage_tap.h). A body that mentions
+//   stream_options at all is left alone (the client chose). With tenancy, `cache_salt` is set
+//   to the tenant's salt (tenants.h), overwriting the client's, on engines that honour it.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "core/request/inference_request.h"
+#include "net/http1/http_request.h"
+
+namespace warmroute::gateway {
+
+// Without configured tenants, the header a client may set to name its tenant (keys its prefix
+// chain: tenants never share a predicted hit). With tenants it is ignored and not forwarded: the
+// API key decides.
+inline constexpr std::string_view kTenantHeader = "x-warmroute-tenant";
+
+// Keeps, in order, those of the client's headers that are sent upstream; `strip_credentials`
+// drops Authorization and x-warmroute-tenant too. (In place: the list is the connection's, which
+// keeps its memory for the next request.)
+void KeepForwardedHeaders(net::HttpHeaders& headers, bool strip_credentials);
+
+// The body with include_usage added, when the gateway must add it (see above); nullopt when the
+// body is forwarded as is.
+std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& parsed,
+                                            std::string_view body);
+
+// `body` with its top-level cache_salt set to `salt_json` (a JSON string literal).
+// InvalidArgument if `body` is not a JSON object (the caller parsed it already).
+absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_view salt_json);
+
+}  // namespace warmroute::gateway
