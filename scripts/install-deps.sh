@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages that warmroute's build and tests need. Idempotent: a package
 # that is already installed is skipped, and apt is not touched at all when nothing is missing.
-# See ../shared/STACK.md for why each package (and Boost 1.81, not the default 1.74).
+# docs/building.md says what each package is for (and why Boost 1.81, not the default 1.74).
 set -euo pipefail
 
 packages=(

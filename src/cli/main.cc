@@ -1,9 +1,12 @@
-// warmroute: one binary, one subcommand per tool (see DESIGN.md).
+// warmroute: one binary, one subcommand per tool (docs/architecture.md): `engine` (the vLLM
+// emulator), `serve` (the gateway), `sim` (the fleet simulator), `bench` (the load generator)
+// and `demo`; `warmroute --version` names the version and the commit it was built from.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/build_info.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -11,6 +14,7 @@ int main(int argc, char** argv) {
   // tables, JSON).
   spdlog::set_default_logger(spdlog::stderr_color_mt("warmroute"));
   CLI::App app{"warmroute: a prefix-aware router for LLM inference fleets"};
+  app.set_version_flag("--version", warmroute::cli::VersionLine());
   app.require_subcommand(1);
   int exit_code = 0;
   warmroute::cli::AddEngineCommand(app, &exit_code);
