@@ -22,8 +22,8 @@ pair over two rounds. Added latency is the request latency p50 at 1 connection m
 The table gives each contender's median over the rounds and two ratios against HAProxy:
 "paired", the median over rounds of the ratio within each round (the estimate the targets are
 read from: it cancels the machine's changes of speed from round to round, which on this VM are
-larger than the differences measured), and "of medians", the ratio of the two medians (what
-this script reported before 2026-12-01). The same two for the added latency.
+larger than the differences measured), and "of medians", the ratio of the two medians (thrown
+off by those changes of speed). The same two for the added latency.
 
 Usage: /usr/bin/python3 bench/proxy_overhead.py [--bin build/release/src/cli/warmroute]
        [--duration 8] [--rounds 3] [--connections 64] [--markdown]

@@ -6,7 +6,7 @@ by `warmroute bench`; hit rate from the engines' own counters, TTFT measured by 
 Simulated: `warmroute sim` with the same workload parameters, seed, arrival rate (in emulated
 time), profile and KV capacity, and the same policy. TTFTs of the live run are converted back to
 emulated time (divided by --time-scale) before comparing.
-Targets (issue 5): hit rates within 3 percentage points, TTFT p50 within 15%.
+Targets: hit rates within 3 percentage points, TTFT p50 within 15%.
 
 Usage: /usr/bin/python3 bench/sim_vs_live.py [--bin build/release/src/cli/warmroute]
        [--policies warmroute,round_robin] [--requests 600] [--rate 20] [--time-scale 0.5]

@@ -7,7 +7,7 @@ processes on the machine). Clients (asyncio, this script) open `--streams` concu
 once directly to the backend and once through `warmroute serve`, and record when each event
 arrives. Per event:
   delay   = arrival - send time                       (what the path adds)
-  jitter  = |client inter-event gap - backend gap|    (the issue's "inter-chunk timing")
+  jitter  = |client inter-event gap - backend gap|    (the inter-chunk timing)
 For each number of concurrent streams, a table gives p50/p99 of both, direct vs through the
 gateway, in one run (the machine is shared: the direct run is the baseline); a last table sums
 up the jitter p99 per stream count. The client and the backend are Python: at some concurrency

@@ -11,7 +11,7 @@ Phases, each with fresh processes:
   alone      the quiet tenant only (quiet rate)
   limited    quiet + flood at 10x its rate limit (flood's requests_per_s = --flood-limit)
   unlimited  the same flood with no limit on the flood tenant (what the limit protects from)
-Target (issue 6): in `limited`, the quiet tenant's TTFT p50 rises by at most 10% over `alone`.
+Target: in `limited`, the quiet tenant's TTFT p50 rises by at most 10% over `alone`.
 
 Usage: /usr/bin/python3 bench/tenant_flood.py [--bin build/release/src/cli/warmroute]
        [--quiet-rate 4] [--flood-limit 4] [--seconds 20] [--max-in-flight 32] [--repeat 1]
