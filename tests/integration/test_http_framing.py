@@ -117,7 +117,7 @@ class HttpFramingTest(unittest.TestCase):
         self.assertEqual(json.loads(body)["data"][0]["id"], MODEL)
 
     def test_a_compressed_body_is_415_unsupported_media_type(self):
-        # It used to be a 400 saying the body was not valid UTF-8.
+        # Not a 400 saying the body is not valid UTF-8: the client learns what to change.
         body = gzip.compress(json.dumps({"model": MODEL, "prompt": "hi", "max_tokens": 1}).encode())
         status, _, reply = self.exchange(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
                                          b"Content-Encoding: gzip\r\nConnection: close\r\n"

@@ -1,8 +1,8 @@
 """`warmroute serve`'s flags are held to the config file's rules: a value the file would refuse is
-refused on the command line too, exit 2 with the flag named, before anything listens. (Each of
-these once started a gateway that misbehaved: 5000 threads ran out of descriptors and aborted,
-an empty --host listened on every interface, an unknown --log-level turned logging off, and
---backend left a tenant's pool without backends.)"""
+refused on the command line too, exit 2 with the flag named, before anything listens. (Accepted,
+each would start a gateway that misbehaves: 5000 threads run out of descriptors and abort, an
+empty --host listens on every interface, an unknown --log-level turns logging off, and --backend
+leaves a tenant's pool without backends.)"""
 import os
 import unittest
 

@@ -1,5 +1,5 @@
 // Tokenizers turn prompt text into token ids. The interface lets a real Hugging Face
-// tokenizer.json tokenizer (a later issue) replace the built-in one.
+// tokenizer.json tokenizer replace the built-in one.
 //
 // BuiltinTokenizer needs no model files. It pre-tokenizes like GPT-style BPE — a word with one
 // optional leading space, an English contraction ('s, 't, 're, ...), a digit run (up to 3

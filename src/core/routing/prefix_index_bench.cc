@@ -1,4 +1,4 @@
-// The prefix-index part of the routing-decision microbenchmark (issue 4, section 5): a
+// The prefix-index part of the routing-decision microbenchmark (router_bench.cc): a
 // 16k-character prompt (256 blocks of 64 characters), 64 backends, 1M indexed blocks.
 //
 // The index: 64 backends with 16,384 blocks each (1,048,576 entries, max_entries the same).

@@ -81,7 +81,7 @@ struct RouterOptions {
   double closed_loop_tolerance = 0.25;
   // How a backend's slice shrinks at most: never below this fraction of its KV capacity.
   double min_slice_fraction = 0.25;
-  // The literal rule: on an over-prediction also drop the request's own chain beyond
+  // The literal closed-loop rule: on an over-prediction also drop the request's own chain beyond
   // the reported blocks. Off by default: the engine has just recomputed (and cached) that chain,
   // so dropping it would make the index forget what the engine now holds; the misprediction is
   // instead evidence that the backend's least recently used entries are stale (see router.cc).

@@ -11,7 +11,7 @@
 //   - turn k+1 is released by OnResponse for turn k, with the real answer appended as the
 //     assistant message (so the engine's cached generated blocks can hit), at the response time
 //     plus an exponential think time of mean think_time_mean_s = 5 s (our choice: a reader's
-//     pause between chat turns; the issue asks only for "think time between turns").
+//     pause between chat turns).
 // Sessions start open-loop at Poisson arrivals of options.rate_per_s. options.num_requests
 // counts all turns: ceil(num_requests / 5) sessions, the last one possibly shorter.
 // Tenant: by session, "t<session mod num_tenants>".

@@ -4,7 +4,7 @@
 // Shape (chat: one system message, one user message):
 //   - num_system_prompts S = 16 system prompts of system_prompt_tokens = 3,000 tokens, generated
 //     once per seed as documents (numbered rules and paragraphs of pseudo-English, text.h).
-//     Our choice, from the issue ("S system prompts of about 3,000 tokens"): 16 x 3,000 tokens
+//     S system prompts of about 3,000 tokens each: 16 x 3,000 tokens
 //     = 48k tokens of distinct prefixes, more than a small replica's share of a busy cache.
 //   - Popularity: Zipf with zipf_exponent = 1.0 (P(i) ∝ 1/(i+1)), the classic Zipf law; with
 //     S = 16 the most popular prompt gets 29.6% of the requests and the least 1.8%.

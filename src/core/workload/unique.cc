@@ -3,8 +3,8 @@
 //
 // Shape (completions, so the rendered prompt itself starts with the unique part; a chat template
 // would put a common header of about 5 tokens, less than one 16-token KV block, in front):
-//   - prompt_tokens = 1,000 tokens per prompt (our choice, from the "about 1,000": long
-//     enough that prefill cost is visible, as in a support-bot request's cold case);
+//   - prompt_tokens = 1,000 tokens per prompt: long enough that prefill cost is visible, as in
+//     a support-bot request's cold case;
 //   - the prompt opens with a request-unique word of 14 letters: the 64-bit bijective mix
 //     Mix64(seed-derived base + index) spelled in base 26, so two prompts differ within their
 //     first few characters and share no 64-character block; then pseudo-English prose;

@@ -163,8 +163,8 @@ TEST_F(TlsExchangeTest, ExchangesOverTlsAndReusesThePooledConnection) {
 }
 
 // Requests and responses larger than one TLS record (16 KB) arrive whole. A head and a body are
-// one write: up to 16 KB they go out as one record, beyond as several (net/tls/tls_write.h; Boost
-// 1.81's flat_stream used to end such a write after the head, reporting success). The sizes
+// one write: up to 16 KB they go out as one record, beyond as several (net/tls/tls_write.h: Boost
+// 1.81's flat_stream would end such a write after the head, reporting success). The sizes
 // straddle 16 KB with and without the head; the server answers with Content-Length and, for
 // /stream, with one chunk (its size line, data and CRLF are one write).
 TEST_F(TlsExchangeTest, BodiesLargerThanATlsRecordArriveWhole) {
