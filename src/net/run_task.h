@@ -30,7 +30,7 @@ T RunTask(boost::asio::io_context& io, Task<T> task) {
   bool done = false;
   boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
     failure = e;
-    if (!e) out = std::move(value);
+    if (!e) out.emplace(std::move(value));
     done = true;
   });
   io.restart();  // run_one returns 0 for good once the context ran out of work

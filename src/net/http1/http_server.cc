@@ -475,12 +475,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
-  // Sends a complete error response and closes the connection gracefully.
+  // Sends `response` (a refusal of the request) and closes the connection gracefully.
   template <typename S>
-  // Answers `status` (its OpenAI error body; with HTTP status `http_status` when not 0, else the
-  // status's own) and closes the connection.
-  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, absl::Status status,
-                                  int http_status = 0) {
+  static Task<void> ReplyAndClose(std::shared_ptr<Impl> self, S& stream, Response response) {
     std::string head_buffer;
     static const HttpRequest kClosing = [] {
       HttpRequest request;
@@ -489,15 +486,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }();
     ConnectionWriter<S> writer(stream, kClosing, self->options_.write_timeout, head_buffer,
                                self->draining_);
-    absl::Status sent;
-    if (http_status != 0) {
-      HttpError error = ToHttpError(status, http_status);
-      ResponseHead head;
-      head.status = http_status;
-      sent = co_await writer.Reply(std::move(head), std::move(error.body));
-    } else {
-      sent = co_await writer.ReplyError(status);
-    }
+    const absl::Status sent =
+        co_await writer.Reply(std::move(response.head), std::move(response.body));
     if (!sent.ok()) co_return;
     beast::error_code ec;
     TcpOf(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -510,31 +500,6 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (rec) break;
       drained += n;
     }
-  }
-
-  static absl::Status ParseErrorStatus(Http1RequestParser::Error error,
-                                       const HttpServerOptions& o) {
-    if (error == Http1RequestParser::Error::kBodyTooLarge) {
-      return absl::OutOfRangeError("request body exceeds the limit of " +
-                                   std::to_string(o.body_limit_bytes) + " bytes");
-    }
-    if (error == Http1RequestParser::Error::kHeaderTooLarge) {
-      return absl::OutOfRangeError("request header exceeds the limit of " +
-                                   std::to_string(o.header_limit_bytes) + " bytes");
-    }
-    if (error == Http1RequestParser::Error::kUnsupportedTransferCoding) {
-      return absl::UnimplementedError(
-          "the request's Transfer-Encoding has a coding other than chunked, which is not "
-          "supported");
-    }
-    return absl::InvalidArgumentError("malformed HTTP request: " +
-                                      std::string(Http1RequestParser::Describe(error)));
-  }
-
-  // The HTTP status of a parse error when it is not its Status's own: 431 Request Header Fields
-  // Too Large for headers over the limit (413 is for bodies).
-  static int ParseErrorHttpStatus(Http1RequestParser::Error error) {
-    return error == Http1RequestParser::Error::kHeaderTooLarge ? 431 : 0;
   }
 
   // Reads into `buffer` and parses until the parser has the request's head (`until_head`) or
@@ -659,8 +624,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         perr = co_await ReadRequest(stream, buffer, parser, /*until_head=*/false, rec);
       }
       if (perr != Http1RequestParser::Error::kNone) {
-        co_await ReplyAndClose(self, stream, ParseErrorStatus(perr, options),
-                               ParseErrorHttpStatus(perr));
+        co_await ReplyAndClose(self, stream, parser.RefusalOf(perr));
         co_return;
       }
       if (rec) co_return;  // closed, reset or timed out mid-request

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
+
 namespace warmroute::net {
 
 using namespace std::string_view_literals;
@@ -32,6 +35,26 @@ std::string_view Http1RequestParser::Describe(Error error) {
       return "body too large";
   }
   return "unknown error";
+}
+
+Response Http1RequestParser::RefusalOf(Error error) const {
+  switch (error) {
+    case Error::kBodyTooLarge:
+      return ErrorResponse(absl::OutOfRangeError(
+          absl::StrCat("request body exceeds the limit of ", body_limit_, " bytes")));
+    case Error::kHeaderTooLarge:
+      // OutOfRange like a body, but 431: 413 is for bodies.
+      return ErrorResponse(absl::OutOfRangeError(absl::StrCat(
+                               "request header exceeds the limit of ", header_limit_, " bytes")),
+                           431);
+    case Error::kUnsupportedTransferCoding:
+      return ErrorResponse(absl::UnimplementedError(
+          "the request's Transfer-Encoding has a coding other than chunked, which is not "
+          "supported"));
+    default:
+      return ErrorResponse(absl::InvalidArgumentError(
+          absl::StrCat("malformed HTTP request: ", AbslView(Describe(error)))));
+  }
 }
 
 namespace {

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "net/http1/http_request.h"
+#include "net/http1/response.h"
 #include "net/http1/syntax.h"
 
 namespace warmroute::net {
@@ -72,6 +73,11 @@ class Http1RequestParser {
   HttpRequest request;
 
   static std::string_view Describe(Error error);
+
+  // The answer to a request refused with `error` (not kNone), an OpenAI error body: 413 for a
+  // body over the limit, 431 (Request Header Fields Too Large) for a head over it, 501 for a
+  // transfer coding other than chunked, else 400 naming what is malformed.
+  Response RefusalOf(Error error) const;
 
  private:
   enum class State { kRequestLine, kFields, kBody, kChunked, kDone };

@@ -26,18 +26,14 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "net/http1/http_request.h"
+#include "net/http1/response.h"
 #include "net/task.h"
 
 namespace warmroute::net {
-
-struct ResponseHead {
-  int status = 200;
-  std::string content_type = "application/json";
-  HttpHeaders headers;  // extra headers (no Content-Length / Transfer-Encoding / Connection)
-};
 
 class ResponseWriter {
  public:
@@ -67,8 +63,12 @@ class ResponseWriter {
   // break off (a proxy's upstream died mid-stream). Later writes fail.
   virtual void Abort() = 0;
 
-  // Replies with net/openai_error.h's HTTP status and JSON body for `status`.
-  // REQUIRES: !status.ok(), !started().
+  // Sends `response`. REQUIRES: !started().
+  Task<absl::Status> Reply(Response response) {
+    return Reply(std::move(response.head), std::move(response.body));
+  }
+
+  // Replies with ErrorResponse(status). REQUIRES: !status.ok(), !started().
   Task<absl::Status> ReplyError(const absl::Status& status);
 };
 
