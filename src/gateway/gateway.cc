@@ -103,14 +103,15 @@ class Gateway::Impl {
     int threads = config_.listen.threads;
     if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const std::shared_ptr<const ProxySettings> settings = SettingsOf(config_);
-    const ProxyShared shared{.backends = backends_.get(),
-                             .metrics = &metrics_,
-                             .access_log = access_log_.get(),
-                             .admission = admission_.get(),
-                             .clock = &clock_,
-                             .next_request_id = &next_request_id_,
-                             .limiter = &limiter_,
-                             .hot_prefixes = &hot_prefixes_};
+    proxy_context_ = std::make_unique<const ProxyContext>(
+        ProxyContext{.backends = *backends_,
+                     .admission = *admission_,
+                     .limiter = limiter_,
+                     .metrics = metrics_,
+                     .access_log = *access_log_,
+                     .hot_prefixes = hot_prefixes_,
+                     .clock = clock_,
+                     .next_request_id = next_request_id_});
     net::HttpServerOptions options;
     options.host = config_.listen.host;
     options.port = config_.listen.port;
@@ -136,7 +137,8 @@ class Gateway::Impl {
     }
     for (int i = 0; i < threads; ++i) {
       auto worker = std::make_unique<Worker>();
-      worker->proxy = std::make_unique<Proxy>(shared, settings, worker->io.get_executor());
+      worker->proxy =
+          std::make_unique<Proxy>(*proxy_context_, settings, worker->io.get_executor());
       Worker* w = worker.get();
       auto server = net::HttpServer::Create(
           worker->io, options, [this, w](net::HttpRequest& request, net::ResponseWriter& writer) {
@@ -510,6 +512,9 @@ class Gateway::Impl {
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<AdmissionGate> admission_;
   std::atomic<uint64_t> next_request_id_{1};
+  // What the workers' Proxies share; declared after what it refers to and before the workers,
+  // so that it outlives every request (proxy_context.h).
+  std::unique_ptr<const ProxyContext> proxy_context_;
   std::unique_ptr<AdminApi> admin_;
   asio::io_context control_io_{1};
   // The graceful stop (control thread only).

@@ -1,5 +1,8 @@
 #include "gateway/proxy/forwarding.h"
 
+#include <utility>
+
+#include "gateway/config/tenancy_config.h"
 #include "net/json_object_edit.h"
 
 namespace warmroute::gateway {
@@ -36,6 +39,22 @@ std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& par
 
 absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_view salt_json) {
   return net::SetTopLevelMember(body, "cache_salt", salt_json);
+}
+
+absl::StatusOr<UpstreamBody> UpstreamBody::Make(std::string_view client_body,
+                                                std::optional<std::string> with_usage,
+                                                std::string_view salt_json) {
+  UpstreamBody body(client_body, std::move(with_usage));
+  if (!salt_json.empty()) {
+    absl::StatusOr<std::string> salted = WithCacheSalt(body.unsalted(), salt_json);
+    if (!salted.ok()) return salted.status();
+    body.salted_ = std::move(*salted);
+  }
+  return body;
+}
+
+std::string_view UpstreamBody::For(EngineKind kind) const {
+  return salted_ && EngineSupportsCacheSalt(kind) ? std::string_view(*salted_) : unsalted();
 }
 
 }  // namespace warmroute::gateway

@@ -12,7 +12,11 @@
 //   stream_options at all is left alone (the client chose). With tenancy, `cache_salt` is set
 //   to the tenant's salt (tenants.h), overwriting the client's, on engines that honour it.
 //
-// Thread-safety: pure functions.
+// UpstreamBody holds the body in the forms the backends of one request may get: the client's bytes
+// (or the include_usage edit of them), and that with the tenant's cache_salt for engines that
+// honour it. A retry may move the request to an engine of another kind, so both are kept.
+//
+// Thread-safety: pure functions; an UpstreamBody belongs to its request.
 #pragma once
 
 #include <optional>
@@ -21,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/request/inference_request.h"
+#include "gateway/fleet/engine_metrics.h"
 #include "net/http1/http_request.h"
 
 namespace warmroute::gateway {
@@ -43,5 +48,30 @@ std::optional<std::string> WithIncludeUsage(const request::InferenceRequest& par
 // `body` with its top-level cache_salt set to `salt_json` (a JSON string literal).
 // InvalidArgument if `body` is not a JSON object (the caller parsed it already).
 absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_view salt_json);
+
+class UpstreamBody {
+ public:
+  // `client_body` as sent (it must outlive this), `with_usage` WithIncludeUsage's edit of it,
+  // and `salt_json` the tenant's cache_salt literal ("" without tenancy). InvalidArgument when
+  // the salt cannot be set (the body is not a JSON object).
+  static absl::StatusOr<UpstreamBody> Make(std::string_view client_body,
+                                           std::optional<std::string> with_usage,
+                                           std::string_view salt_json);
+
+  // What an engine of `kind` is sent.
+  std::string_view For(EngineKind kind) const;
+
+  // True when the gateway added include_usage (the relay then drops the usage chunk).
+  bool usage_added() const { return with_usage_.has_value(); }
+
+ private:
+  UpstreamBody(std::string_view client_body, std::optional<std::string> with_usage)
+      : client_body_(client_body), with_usage_(std::move(with_usage)) {}
+  std::string_view unsalted() const { return with_usage_ ? *with_usage_ : client_body_; }
+
+  std::string_view client_body_;
+  std::optional<std::string> with_usage_;
+  std::optional<std::string> salted_;  // set with tenancy
+};
 
 }  // namespace warmroute::gateway

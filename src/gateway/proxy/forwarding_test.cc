@@ -69,5 +69,32 @@ TEST(WithIncludeUsageTest, LeavesOtherBodiesUnchanged) {
   }
 }
 
+TEST(UpstreamBodyTest, WithoutEditsEveryEngineGetsTheClientsBytes) {
+  const std::string body = R"({"model":"m","prompt":"x"})";
+  absl::StatusOr<UpstreamBody> upstream = UpstreamBody::Make(body, std::nullopt, "");
+  ASSERT_TRUE(upstream.ok());
+  EXPECT_EQ(upstream->For(EngineKind::kVllm).data(), body.data());  // not a copy
+  EXPECT_EQ(upstream->For(EngineKind::kSglang).data(), body.data());
+  EXPECT_FALSE(upstream->usage_added());
+}
+
+TEST(UpstreamBodyTest, OnlyEnginesThatHonourCacheSaltGetTheSaltedBody) {
+  const std::string body = R"({"model":"m","stream":true,"prompt":"x"})";
+  absl::StatusOr<UpstreamBody> upstream = UpstreamBody::Make(
+      body, std::string(R"({"stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})"),
+      R"("salt")");
+  ASSERT_TRUE(upstream.ok());
+  EXPECT_TRUE(upstream->usage_added());
+  EXPECT_EQ(upstream->For(EngineKind::kVllm),
+            R"({"cache_salt":"salt","stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})");
+  EXPECT_EQ(upstream->For(EngineKind::kSglang),
+            R"({"stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})");
+}
+
+TEST(UpstreamBodyTest, ABodyThatIsNotAnObjectCannotBeSalted) {
+  EXPECT_EQ(UpstreamBody::Make("[1]", std::nullopt, R"("salt")").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace warmroute::gateway

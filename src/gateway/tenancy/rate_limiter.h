@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "common/clock.h"
@@ -55,6 +56,26 @@ class LocalRateLimiter {
   const Clock& clock_;
   mutable std::mutex mu_;
   absl::flat_hash_map<std::string, State> tenants_;
+};
+
+// Holds one of a tenant's concurrent-request slots (LocalRateLimiter::AcquireConcurrent succeeded)
+// until it is destroyed. Moves transfer the slot.
+class ConcurrencySlot {
+ public:
+  ConcurrencySlot(LocalRateLimiter& limiter, std::string tenant)
+      : limiter_(&limiter), tenant_(std::move(tenant)) {}
+  ConcurrencySlot(ConcurrencySlot&& other) noexcept
+      : limiter_(std::exchange(other.limiter_, nullptr)), tenant_(std::move(other.tenant_)) {}
+  ConcurrencySlot& operator=(ConcurrencySlot&&) = delete;
+  ConcurrencySlot(const ConcurrencySlot&) = delete;
+  ConcurrencySlot& operator=(const ConcurrencySlot&) = delete;
+  ~ConcurrencySlot() {
+    if (limiter_ != nullptr) limiter_->Release(tenant_);
+  }
+
+ private:
+  LocalRateLimiter* limiter_;
+  std::string tenant_;
 };
 
 // The Retry-After header value for `retry_after`: whole seconds, rounded up, at least 1.
