@@ -21,16 +21,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "common/clock.h"
 #include "gateway/fleet/backends.h"
+#include "gateway/fleet/poll_schedule.h"
 #include "net/http1/http_client.h"
 
 namespace warmroute::gateway {
-
-struct PollerOptions {
-  std::chrono::milliseconds probe_interval{1000};
-  std::chrono::milliseconds probe_timeout{1000};
-  std::chrono::milliseconds scrape_interval{200};  // 0: no scraping
-  std::chrono::milliseconds scrape_timeout{1000};
-};
 
 class Poller {
  public:
