@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -21,7 +22,6 @@ namespace {
 constexpr char kQueueTimeoutPayload[] = "warmroute.admission.queue_timeout";
 }  // namespace
 
-
 bool IsQueueTimeout(const absl::Status& status) {
   return status.GetPayload(kQueueTimeoutPayload).has_value();
 }
@@ -31,8 +31,21 @@ struct AdmissionGate::Waiter {
   Timer timer;
   bool granted = false;     // guarded by the gate's mutex
   bool pushed_out = false;  // guarded by the gate's mutex
-  uint64_t arrival = 0;     // breaks virtual-time ties: the older head first
 };
+
+namespace {
+
+absl::Status QueueFull(const AdmissionOptions& options) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the gateway's admission queue is full (", options.max_queue,
+                   " requests waiting for one of ", options.max_in_flight, " slots); retry later"));
+}
+
+}  // namespace
+
+// With max_in_flight 0 (unlimited) the queue is never asked: one slot keeps it valid.
+AdmissionGate::AdmissionGate(AdmissionOptions options)
+    : options_(options), queue_(std::max<int64_t>(options.max_in_flight, 1), options.max_queue) {}
 
 AdmissionGate::Ticket& AdmissionGate::Ticket::operator=(Ticket&& other) noexcept {
   if (this != &other) {
@@ -46,36 +59,32 @@ AdmissionGate::Ticket::~Ticket() {
   if (gate_) gate_->Release();
 }
 
-namespace {
-
-absl::Status QueueFull(const AdmissionOptions& options) {
-  return absl::ResourceExhaustedError(
-      absl::StrCat("the gateway's admission queue is full (", options.max_queue,
-                   " requests waiting for one of ", options.max_in_flight, " slots); retry later"));
-}
-
-}  // namespace
-
 net::Task<absl::StatusOr<AdmissionGate::Ticket>> AdmissionGate::Admit(std::string tenant,
                                                                         double weight) {
   if (options_.max_in_flight <= 0) co_return Ticket();
+  const net::Executor executor = co_await asio::this_coro::executor;
   std::shared_ptr<Waiter> waiter;
-  Flow* flow = nullptr;
+  FairQueue::WaiterId id = 0;
   {
     std::lock_guard lock(mu_);
-    if (in_flight_ < options_.max_in_flight && queued_ == 0) {
-      ++in_flight_;
-      co_return Ticket(this);
+    const FairQueue::Arrival arrival = queue_.Arrive(tenant, weight);
+    switch (arrival.outcome) {
+      case FairQueue::Arrival::Outcome::kAdmitted:
+        co_return Ticket(this);
+      case FairQueue::Arrival::Outcome::kRefused:
+        co_return QueueFull(options_);
+      case FairQueue::Arrival::Outcome::kQueued:
+        break;
     }
-    flow = &flows_[tenant];
-    flow->weight = weight;
-    if (queued_ >= options_.max_queue && !PushOutLocked(*flow)) co_return QueueFull(options_);
-    waiter = std::make_shared<Waiter>(co_await asio::this_coro::executor);
+    if (arrival.pushed_out) {
+      std::shared_ptr<Waiter> victim = TakeWaiterLocked(*arrival.pushed_out);
+      victim->pushed_out = true;
+      Wake(std::move(victim));
+    }
+    id = arrival.waiter;
+    waiter = std::make_shared<Waiter>(executor);
     waiter->timer.expires_after(options_.queue_timeout);
-    waiter->arrival = next_arrival_++;
-    if (flow->waiters.empty()) flow->virtual_time = std::max(flow->virtual_time, virtual_clock_);
-    flow->waiters.push_back(waiter);
-    ++queued_;
+    waiters_.emplace(id, waiter);
   }
   // Woken by Release (which cancels the timer), by a push-out, or by the timeout. Cancellation
   // of this coroutine (the client left) also completes the wait: the waiter is withdrawn below.
@@ -83,14 +92,8 @@ net::Task<absl::StatusOr<AdmissionGate::Ticket>> AdmissionGate::Admit(std::strin
   std::lock_guard lock(mu_);
   if (waiter->granted) co_return Ticket(this);  // the slot was handed over
   if (waiter->pushed_out) co_return QueueFull(options_);
-  auto& waiters = flows_[tenant].waiters;
-  for (auto it = waiters.begin(); it != waiters.end(); ++it) {
-    if (*it == waiter) {
-      waiters.erase(it);
-      --queued_;
-      break;
-    }
-  }
+  queue_.Withdraw(id);
+  waiters_.erase(id);
   absl::Status timed_out = absl::ResourceExhaustedError(
       absl::StrCat("no capacity within the admission queue timeout of ",
                    options_.queue_timeout.count(), " ms; retry later"));
@@ -98,62 +101,37 @@ net::Task<absl::StatusOr<AdmissionGate::Ticket>> AdmissionGate::Admit(std::strin
   co_return timed_out;
 }
 
-bool AdmissionGate::PushOutLocked(const Flow& arriving) {
-  Flow* longest = nullptr;
-  double longest_share = 0;
-  for (auto& [name, flow] : flows_) {
-    if (flow.waiters.empty()) continue;
-    const double share = static_cast<double>(flow.waiters.size()) / flow.weight;
-    if (longest == nullptr || share > longest_share) {
-      longest = &flow;
-      longest_share = share;
-    }
-  }
-  const double arriving_share = static_cast<double>(arriving.waiters.size() + 1) / arriving.weight;
-  if (longest == nullptr || longest == &arriving || longest_share <= arriving_share) return false;
-  std::shared_ptr<Waiter> victim = std::move(longest->waiters.back());
-  longest->waiters.pop_back();
-  --queued_;
-  victim->pushed_out = true;
-  asio::post(victim->timer.get_executor(), [victim] { victim->timer.cancel(); });
-  return true;
+void AdmissionGate::Wake(std::shared_ptr<Waiter> waiter) {
+  asio::post(waiter->timer.get_executor(), [waiter] { waiter->timer.cancel(); });
+}
+
+std::shared_ptr<AdmissionGate::Waiter> AdmissionGate::TakeWaiterLocked(FairQueue::WaiterId id) {
+  auto it = waiters_.find(id);
+  std::shared_ptr<Waiter> waiter = std::move(it->second);
+  waiters_.erase(it);
+  return waiter;
 }
 
 void AdmissionGate::Release() {
   std::shared_ptr<Waiter> next;
   {
     std::lock_guard lock(mu_);
-    Flow* chosen = nullptr;
-    for (auto& [name, flow] : flows_) {
-      if (flow.waiters.empty()) continue;
-      if (chosen == nullptr || flow.virtual_time < chosen->virtual_time ||
-          (flow.virtual_time == chosen->virtual_time &&
-           flow.waiters.front()->arrival < chosen->waiters.front()->arrival)) {
-        chosen = &flow;
-      }
-    }
-    if (chosen == nullptr) {
-      --in_flight_;
-      return;
-    }
-    next = std::move(chosen->waiters.front());
-    chosen->waiters.pop_front();
-    --queued_;
-    virtual_clock_ = chosen->virtual_time;
-    chosen->virtual_time += 1.0 / chosen->weight;
-    next->granted = true;  // the slot moves to it: in_flight_ is unchanged
+    const std::optional<FairQueue::WaiterId> id = queue_.Release();
+    if (!id) return;  // the slot is free
+    next = TakeWaiterLocked(*id);
+    next->granted = true;  // the slot moves to it
   }
-  asio::post(next->timer.get_executor(), [next] { next->timer.cancel(); });
+  Wake(std::move(next));
 }
 
 int64_t AdmissionGate::in_flight() const {
   std::lock_guard lock(mu_);
-  return in_flight_;
+  return queue_.in_flight();
 }
 
 int64_t AdmissionGate::queued() const {
   std::lock_guard lock(mu_);
-  return queued_;
+  return queue_.queued();
 }
 
 }  // namespace warmroute::gateway

@@ -3,15 +3,10 @@
 // the fleet is saturated). A finishing request hands its slot straight to the next waiter, which
 // is woken on its own thread's executor.
 //
-// Weighted-fair queueing across tenants (start-time fair queueing with unit cost): each tenant
-// has a FIFO queue and a virtual time; a freed slot goes to the waiting tenant with the smallest
-// virtual time, which then advances by 1/weight. A tenant that starts waiting begins at the
-// current virtual time (it cannot bank credit while idle). So under saturation tenants get slots
-// in proportion to their weights whatever their arrival rates: a flood from one tenant lengthens
-// its own queue, not the others' wait. With one tenant (no tenancy) this is a plain FIFO.
-// A full queue pushes out rather than refuses when the arriving tenant holds less than its
-// weighted share of the queue: the newest waiter of the tenant with the largest weighted queue
-// gets the 429 instead, so a flooder cannot fill the queue and lock the others out.
+// Who gets a slot, who waits and who is refused is FairQueue's decision (fair_queue.h):
+// weighted-fair queueing across tenants, a FIFO per tenant, and a full queue that pushes out the
+// newest waiter of the tenant with the largest weighted queue rather than refuse a tenant below
+// its share. The gate keeps the waiters' timers and wakes them as the queue decides.
 //
 // Usage (in a handler coroutine):
 //   absl::StatusOr<AdmissionGate::Ticket> ticket = co_await gate.Admit("acme", /*weight=*/1);
@@ -23,13 +18,13 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "gateway/tenancy/fair_queue.h"
 #include "net/task.h"
 
 namespace warmroute::gateway {
@@ -42,7 +37,7 @@ struct AdmissionOptions {
 
 class AdmissionGate {
  public:
-  explicit AdmissionGate(AdmissionOptions options) : options_(options) {}
+  explicit AdmissionGate(AdmissionOptions options);
   AdmissionGate(const AdmissionGate&) = delete;
   AdmissionGate& operator=(const AdmissionGate&) = delete;
 
@@ -69,23 +64,19 @@ class AdmissionGate {
 
  private:
   struct Waiter;
-  struct Flow {
-    std::deque<std::shared_ptr<Waiter>> waiters;
-    double virtual_time = 0;
-    double weight = 1;
-  };
   void Release();
-  // Makes room for one waiter of `arriving` by pushing out another tenant's newest waiter;
-  // false when `arriving` already holds at least its share. Call with mu_ held.
-  bool PushOutLocked(const Flow& arriving);
+  // Removes `id` from waiters_ and returns it; call with mu_ held.
+  // REQUIRES: `id` is in waiters_.
+  std::shared_ptr<Waiter> TakeWaiterLocked(FairQueue::WaiterId id);
+  // Ends `waiter`'s wait on its own executor; it then reads why (granted, pushed out, or
+  // neither: timed out) under mu_.
+  static void Wake(std::shared_ptr<Waiter> waiter);
 
   const AdmissionOptions options_;
   mutable std::mutex mu_;
-  int64_t in_flight_ = 0;
-  int64_t queued_ = 0;
-  double virtual_clock_ = 0;  // the start time of the last slot handed over
-  uint64_t next_arrival_ = 0;
-  absl::flat_hash_map<std::string, Flow> flows_;
+  FairQueue queue_;  // guarded by mu_; unused when max_in_flight is 0 (unlimited)
+  // The waiters the queue holds, by id; guarded by mu_.
+  absl::flat_hash_map<FairQueue::WaiterId, std::shared_ptr<Waiter>> waiters_;
 };
 
 // True when `status` is Admit's refusal after waiting queue_timeout (false: the queue was full).
