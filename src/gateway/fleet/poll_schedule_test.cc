@@ -303,8 +303,8 @@ TEST_F(PollScheduleTest, ARemovedBackendIsForgottenOnlyOnceNothingOfItRuns) {
   // a:1 is discovering, b:1 scraping, c:1 probing.
   EXPECT_THAT(Tick(fleet), ElementsAre("discovery a:1"));
   EXPECT_THAT(Tick({}), IsEmpty());
-  EXPECT_THAT(plan_.forget, IsEmpty());
-  EXPECT_EQ(schedule_.tracked(), 3u);
+  ASSERT_THAT(plan_.forget, IsEmpty());
+  ASSERT_EQ(schedule_.tracked(), 3u);
   schedule_.OnDiscoveryDone("a:1", DiscoveryResult::kModelList);
   Tick({});
   EXPECT_THAT(plan_.forget, ElementsAre("a:1"));
@@ -322,6 +322,7 @@ TEST_F(PollScheduleTest, ABackendBackBeforeItIsForgottenKeepsItsState) {
   options_.scrape_interval = milliseconds(0);
   EXPECT_THAT(Tick({WithModels("a:1")}), ElementsAre("probe a:1"));
   Tick({});
+  ASSERT_TRUE(schedule_.Tracks("a:1"));
   EXPECT_THAT(Tick({WithModels("a:1")}), IsEmpty());
   EXPECT_THAT(plan_.fresh, IsEmpty());
   EXPECT_EQ(schedule_.OnProbeDone("a:1", true), PollChange::kNowOk);
