@@ -17,41 +17,36 @@ namespace {
 
 constexpr size_t kKeptParseBytes = size_t{1} << 20;  // see ParseAndKey
 
-Refusal Refuse(absl::Status error, std::string rejection) {
+Refusal Refuse(absl::Status error, std::string_view rejection) {
   Refusal refusal;
   refusal.error = std::move(error);
-  refusal.rejection = std::move(rejection);
+  refusal.rejection = rejection;
   return refusal;
 }
 
-// What the parse step learns, for the steps after it (the parsed request itself is not kept).
-struct Parsed {
-  routing::RoutingRequest routing;
-  std::optional<std::string> with_usage;  // the body with include_usage added
-};
-
-// Parses the body and builds its routing request. The parsed request lives in an object per
+// Parses the body into `routing` (its routing request) and `with_usage` (the body with
+// include_usage added, when the gateway adds it). The parsed request lives in an object per
 // thread whose strings keep their memory from one request to the next (no allocation for the
 // prompt's text), which another request on this thread reuses as soon as this one waits: it is
 // read only here, and this never suspends. A body over kKeptParseBytes gives its memory back at
 // the end, so a thread keeps at most about that much (not the body limit) between requests.
-std::variant<Parsed, Refusal> ParseAndKey(const ProxySettings& settings, request::Endpoint endpoint,
-                                          const net::HttpRequest& request, const Tenant* tenant,
-                                          Call& call) {
+std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpoint endpoint,
+                                   const net::HttpRequest& request, const Tenant* tenant,
+                                   Call& call, routing::RoutingRequest& routing,
+                                   std::optional<std::string>& with_usage) {
   thread_local request::InferenceRequest parsed;
-  std::variant<Parsed, Refusal> out;
+  std::optional<Refusal> refused;
   absl::Status status = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
   if (!status.ok()) {
-    Refusal refusal = Refuse(std::move(status), "bad_request");
+    refused = Refuse(std::move(status), "bad_request");
     // A compressed body cannot parse: say why (only here, off the path of valid requests).
     const std::string_view encoding = request.Header("content-encoding");
     if (!encoding.empty() && !net::HeaderNameIs(encoding, "identity")) {
-      refusal.error = absl::InvalidArgumentError(
+      refused->error = absl::InvalidArgumentError(
           absl::StrCat("Content-Encoding '", AbslView(encoding),
                        "' is not supported: send the request body uncompressed"));
-      refusal.http_status = 415;
+      refused->http_status = 415;
     }
-    out = std::move(refusal);
   } else {
     call.model = parsed.model;
     call.stream = parsed.stream;
@@ -59,32 +54,31 @@ std::variant<Parsed, Refusal> ParseAndKey(const ProxySettings& settings, request
       call.prompt = request::RenderPrompt(parsed);
     }
     if (tenant != nullptr && !tenant->AllowsModel(parsed.model)) {
-      out = Refuse(WithParam(absl::NotFoundError(
-                                 absl::StrCat("The model `", parsed.model,
-                                              "` does not exist or you do not have access to it.")),
-                             "model"),
-                   "model_not_allowed");
+      refused = Refuse(WithParam(absl::NotFoundError(absl::StrCat(
+                                     "The model `", parsed.model,
+                                     "` does not exist or you do not have access to it.")),
+                                 "model"),
+                       "model_not_allowed");
     } else {
-      Parsed& p = out.emplace<Parsed>();
-      p.routing.id = call.id;
-      p.routing.model = parsed.model;
+      routing.id = call.id;
+      routing.model = parsed.model;
       if (tenant != nullptr) {
         // The client's cache_salt is replaced upstream by the tenant's: the key follows suit.
         parsed.cache_salt.clear();
-        p.routing.tenant = tenant->cache_domain;
-        p.routing.pools = tenant->config.pools;
+        routing.tenant = tenant->cache_domain;
+        routing.pools = tenant->config.pools;
       } else {
-        p.routing.tenant = std::string(request.Header(kTenantHeader));
+        routing.tenant = std::string(request.Header(kTenantHeader));
       }
-      p.routing.key = routing::MakePrefixKey(parsed, p.routing.tenant, settings.key);
-      p.routing.prompt_tokens = p.routing.key.prompt_tokens;
-      p.routing.max_tokens = parsed.max_tokens.value_or(16);
-      p.routing.stream = parsed.stream;
-      p.with_usage = WithIncludeUsage(parsed, request.body);
+      routing.key = routing::MakePrefixKey(parsed, routing.tenant, settings.key);
+      routing.prompt_tokens = routing.key.prompt_tokens;
+      routing.max_tokens = parsed.max_tokens.value_or(16);
+      routing.stream = parsed.stream;
+      with_usage = WithIncludeUsage(parsed, request.body);
     }
   }
   if (request.body.size() > kKeptParseBytes) request::ReleaseInferenceRequest(parsed);
-  return out;
+  return refused;
 }
 
 // The tenant's rate-limit verdict: from Redis when configured and answering (cluster-wide), else
@@ -143,6 +137,80 @@ Refusal NotRouted(const absl::Status& status, const Backends& backends, const st
                 "no_backend");
 }
 
+// A request that passed the steps before the waits: keyed, its body ready, its tenant's
+// concurrency slot taken (when the tenant has limits).
+struct Pending {
+  const Tenant* tenant = nullptr;
+  routing::RoutingRequest routing;
+  std::optional<UpstreamBody> body;
+  std::optional<ConcurrencySlot> concurrency;
+};
+
+// Tenant → parse → models → prefix key, the body as the backends get it, and the tenant's
+// concurrency slot.
+std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxySettings& settings,
+                                       request::Endpoint endpoint, const net::HttpRequest& request,
+                                       Call& call) {
+  const Tenants* tenants = settings.active_tenants();
+  const Tenant* tenant = nullptr;
+  if (tenants != nullptr) {
+    absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
+    if (!credentials.ok()) return Refuse(credentials.status(), "bad_request");
+    absl::StatusOr<const Tenant*> who = tenants->Authenticate(*credentials);
+    if (!who.ok()) return Refuse(who.status(), "unauthenticated");
+    tenant = *who;
+    call.tenant = tenant->config.name;
+  }
+
+  std::variant<Refusal, Pending> out;
+  Pending& pending = out.emplace<Pending>();
+  pending.tenant = tenant;
+  std::optional<std::string> with_usage;
+  if (std::optional<Refusal> refused =
+          ParseAndKey(settings, endpoint, request, tenant, call, pending.routing, with_usage)) {
+    return std::move(*refused);
+  }
+  absl::StatusOr<UpstreamBody> body =
+      UpstreamBody::Make(request.body, std::move(with_usage),
+                         tenant != nullptr ? std::string_view(tenant->cache_salt_json) : "");
+  if (!body.ok()) return Refuse(body.status(), "bad_request");
+  pending.body.emplace(std::move(*body));
+  if (tenant != nullptr && tenant->config.limits.any()) {
+    const TenantLimits& limits = tenant->config.limits;
+    if (!context.limiter.AcquireConcurrent(call.tenant, limits)) {
+      const LimitDecision refused{.allowed = false,
+                                  .retry_after = std::chrono::seconds(1),
+                                  .limit = std::string(kConcurrentLimit)};
+      context.metrics.OnRateLimited(call.tenant, refused.limit);
+      return RateLimited(refused, call.tenant, limits);
+    }
+    pending.concurrency.emplace(context.limiter, call.tenant);
+  }
+  return out;
+}
+
+// The routing decision for `pending`, which holds `ticket`; takes what `pending` holds.
+AdmitResult Route(const ProxyContext& context, Pending& pending, AdmissionGate::Ticket ticket,
+                  Call& call) {
+  const uint64_t hot_prefix = HotPrefixes::IdOf(pending.routing.key);
+  const int64_t prompt_tokens = pending.routing.prompt_tokens;
+  absl::StatusOr<Dispatch> dispatch = context.backends.Route(std::move(pending.routing));
+  if (!dispatch.ok()) return NotRouted(dispatch.status(), context.backends, call.model);
+  RoutedRequest routed(context.backends, call.id);
+  routed.Dispatched();
+  context.hot_prefixes.Record(hot_prefix, prompt_tokens);
+  call.dispatched = true;
+  call.target = dispatch->target;
+  call.reason = dispatch->reason;
+  call.predicted_cached_tokens = dispatch->predicted_cached_tokens;
+  return Admitted{.dispatch = std::move(*dispatch),
+                  .tenant = pending.tenant,
+                  .body = std::move(*pending.body),
+                  .routed = std::move(routed),
+                  .concurrency = std::move(pending.concurrency),
+                  .ticket = std::move(ticket)};
+}
+
 }  // namespace
 
 net::Response ResponseOf(const Refusal& refusal) {
@@ -156,73 +224,36 @@ net::Response ResponseOf(const Refusal& refusal) {
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
                              RedisRateStore* redis, request::Endpoint endpoint,
                              const net::HttpRequest& request, Call& call) {
-  // Tenant.
-  const Tenants* tenants = settings.active_tenants();
-  const Tenant* tenant = nullptr;
-  if (tenants != nullptr) {
-    absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
-    if (!credentials.ok()) co_return Refuse(credentials.status(), "bad_request");
-    absl::StatusOr<const Tenant*> who = tenants->Authenticate(*credentials);
-    if (!who.ok()) co_return Refuse(who.status(), "unauthenticated");
-    tenant = *who;
-    call.tenant = tenant->config.name;
-  }
+  // The coroutine keeps only what crosses its two waits (its frame stays small enough for Asio's
+  // per-thread frame recycling); the steps themselves are plain functions.
+  std::variant<Refusal, Pending> prepared = Prepare(context, settings, endpoint, request, call);
+  if (Refusal* refusal = std::get_if<Refusal>(&prepared)) co_return std::move(*refusal);
+  Pending& pending = std::get<Pending>(prepared);
 
-  // Parse, models, prefix key; and the body as the backends get it.
-  std::variant<Parsed, Refusal> parsed = ParseAndKey(settings, endpoint, request, tenant, call);
-  if (Refusal* refusal = std::get_if<Refusal>(&parsed)) co_return std::move(*refusal);
-  routing::RoutingRequest& routing_request = std::get<Parsed>(parsed).routing;
-  absl::StatusOr<UpstreamBody> body =
-      UpstreamBody::Make(request.body, std::move(std::get<Parsed>(parsed).with_usage),
-                         tenant != nullptr ? std::string_view(tenant->cache_salt_json) : "");
-  if (!body.ok()) co_return Refuse(body.status(), "bad_request");
-
-  // Limits.
-  std::optional<ConcurrencySlot> concurrency;
-  if (tenant != nullptr && tenant->config.limits.any()) {
-    const TenantLimits& limits = tenant->config.limits;
-    if (!context.limiter.AcquireConcurrent(call.tenant, limits)) {
-      const LimitDecision refused{.allowed = false,
-                                  .retry_after = std::chrono::seconds(1),
-                                  .limit = std::string(kConcurrentLimit)};
-      context.metrics.OnRateLimited(call.tenant, refused.limit);
-      co_return RateLimited(refused, call.tenant, limits);
-    }
-    concurrency.emplace(context.limiter, call.tenant);
+  // Limits: the tenant's token buckets (its concurrency slot was taken by Prepare).
+  if (pending.concurrency) {
+    const TenantLimits& limits = pending.tenant->config.limits;
     const LimitDecision decision = co_await TakeBuckets(
-        context, redis, call.tenant, limits, static_cast<double>(routing_request.prompt_tokens));
+        context, redis, call.tenant, limits, static_cast<double>(pending.routing.prompt_tokens));
     if (!decision.allowed) {
       context.metrics.OnRateLimited(call.tenant, decision.limit);
       co_return RateLimited(decision, call.tenant, limits);
     }
   }
 
-  // Admission.
-  absl::StatusOr<AdmissionGate::Ticket> ticket = co_await context.admission.Admit(
-      call.tenant, tenant != nullptr ? tenant->config.weight : 1.0);
-  if (!ticket.ok()) {
-    co_return Refuse(ticket.status(),
-                     IsQueueTimeout(ticket.status()) ? "queue_timeout" : "queue_full");
+  // Admission (nothing to wait for without an in-flight bound).
+  AdmissionGate::Ticket ticket;
+  if (context.admission.bounded()) {
+    absl::StatusOr<AdmissionGate::Ticket> admitted = co_await context.admission.Admit(
+        call.tenant, pending.tenant != nullptr ? pending.tenant->config.weight : 1.0);
+    if (!admitted.ok()) {
+      co_return Refuse(admitted.status(),
+                       IsQueueTimeout(admitted.status()) ? "queue_timeout" : "queue_full");
+    }
+    ticket = std::move(*admitted);
   }
 
-  // Route.
-  const uint64_t hot_prefix = HotPrefixes::IdOf(routing_request.key);
-  const int64_t prompt_tokens = routing_request.prompt_tokens;
-  absl::StatusOr<Dispatch> dispatch = context.backends.Route(std::move(routing_request));
-  if (!dispatch.ok()) co_return NotRouted(dispatch.status(), context.backends, call.model);
-  RoutedRequest routed(context.backends, call.id);
-  routed.Dispatched();
-  context.hot_prefixes.Record(hot_prefix, prompt_tokens);
-  call.dispatched = true;
-  call.target = dispatch->target;
-  call.reason = dispatch->reason;
-  call.predicted_cached_tokens = dispatch->predicted_cached_tokens;
-  co_return Admitted{.dispatch = std::move(*dispatch),
-                     .tenant = tenant,
-                     .body = std::move(*body),
-                     .routed = std::move(routed),
-                     .concurrency = std::move(concurrency),
-                     .ticket = std::move(*ticket)};
+  co_return Route(context, pending, std::move(ticket), call);
 }
 
 }  // namespace warmroute::gateway

@@ -28,6 +28,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "absl/status/status.h"
@@ -61,7 +62,8 @@ struct Refusal {
   absl::Status error;
   int http_status = 0;                   // 0: the error code's own (net/openai_error.h)
   std::optional<int64_t> retry_after_s;  // a rate limit's Retry-After
-  std::string rejection;                 // warmroute_request_rejections_total's reason label
+  // warmroute_request_rejections_total's reason label (a string literal: it outlives the request).
+  std::string_view rejection;
 };
 
 using AdmitResult = std::variant<Refusal, Admitted>;

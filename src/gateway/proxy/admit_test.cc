@@ -97,7 +97,8 @@ class AdmitTest : public ::testing::Test {
     return ResponseOf(std::get<Refusal>(result));
   }
   static std::string Rejection(const AdmitResult& result) {
-    return std::holds_alternative<Refusal>(result) ? std::get<Refusal>(result).rejection : "";
+    return std::string(std::holds_alternative<Refusal>(result) ? std::get<Refusal>(result).rejection
+                                                               : "");
   }
 
   boost::asio::io_context io_;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/clock.h"
 #include "core/routing/policy.h"
@@ -46,7 +47,7 @@ struct Call {
   std::optional<TimePoint> first_byte;
   std::optional<net::Usage> usage;
   std::string error;      // why it failed, if it did
-  std::string rejection;  // the rejection metric's label when refused before dispatch
+  std::string_view rejection;  // the rejection metric's label when refused (a string literal)
 };
 
 // A new call: the next request id, started now.

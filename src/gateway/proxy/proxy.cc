@@ -41,7 +41,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
     AdmitResult admitted =
         co_await Admit(context_, *settings, redis_.get(), endpoint, request, call);
     if (Refusal* refusal = std::get_if<Refusal>(&admitted)) {
-      call.rejection = std::move(refusal->rejection);
+      call.rejection = refusal->rejection;
       call.error = std::string(refusal->error.message());
       net::Response response = ResponseOf(*refusal);
       call.status = response.head.status;
@@ -51,7 +51,7 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
       request_admitted.routed.CommitInsertSoon(executor_);
       Forwarded forwarded =
           co_await Forward(context_, *settings, pools_, request_admitted, request, call);
-      co_await Relay(context_, *settings, std::move(forwarded), request_admitted, writer, call);
+      co_await Relay(context_, *settings, forwarded, request_admitted, writer, call);
     }
   } catch (...) {
     RecordCall(context_, call, request);  // cancelled (the client left) or failed: 499

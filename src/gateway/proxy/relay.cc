@@ -25,7 +25,7 @@ std::optional<int64_t> CachedTokensOf(const std::optional<net::Usage>& usage) {
 }  // namespace
 
 net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings,
-                      Forwarded forwarded, Admitted& admitted, net::ResponseWriter& writer,
+                      Forwarded& forwarded, Admitted& admitted, net::ResponseWriter& writer,
                       Call& call) {
   net::ResponseHead& head = forwarded.response.head;
   call.status = head.status;

@@ -27,10 +27,11 @@
 
 namespace warmroute::gateway {
 
-// Sends `forwarded` to the client through `writer`. Records the status, first byte, usage and
-// any failure in `call`.
+// Sends `forwarded` to the client through `writer` (taking what it holds). Records the status,
+// first byte, usage and any failure in `call`. REQUIRES: `forwarded`, `admitted` and `call`
+// outlive the relay (the caller awaits it).
 net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings,
-                      Forwarded forwarded, Admitted& admitted, net::ResponseWriter& writer,
+                      Forwarded& forwarded, Admitted& admitted, net::ResponseWriter& writer,
                       Call& call);
 
 }  // namespace warmroute::gateway

@@ -59,6 +59,9 @@ class AdmissionGate {
   // metric's label). `tenant` names the queue; `weight` > 0 its share.
   net::Task<absl::StatusOr<Ticket>> Admit(std::string tenant = "", double weight = 1);
 
+  // False when requests are never queued (max_in_flight 0: Admit hands out a ticket at once).
+  bool bounded() const { return options_.max_in_flight > 0; }
+
   int64_t in_flight() const;
   int64_t queued() const;
 

@@ -24,9 +24,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "net/detached.h"
 #include "net/http1/flat_buffer_view.h"
 #include "net/http1/request_parser.h"
-#include "net/openai_error.h"
 #include "net/socket/coarse_deadline.h"
 #include "net/socket/drain_hint_read.h"
 #include "net/socket/speculative_write.h"
@@ -71,16 +71,6 @@ Stream& TcpOf(TlsStream& stream) { return stream.next_layer(); }
 
 template <typename S>
 constexpr bool kIsTls = std::is_same_v<S, TlsStream>;
-
-// Logs the failure of a detached coroutine.
-void LogIfFailed(const char* what, std::exception_ptr e) {
-  if (!e) return;
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    spdlog::error("{} failed: {}", what, ex.what());
-  }
-}
 
 // Response heads are written by hand (status line, Content-Type, the handler's headers, then
 // Content-Length or Transfer-Encoding and Connection). On a plaintext connection every write is
@@ -287,7 +277,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
   void Start() {
     asio::co_spawn(acceptor_.get_executor(), AcceptLoop(shared_from_this()),
-                   [](std::exception_ptr e) { LogIfFailed("accept loop", e); });
+                   [](std::exception_ptr e) { LogIfDetachedFailed("accept loop", e); });
   }
 
   void Stop() {
@@ -328,7 +318,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       auto watch = std::make_shared<Watch>();
       auto done = asio::bind_cancellation_slot(
-          watch->cancel.slot(), [](std::exception_ptr e) { LogIfFailed("connection", e); });
+          watch->cancel.slot(), [](std::exception_ptr e) { LogIfDetachedFailed("connection", e); });
       if (self->options_.tls) {
         asio::co_spawn(self->acceptor_.get_executor(),
                        ServeConnection<TlsStream>(self, std::move(socket), watch), std::move(done));
@@ -388,7 +378,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (!ticking_) {
       ticking_ = true;
       asio::co_spawn(acceptor_.get_executor(), WatchTicker(shared_from_this()),
-                     [](std::exception_ptr e) { LogIfFailed("watch ticker", e); });
+                     [](std::exception_ptr e) { LogIfDetachedFailed("watch ticker", e); });
     }
   }
 
