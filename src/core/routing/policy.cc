@@ -21,6 +21,8 @@ std::string_view ReasonName(Reason reason) {
       return "round_robin";
     case Reason::kRandom:
       return "random";
+    case Reason::kPinned:
+      return "pinned";
   }
   return "unknown";
 }

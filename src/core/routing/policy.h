@@ -34,6 +34,17 @@ enum class Reason {
   kHash,       // consistent hashing
   kRoundRobin,
   kRandom,
+  kPinned,  // the request needs state one backend holds (RoutingRequest::placement)
+};
+
+// How a request is placed. Most requests carry a prompt whose prefix the engines may have cached:
+// the policy decides. Requests that reuse no cache (embeddings, tokenization, scoring) go where
+// the least work is outstanding, whatever the policy. A request that needs state only one
+// backend holds (a follow-up of a response stored there) goes to that backend or nowhere.
+enum class Placement {
+  kPolicy,
+  kLeastLoad,  // fewest requests in flight; ties to the least outstanding prefill
+  kPinned,     // RoutingRequest::pinned, even while it drains; no alternates
 };
 std::string_view ReasonName(Reason reason);
 
@@ -46,6 +57,8 @@ struct RoutingRequest {
   int64_t prompt_tokens = 0;  // exact or estimated
   int64_t max_tokens = 16;
   bool stream = false;
+  Placement placement = Placement::kPolicy;
+  BackendId pinned = 0;  // with Placement::kPinned
 };
 
 struct CandidateScore {

@@ -34,6 +34,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/routing/policies/policy_util.h"
 
 namespace warmroute::routing {
 
@@ -198,8 +199,12 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
   }
   std::vector<BackendId>& candidates = candidates_;
   candidates.clear();
-  bool served = false;
-  for (BackendId b = 0; b < fleet_.size(); ++b) {
+  if (request.placement == Placement::kPinned) {
+    if (absl::Status pinned = CheckPinned(request); !pinned.ok()) return pinned;
+    candidates.push_back(request.pinned);
+  }
+  bool served = request.placement == Placement::kPinned;
+  for (BackendId b = 0; b < fleet_.size() && request.placement != Placement::kPinned; ++b) {
     const BackendState& state = fleet_.backend(b);
     if (!state.present || !state.Serves(request.model) || !state.InPools(request.pools)) continue;
     served = true;
@@ -229,7 +234,26 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
                      .index = *index_,
                      .now = clock_.Now(),
                      .rng = rng_};
-  Decision decision = policy_->Route(request, ctx);
+  Decision decision;
+  switch (request.placement) {
+    case Placement::kPolicy:
+      decision = policy_->Route(request, ctx);
+      break;
+    case Placement::kLeastLoad: {
+      const auto work = [this](BackendId b) {
+        const BackendState& s = fleet_.backend(b);
+        return static_cast<double>(s.in_flight) +
+               static_cast<double>(s.outstanding_prefill_tokens) * 1e-12;
+      };
+      const BackendId chosen = ArgMin(std::span<const BackendId>(candidates), work, &rng_);
+      decision = DecideFor(request, ctx, chosen, Reason::kLeastLoad);
+      decision.alternates = RankedAlternates(candidates, chosen, work);
+      break;
+    }
+    case Placement::kPinned:
+      decision = DecideFor(request, ctx, request.pinned, Reason::kPinned);
+      break;
+  }
   if (std::find(candidates.begin(), candidates.end(), decision.backend) == candidates.end()) {
     return absl::InternalError(absl::StrCat("policy ", std::string(policy_->name()),
                                             " chose backend ", decision.backend,
@@ -256,6 +280,21 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
   ++stats_.routed;
   in_flight_.emplace(id, std::move(flight));
   return result;
+}
+
+absl::Status Router::CheckPinned(const RoutingRequest& request) const {
+  if (request.pinned >= fleet_.size() || !fleet_.backend(request.pinned).present) {
+    return absl::NotFoundError(absl::StrCat("backend ", request.pinned, " is not in the fleet"));
+  }
+  const BackendState& state = fleet_.backend(request.pinned);
+  if (!state.Serves(request.model) || !state.InPools(request.pools)) {
+    return absl::NotFoundError(absl::StrCat("backend ", state.name, " does not serve model '",
+                                            request.model, "' in the request's pools"));
+  }
+  if (!state.healthy) {
+    return absl::UnavailableError(absl::StrCat("backend ", state.name, " is unavailable"));
+  }
+  return absl::OkStatus();
 }
 
 void Router::Account(InFlight& flight, BackendId backend) {

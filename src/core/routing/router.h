@@ -127,9 +127,11 @@ class Router {
   void SetModels(BackendId backend, std::vector<std::string> models);
   void OnMetrics(BackendId backend, const EngineMetricsSample& sample);
 
-  // Decides and records the dispatch among the backends in request.pools (all, when empty).
-  // NotFound if none of them serves request.model (or any model, when the fleet is empty);
-  // Unavailable if none of those is eligible.
+  // Decides and records the dispatch among the backends in request.pools (all, when empty), as
+  // request.placement says. NotFound if none of them serves request.model (or any model, when
+  // the fleet is empty); Unavailable if none of those is eligible. Pinned: NotFound when the
+  // pinned backend is gone or does not serve the model in those pools, Unavailable when it is
+  // unhealthy (a draining one is still used: the state the request needs is there).
   // REQUIRES: request.id is not in flight.
   // The returned decision carries no `scores` (the policy's OnDispatched sees them).
   // The request is taken by value and kept for as long as it is in flight: a caller that no
@@ -158,6 +160,8 @@ class Router {
   struct InFlight;
   void ApplySlice(BackendId backend);
   double PriorPrefillRate() const;
+  // OK when request.pinned may take the pinned request (see Route).
+  absl::Status CheckPinned(const RoutingRequest& request) const;
   void Account(InFlight& request, BackendId backend);
   void InsertChain(InFlight& request);
   // Undoes Account; `completed`: the request finished (else failed: its speculative insert is

@@ -292,6 +292,56 @@ TEST_F(RouterTest, NotFoundAndUnavailable) {
   EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kAlreadyExists);
 }
 
+TEST_F(RouterTest, LeastLoadPlacementIgnoresThePrefixAndPicksTheLeastBusy) {
+  auto router = Make("warmroute");
+  router->AddBackend({.name = "a"});
+  router->AddBackend({.name = "b"});
+  // The prefix's home holds it and is busier: the policy would stay there, least-load leaves.
+  absl::StatusOr<Decision> first = Dispatch(*router, Request(1, Chain(1, 50), 1000));
+  ASSERT_TRUE(first.ok());
+  const BackendId home = first->backend;
+  RoutingRequest request = Request(2, Chain(1, 50), 1000);
+  request.placement = Placement::kLeastLoad;
+  absl::StatusOr<Decision> d = Dispatch(*router, request);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NE(d->backend, home);
+  EXPECT_EQ(d->reason, Reason::kLeastLoad);
+  ASSERT_EQ(d->alternates.size(), 1u);
+  EXPECT_EQ(d->alternates[0], home);
+}
+
+TEST_F(RouterTest, PinnedPlacementGoesToItsBackendEvenWhileItDrainsAndNowhereElse) {
+  auto router = Make("round_robin");
+  const BackendId a = router->AddBackend({.name = "a", .models = {"m"}});
+  router->AddBackend({.name = "b", .models = {"m"}});
+  RoutingRequest request = Request(1, Chain(1, 10), 100);
+  request.model = "m";
+  request.placement = Placement::kPinned;
+  request.pinned = a;
+  router->SetDraining(a, true);
+  absl::StatusOr<Decision> d = Dispatch(*router, request);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->backend, a);
+  EXPECT_EQ(d->reason, Reason::kPinned);
+  EXPECT_TRUE(d->alternates.empty());
+  EXPECT_EQ(router->Reroute(1), std::nullopt);  // no retry elsewhere: the state is on a
+
+  request.id = 2;
+  router->SetDraining(a, false);
+  router->SetHealthy(a, false);
+  absl::Status status = Dispatch(*router, request).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("backend a"), std::string::npos);
+  router->SetHealthy(a, true);
+  request.model = "other";
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kNotFound);
+  request.model = "m";
+  router->RemoveBackend(a);
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kNotFound);
+  request.pinned = 7;  // never was
+  EXPECT_EQ(Dispatch(*router, request).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(RouterTest, RequestWithoutModelIsServedByAnyBackend) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "a", .models = {"llama"}});
