@@ -1,5 +1,6 @@
 #include "net/usage_tap.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "net/http1/sse.h"
@@ -59,7 +60,7 @@ bool HasNoChoices(simdjson::dom::element root) {
 
 }  // namespace
 
-std::optional<Usage> ReadUsage(std::string_view json) {
+std::optional<Usage> ReadUsage(std::string_view json, UsageFormat format) {
   if (!HasUsageObject(json)) return std::nullopt;
   // On-demand: only the path to "usage" is parsed (a DOM parse built the whole response's tape,
   // once per proxied request). The input is copied into a per-thread buffer with the padding
@@ -76,16 +77,46 @@ std::optional<Usage> ReadUsage(std::string_view json) {
     return std::nullopt;
   }
   simdjson::ondemand::object usage;
-  if (doc["usage"].get_object().get(usage) != simdjson::SUCCESS) return std::nullopt;
+  if (doc["usage"].get_object().get(usage) != simdjson::SUCCESS) {
+    // A streamed Responses or Messages event: the usage of the object it carries.
+    const char* holder = format == UsageFormat::kResponses  ? "response"
+                         : format == UsageFormat::kMessages ? "message"
+                                                            : nullptr;
+    if (holder == nullptr ||
+        doc[holder]["usage"].get_object().get(usage) != simdjson::SUCCESS) {
+      return std::nullopt;
+    }
+  }
   Usage result;
   int64_t value = 0;
   const auto valid = [&value](auto&& field) {
     return field.get_int64().get(value) == simdjson::SUCCESS && value >= 0 &&
            value <= kMaxUsageTokens;
   };
-  if (valid(usage["prompt_tokens"])) result.prompt_tokens = value;
-  if (valid(usage["completion_tokens"])) result.completion_tokens = value;
-  if (valid(usage["prompt_tokens_details"]["cached_tokens"])) result.cached_tokens = value;
+  switch (format) {
+    case UsageFormat::kChat:
+      if (valid(usage["prompt_tokens"])) result.prompt_tokens = value;
+      if (valid(usage["completion_tokens"])) result.completion_tokens = value;
+      if (valid(usage["prompt_tokens_details"]["cached_tokens"])) result.cached_tokens = value;
+      break;
+    case UsageFormat::kResponses:
+      if (valid(usage["input_tokens"])) result.prompt_tokens = value;
+      if (valid(usage["output_tokens"])) result.completion_tokens = value;
+      if (valid(usage["input_tokens_details"]["cached_tokens"])) result.cached_tokens = value;
+      break;
+    case UsageFormat::kMessages: {
+      int64_t prompt = 0;
+      if (valid(usage["input_tokens"])) prompt += value;
+      if (valid(usage["cache_read_input_tokens"])) {
+        prompt += value;
+        result.cached_tokens = value;
+      }
+      if (valid(usage["cache_creation_input_tokens"])) prompt += value;
+      result.prompt_tokens = std::min(prompt, kMaxUsageTokens);
+      if (valid(usage["output_tokens"])) result.completion_tokens = value;
+      break;
+    }
+  }
   return result;
 }
 
@@ -98,7 +129,7 @@ std::string_view SseUsageTap::Feed(std::string_view piece) {
          end = SseEventEnd(piece, done)) {
       const std::string_view event = piece.substr(done, end - done);
       if (drop_usage_event_ && HasUsageObject(event)) break;  // slow path from here
-      if (!usage_ && HasUsageObject(event)) usage_ = ReadUsage(DataOf(event));
+      if (!usage_ && HasUsageObject(event)) usage_ = ReadUsage(DataOf(event), format_);
       ++events_;
       done = end;
     }
@@ -130,7 +161,7 @@ std::string_view SseUsageTap::Finish() {
 void SseUsageTap::Event(std::string_view event) {
   if (HasUsageObject(event)) {
     const std::string_view data = DataOf(event);
-    if (!usage_) usage_ = ReadUsage(data);
+    if (!usage_) usage_ = ReadUsage(data, format_);
     if (drop_usage_event_) {
       thread_local simdjson::dom::parser parser;
       simdjson::dom::element root;

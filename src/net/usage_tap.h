@@ -1,6 +1,6 @@
-// Reads the engine's `usage` out of a response on its way to the client, for the closed loop:
-// `prompt_tokens` and `prompt_tokens_details.cached_tokens` (vLLM reports the latter with
-// --enable-prompt-tokens-details; our emulator always does).
+// Reads the engine's `usage` out of a response on its way to the client, for the closed loop: the
+// prompt's tokens and how many of them were cached, as each API names them (UsageFormat; vLLM
+// reports cached tokens with --enable-prompt-tokens-details; our emulator always does).
 //
 // Non-streaming: ReadUsage(body) on the whole JSON body.
 // Streaming (SSE): an SseUsageTap sees the body piece by piece as it arrives and returns what to
@@ -32,7 +32,22 @@ namespace warmroute::net {
 struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  std::optional<int64_t> cached_tokens;  // prompt_tokens_details.cached_tokens, when reported
+  std::optional<int64_t> cached_tokens;  // cached prompt tokens, when reported
+};
+
+// Where an API reports usage, and what it calls the counts.
+enum class UsageFormat {
+  // OpenAI chat and completions: usage.prompt_tokens, .completion_tokens,
+  // .prompt_tokens_details.cached_tokens; streamed in the last chunk (with include_usage).
+  kChat,
+  // OpenAI Responses: usage.input_tokens, .output_tokens, .input_tokens_details.cached_tokens; a
+  // stream carries it in the response.completed event's `response`.
+  kResponses,
+  // Anthropic Messages: usage.input_tokens (the uncached part), .cache_read_input_tokens,
+  // .cache_creation_input_tokens, .output_tokens: the prompt is the sum of the three input
+  // counts, the cached part the reads. A stream carries the input counts in message_start's
+  // `message`.
+  kMessages,
 };
 
 // The `usage` object of a JSON response body (or of one SSE event's data), if it has one. The
@@ -40,11 +55,13 @@ struct Usage {
 // not reported (a count of 0, cached_tokens absent), so that no sum or difference the router
 // makes of them can overflow.
 inline constexpr int64_t kMaxUsageTokens = (int64_t{1} << 31) - 1;
-std::optional<Usage> ReadUsage(std::string_view json);
+std::optional<Usage> ReadUsage(std::string_view json, UsageFormat format = UsageFormat::kChat);
 
 class SseUsageTap {
  public:
-  explicit SseUsageTap(bool drop_usage_event) : drop_usage_event_(drop_usage_event) {}
+  // `drop_usage_event`: with UsageFormat::kChat only.
+  explicit SseUsageTap(bool drop_usage_event, UsageFormat format = UsageFormat::kChat)
+      : drop_usage_event_(drop_usage_event), format_(format) {}
 
   // Takes the next piece of the body; returns the bytes to pass on now.
   std::string_view Feed(std::string_view piece);
@@ -61,6 +78,7 @@ class SseUsageTap {
   void Event(std::string_view event);
 
   const bool drop_usage_event_;
+  const UsageFormat format_;
   std::string pending_;  // an incomplete event
   std::string out_;
   std::optional<Usage> usage_;

@@ -132,5 +132,58 @@ TEST(SseUsageTapTest, HandlesCrLfEventTerminators) {
   EXPECT_EQ(tap.events(), 2);
 }
 
+TEST(ReadUsageTest, ResponsesApiNamesItsCountsInputAndOutput) {
+  const std::optional<Usage> usage = ReadUsage(
+      R"({"id":"resp_1","object":"response","usage":{"input_tokens":3050,)"
+      R"("input_tokens_details":{"cached_tokens":2992},"output_tokens":8,"total_tokens":3058}})",
+      UsageFormat::kResponses);
+  ASSERT_TRUE(usage.has_value());
+  EXPECT_EQ(usage->prompt_tokens, 3050);
+  EXPECT_EQ(usage->completion_tokens, 8);
+  EXPECT_EQ(usage->cached_tokens, 2992);
+  // The chat names are not read for a Responses body, nor these for a chat one.
+  EXPECT_EQ(ReadUsage(R"({"usage":{"input_tokens":5}})", UsageFormat::kChat)->prompt_tokens, 0);
+}
+
+TEST(ReadUsageTest, MessagesApiPromptIsItsThreeInputCounts) {
+  const std::optional<Usage> usage = ReadUsage(
+      R"({"type":"message","usage":{"input_tokens":58,"cache_read_input_tokens":2992,)"
+      R"("cache_creation_input_tokens":0,"output_tokens":8}})",
+      UsageFormat::kMessages);
+  ASSERT_TRUE(usage.has_value());
+  EXPECT_EQ(usage->prompt_tokens, 3050);
+  EXPECT_EQ(usage->cached_tokens, 2992);
+  EXPECT_EQ(usage->completion_tokens, 8);
+}
+
+TEST(SseUsageTapTest, ReadsTheResponsesStreamsCompletedEventAndPassesEveryByte) {
+  const std::string body =
+      "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\","
+      "\"usage\":null}}\n\n"
+      "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+      "\"delta\":\"hi\"}\n\n"
+      "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\","
+      "\"usage\":{\"input_tokens\":40,\"input_tokens_details\":{\"cached_tokens\":32},"
+      "\"output_tokens\":2}}}\n\n";
+  SseUsageTap tap(/*drop_usage_event=*/false, UsageFormat::kResponses);
+  EXPECT_EQ(Relay(tap, body, 7), body);
+  ASSERT_TRUE(tap.usage().has_value());
+  EXPECT_EQ(tap.usage()->prompt_tokens, 40);
+  EXPECT_EQ(tap.usage()->cached_tokens, 32);
+}
+
+TEST(SseUsageTapTest, ReadsTheMessagesStreamsInputCountsFromMessageStart) {
+  const std::string body =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\","
+      "\"usage\":{\"input_tokens\":8,\"cache_read_input_tokens\":32,\"output_tokens\":1}}}\n\n"
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":5}}"
+      "\n\n";
+  SseUsageTap tap(/*drop_usage_event=*/false, UsageFormat::kMessages);
+  EXPECT_EQ(Relay(tap, body, 4096), body);
+  ASSERT_TRUE(tap.usage().has_value());
+  EXPECT_EQ(tap.usage()->prompt_tokens, 40);
+  EXPECT_EQ(tap.usage()->cached_tokens, 32);
+}
+
 }  // namespace
 }  // namespace warmroute::net
