@@ -12,6 +12,7 @@
 #include <csignal>
 #include <functional>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/proxy/proxy.h"
+#include "gateway/proxy/routes.h"
 #include "gateway/tenancy/admission.h"
 #include "net/http1/http_server.h"
 #include "net/openai_error.h"
@@ -34,6 +36,36 @@ namespace warmroute::gateway {
 namespace {
 
 namespace asio = boost::asio;
+
+constexpr std::string_view kModelsPrefix = "/v1/models/";
+
+// A seed from the operating system (the response ids a worker issues: response_ids.h).
+uint64_t OsSeed() {
+  std::random_device device;
+  return uint64_t{device()} << 32 ^ device();
+}
+
+// `text` with its %XX escapes decoded (an invalid escape is kept as it is).
+std::string PercentDecoded(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 &&
+        hex(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
 
 std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c) {
   auto s = std::make_shared<ProxySettings>();
@@ -138,7 +170,8 @@ class Gateway::Impl {
     for (int i = 0; i < threads; ++i) {
       auto worker = std::make_unique<Worker>();
       worker->proxy =
-          std::make_unique<Proxy>(*proxy_context_, settings, worker->io.get_executor());
+          std::make_unique<Proxy>(*proxy_context_, settings, worker->io.get_executor(),
+                                  OsSeed());
       Worker* w = worker.get();
       auto server = net::HttpServer::Create(
           worker->io, options, [this, w](net::HttpRequest& request, net::ResponseWriter& writer) {
@@ -408,13 +441,10 @@ class Gateway::Impl {
   // costs no frame here (this one's, over Asio's 1,020-byte recycling limit, was a malloc and a
   // free per request).
   net::Task<void> Serve(Worker& worker, net::HttpRequest& request, net::ResponseWriter& writer) {
-    if (request.method == "POST") {
-      if (request.path == "/v1/chat/completions") {
-        return worker.proxy->Handle(request::Endpoint::kChatCompletions, request, writer);
-      }
-      if (request.path == "/v1/completions") {
-        return worker.proxy->Handle(request::Endpoint::kCompletions, request, writer);
-      }
+    const RouteMatch route = MatchRoute(request.method, request.path);
+    if (route.route != nullptr) return worker.proxy->Handle(route, request, writer);
+    if (!route.allow.empty()) {
+      return net::ReplyMethodNotAllowed(writer, request, std::string(route.allow));
     }
     return ServeOther(worker, request, writer);
   }
@@ -435,9 +465,10 @@ class Gateway::Impl {
       co_await writer.Reply(std::move(head), std::move(body));
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
       co_await admin_->Handle(request, writer);
-    } else if (path == "/v1/chat/completions" || path == "/v1/completions") {
-      co_await net::ReplyMethodNotAllowed(writer, request, "POST");
-    } else if (path == "/v1/models" || path == "/health" || path == "/metrics") {
+    } else if (path.starts_with(kModelsPrefix) && get) {
+      co_await Model(worker, request, writer, std::string_view(path).substr(kModelsPrefix.size()));
+    } else if (path == "/v1/models" || path == "/health" || path == "/metrics" ||
+               path.starts_with(kModelsPrefix)) {
       co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD");
     } else {
       const absl::Status status = absl::NotFoundError(absl::StrCat("no route ", path));
@@ -461,43 +492,68 @@ class Gateway::Impl {
 
   // GET /v1/models: with tenants, the caller's key decides (401 without a valid one) and the
   // list holds only the models its tenant may use on its pools.
-  net::Task<void> Models(Worker& worker, const net::HttpRequest& request,
-                         net::ResponseWriter& writer) {
+  // The models the request's client may use: the union of the backends' (with tenancy, those of
+  // its tenant's pools that it may use). Unauthenticated (401) for a client tenancy refuses.
+  absl::StatusOr<std::vector<std::string>> VisibleModels(Worker& worker,
+                                                         const net::HttpRequest& request) {
     const std::shared_ptr<const ProxySettings> settings = worker.proxy->settings();
-    std::vector<std::string> models;
-    if (settings->tenants && settings->tenants->enabled()) {
+    if (const Tenants* tenants = settings->active_tenants()) {
       absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
       absl::StatusOr<const Tenant*> tenant =
-          credentials.ok() ? settings->tenants->Authenticate(*credentials) : credentials.status();
-      if (!tenant.ok()) {
-        co_await writer.ReplyError(tenant.status());
-        co_return;
-      }
+          credentials.ok() ? tenants->Authenticate(*credentials) : credentials.status();
+      if (!tenant.ok()) return tenant.status();
+      std::vector<std::string> models;
       for (std::string& model : backends_->Models((*tenant)->config.pools)) {
         if ((*tenant)->AllowsModel(model)) models.push_back(std::move(model));
       }
-    } else {
-      models = backends_->Models();
+      return models;
     }
-    std::string body = ModelsJson(models);
-    net::ResponseHead head;
-    co_await writer.Reply(std::move(head), std::move(body));
+    return backends_->Models();
   }
 
-  static std::string ModelsJson(const std::vector<std::string>& models) {
+  net::Task<void> Models(Worker& worker, const net::HttpRequest& request,
+                         net::ResponseWriter& writer) {
+    absl::StatusOr<std::vector<std::string>> models = VisibleModels(worker, request);
+    if (!models.ok()) {
+      co_await writer.ReplyError(models.status());
+      co_return;
+    }
     std::string out;
     JsonWriter w(&out);
     w.BeginObject().Key("object").String("list").Key("data").BeginArray();
-    for (const std::string& model : models) {
-      w.BeginObject();
-      w.Key("id").String(model);
-      w.Key("object").String("model");
-      w.Key("created").Int(0);
-      w.Key("owned_by").String("warmroute");
-      w.EndObject();
-    }
+    for (const std::string& model : *models) WriteModel(w, model);
     w.EndArray().EndObject();
-    return out;
+    co_await writer.Reply(net::ResponseHead(), std::move(out));
+  }
+
+  // GET /v1/models/{id} (the id percent-decoded: model names hold '/'): the model, when the
+  // client may use it, else 404 as OpenAI answers.
+  net::Task<void> Model(Worker& worker, const net::HttpRequest& request,
+                        net::ResponseWriter& writer, std::string_view encoded_id) {
+    absl::StatusOr<std::vector<std::string>> models = VisibleModels(worker, request);
+    if (!models.ok()) {
+      co_await writer.ReplyError(models.status());
+      co_return;
+    }
+    const std::string id = PercentDecoded(encoded_id);
+    if (std::find(models->begin(), models->end(), id) == models->end()) {
+      co_await writer.ReplyError(WithParam(
+          absl::NotFoundError(absl::StrCat("The model `", id, "` does not exist.")), "model"));
+      co_return;
+    }
+    std::string out;
+    JsonWriter w(&out);
+    WriteModel(w, id);
+    co_await writer.Reply(net::ResponseHead(), std::move(out));
+  }
+
+  static void WriteModel(JsonWriter& w, std::string_view model) {
+    w.BeginObject();
+    w.Key("id").String(model);
+    w.Key("object").String("model");
+    w.Key("created").Int(0);
+    w.Key("owned_by").String("warmroute");
+    w.EndObject();
   }
 
   const std::string path_;

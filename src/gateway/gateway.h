@@ -5,9 +5,9 @@
 // connection pools, so a request never changes thread; plus one control thread for health
 // probes, metrics scraping and signals. Routing state (Backends) is shared under one mutex.
 //
-// Endpoints: POST /v1/chat/completions and /v1/completions (proxy.h); GET /v1/models (the union
-// of the backends' models, OpenAI's shape); GET /health (200 while some backend is eligible, else
-// 503); GET /metrics (gateway_metrics.h); /admin/... (admin_api.h).
+// Endpoints: every path the engines serve, proxied (proxy/routes.h has the table); GET /v1/models
+// and /v1/models/{id} (the union of the backends' models, OpenAI's shape); GET /health (200 while
+// some backend is eligible, else 503); GET /metrics (gateway_metrics.h); /admin/... (admin_api.h).
 //
 // Reload (SIGHUP or Reload()): the config file is read again and validated; if it is invalid the
 // running config stays and the error is logged. Backends are reconciled by name (added, removed,

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "core/routing/policies/policy_util.h"
 
 namespace warmroute::gateway {
 
@@ -280,6 +281,16 @@ std::vector<std::shared_ptr<const BackendTarget>> Backends::Targets() const {
     if (e.present && e.target) out.push_back(e.target);
   }
   return out;
+}
+
+std::optional<routing::BackendId> Backends::FindByNameHash(uint64_t name_hash) const {
+  std::lock_guard lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.present && e.target && routing::NameHash(e.target->name) == name_hash) {
+      return e.target->id;
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<BackendSnapshot> Backends::Snapshot() const {

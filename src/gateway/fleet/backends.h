@@ -129,6 +129,8 @@ class Backends {
 
   // Present backends, in the order they were added.
   std::vector<std::shared_ptr<const BackendTarget>> Targets() const;
+  // The present backend whose name hashes to `name_hash` (routing::NameHash), if any.
+  std::optional<routing::BackendId> FindByNameHash(uint64_t name_hash) const;
   std::vector<BackendSnapshot> Snapshot() const;
   // The union of configured and discovered models of the backends in `pools` (all when empty),
   // sorted.

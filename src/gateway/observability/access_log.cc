@@ -59,6 +59,7 @@ std::string AccessLog::Format(const AccessRecord& r, int64_t unix_ms) {
   w.Key("id").Uint(r.id);
   w.Key("method").String(r.method);
   w.Key("path").String(r.path);
+  if (!r.route.empty()) w.Key("route").String(r.route);
   w.Key("model").String(r.model);
   if (!r.tenant.empty()) w.Key("tenant").String(r.tenant);
   w.Key("stream").Bool(r.stream);

@@ -5,7 +5,7 @@
 // 4096 characters).
 //
 //   {"ts":"2026-11-29T21:14:11.123Z","id":42,"method":"POST","path":"/v1/chat/completions",
-//    "model":"m","stream":true,"status":200,"backend":"r3","reason":"cache_hit",
+//    "route":"chat","model":"m","stream":true,"status":200,"backend":"r3","reason":"cache_hit",
 //    "prompt_tokens":3050,"predicted_cached_tokens":2992,"cached_tokens":2992,
 //    "ttft_ms":41.2,"e2e_ms":380.5,"retries":0}
 //
@@ -33,6 +33,7 @@ struct AccessRecord {
   uint64_t id = 0;
   std::string_view method;
   std::string_view path;
+  std::string_view route;  // gateway/proxy/routes.h's name; empty: not logged
   std::string_view model;
   bool stream = false;
   int status = 0;

@@ -97,7 +97,8 @@ struct PendingBackend {
 
 struct RequestShard {
   std::string key_buffer;  // OnRequest's scratch for the requests' key (no allocation once warm)
-  absl::flat_hash_map<std::string, PendingCounter> requests;  // backend \n code \n reason
+  // route \n backend \n code \n reason
+  absl::flat_hash_map<std::string, PendingCounter> requests;
   absl::flat_hash_map<std::string, PendingBackend> backends;
   absl::flat_hash_map<std::string, PendingCounter> tenant_requests;  // tenant \n code
   absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
@@ -319,10 +320,12 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
   state.shards.WithLocal([&](RequestShard& shard) {
     std::string& key = shard.key_buffer;
     key.clear();
-    absl::StrAppend(&key, AbslView(r.backend), "\n", r.status, "\n", AbslView(r.reason));
+    absl::StrAppend(&key, AbslView(r.route), "\n", AbslView(r.backend), "\n", r.status, "\n",
+                    AbslView(r.reason));
     auto it = shard.requests.find(key);
     if (it == shard.requests.end()) {
-      prometheus::Counter& series = state.requests.Add({{"backend", std::string(r.backend)},
+      prometheus::Counter& series = state.requests.Add({{"route", std::string(r.route)},
+                                                        {"backend", std::string(r.backend)},
                                                         {"code", std::to_string(r.status)},
                                                         {"reason", std::string(r.reason)}});
       it = shard.requests.emplace(key, PendingCounter{&series}).first;
@@ -382,8 +385,9 @@ void GatewayMetrics::OnRetry(std::string_view backend) {
   state_->retries.Add({{"backend", std::string(backend)}}).Increment();
 }
 
-void GatewayMetrics::OnRejected(std::string_view reason) {
-  state_->rejections.Add({{"reason", std::string(reason)}}).Increment();
+void GatewayMetrics::OnRejected(std::string_view reason, std::string_view route) {
+  state_->rejections.Add({{"reason", std::string(reason)}, {"route", std::string(route)}})
+      .Increment();
 }
 
 void GatewayMetrics::OnRateLimited(std::string_view tenant, std::string_view limit) {

@@ -1,9 +1,13 @@
 // The gateway's /metrics (Prometheus text, passes `promtool check metrics`):
 //
-//   warmroute_requests_total{backend,code,reason}      counter, one per answered request
-//   warmroute_request_rejections_total{reason}          counter: refused before dispatch
-//                                                       (bad_request, unknown_model,
-//                                                       no_backend, queue_full, queue_timeout)
+//   warmroute_requests_total{route,backend,code,reason} counter, one per answered request
+//   warmroute_request_rejections_total{route,reason}    counter: refused before dispatch
+//                                                       (bad_request, unauthenticated,
+//                                                       model_not_allowed, unknown_model,
+//                                                       no_backend, rate_limited, queue_full,
+//                                                       queue_timeout, response_gone)
+//   (route: gateway/proxy/routes.h's names — chat, completions, responses, messages,
+//   embeddings, rerank, score, pooling, classify, tokenize, detokenize)
 //   warmroute_retries_total{backend}                    counter: dispatches moved away from it
 //   warmroute_time_to_first_token_seconds{backend}      histogram, measured at the gateway
 //   warmroute_e2e_request_latency_seconds{backend}      histogram
@@ -60,6 +64,7 @@
 namespace warmroute::gateway {
 
 struct RequestRecord {
+  std::string_view route;
   std::string_view backend;  // empty when never dispatched
   int status = 200;
   std::string_view reason;   // the routing decision's reason
@@ -82,7 +87,7 @@ class GatewayMetrics {
 
   void OnRequest(const RequestRecord& record);
   void OnRetry(std::string_view backend);
-  void OnRejected(std::string_view reason);
+  void OnRejected(std::string_view reason, std::string_view route);
   void OnRateLimited(std::string_view tenant, std::string_view limit);
   // A rate-limit decision that had to be taken locally because Redis failed (`redis_up` false),
   // or a Redis call that worked (true).

@@ -28,6 +28,7 @@ double Sample(const std::string& text, const std::string& series) {
 RequestRecord Record(std::string_view backend, int status, std::optional<double> ttft_s = {},
                      double e2e_s = 0, std::string_view tenant = {}) {
   RequestRecord r;
+  r.route = "chat";
   r.backend = backend;
   r.status = status;
   r.reason = "least_load";
@@ -70,7 +71,7 @@ TEST_F(GatewayMetricsTest, RequestsCountedOnManyThreadsAllReachTheExposition) {
   double last = 0;
   for (int i = 0; i < 20; ++i) {
     const double now =
-        Sample(Scrape(), R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit"})");
+        Sample(Scrape(), R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit",route="chat"})");
     if (!std::isnan(now)) {
       EXPECT_GE(now, last);
       last = now;
@@ -78,9 +79,9 @@ TEST_F(GatewayMetricsTest, RequestsCountedOnManyThreadsAllReachTheExposition) {
   }
   for (std::thread& t : threads) t.join();
   const std::string text = Scrape();
-  EXPECT_EQ(Sample(text, R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit"})"),
+  EXPECT_EQ(Sample(text, R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit",route="chat"})"),
             3000);
-  EXPECT_EQ(Sample(text, R"(warmroute_requests_total{backend="b",code="502",reason="least_load"})"),
+  EXPECT_EQ(Sample(text, R"(warmroute_requests_total{backend="b",code="502",reason="least_load",route="chat"})"),
             300);
   EXPECT_EQ(Sample(text, R"(warmroute_prompt_tokens_total{backend="a"})"), 300'000);
   EXPECT_EQ(Sample(text, R"(warmroute_predicted_cached_tokens_total{backend="a"})"), 180'000);
@@ -93,7 +94,7 @@ TEST_F(GatewayMetricsTest, RequestsCountedOnManyThreadsAllReachTheExposition) {
   EXPECT_NEAR(Sample(text, R"(warmroute_e2e_request_latency_seconds_sum{backend="a"})"), 600, 1e-6);
   // A second scrape adds nothing: what was folded is not folded again.
   EXPECT_EQ(
-      Sample(Scrape(), R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit"})"),
+      Sample(Scrape(), R"(warmroute_requests_total{backend="a",code="200",reason="cache_hit",route="chat"})"),
       3000);
 }
 

@@ -7,6 +7,8 @@
 #include "common/status.h"
 #include "core/routing/prefix_key.h"
 #include "gateway/observability/hot_prefixes.h"
+#include "gateway/proxy/model_field.h"
+#include "gateway/proxy/response_ids.h"
 
 namespace warmroute::gateway {
 
@@ -24,16 +26,43 @@ Refusal Refuse(absl::Status error, std::string_view rejection) {
   return refusal;
 }
 
-// Parses the body into `routing` (its routing request) and `with_usage` (the body with
-// include_usage added, when the gateway adds it). The parsed request lives in an object per
+// What the steps before the waits learn of a request, besides its routing request.
+struct BodyFacts {
+  std::optional<std::string> with_usage;  // the body with include_usage added (chat, completions)
+  std::string previous_response_id;       // a Responses follow-up's
+  bool response_ids = false;              // a Responses request without its own request_id
+};
+
+// Where a generation API's answer reports usage.
+net::UsageFormat UsageFormatOf(request::Endpoint endpoint) {
+  switch (endpoint) {
+    case request::Endpoint::kResponses:
+      return net::UsageFormat::kResponses;
+    case request::Endpoint::kMessages:
+      return net::UsageFormat::kMessages;
+    default:
+      return net::UsageFormat::kChat;
+  }
+}
+
+// 404 for a model the tenant may not use.
+Refusal ModelNotAllowed(std::string_view model) {
+  return Refuse(WithParam(absl::NotFoundError(
+                              absl::StrCat("The model `", AbslView(model),
+                                           "` does not exist or you do not have access to it.")),
+                          "model"),
+                "model_not_allowed");
+}
+
+// Parses the prompt-bearing body into `routing` (its routing request) and `facts`. The parsed
+// request lives in an object per
 // thread whose strings keep their memory from one request to the next (no allocation for the
 // prompt's text), which another request on this thread reuses as soon as this one waits: it is
 // read only here, and this never suspends. A body over kKeptParseBytes gives its memory back at
 // the end, so a thread keeps at most about that much (not the body limit) between requests.
 std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpoint endpoint,
                                    const net::HttpRequest& request, const Tenant* tenant,
-                                   Call& call, routing::RoutingRequest& routing,
-                                   std::optional<std::string>& with_usage) {
+                                   Call& call, routing::RoutingRequest& routing, BodyFacts& facts) {
   thread_local request::InferenceRequest parsed;
   std::optional<Refusal> refused;
   absl::Status status = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
@@ -54,11 +83,7 @@ std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpo
       call.prompt = request::RenderPrompt(parsed);
     }
     if (tenant != nullptr && !tenant->AllowsModel(parsed.model)) {
-      refused = Refuse(WithParam(absl::NotFoundError(absl::StrCat(
-                                     "The model `", parsed.model,
-                                     "` does not exist or you do not have access to it.")),
-                                 "model"),
-                       "model_not_allowed");
+      refused = ModelNotAllowed(parsed.model);
     } else {
       routing.id = call.id;
       routing.model = parsed.model;
@@ -74,11 +99,57 @@ std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpo
       routing.prompt_tokens = routing.key.prompt_tokens;
       routing.max_tokens = parsed.max_tokens.value_or(16);
       routing.stream = parsed.stream;
-      with_usage = WithIncludeUsage(parsed, request.body);
+      if (endpoint == request::Endpoint::kChatCompletions ||
+          endpoint == request::Endpoint::kCompletions) {
+        facts.with_usage = WithIncludeUsage(parsed, request.body);
+      }
+      if (endpoint == request::Endpoint::kResponses) {
+        facts.previous_response_id = parsed.previous_response_id.value_or("");
+        facts.response_ids = parsed.request_id.empty();
+      }
     }
   }
   if (request.body.size() > kKeptParseBytes) request::ReleaseInferenceRequest(parsed);
   return refused;
+}
+
+// For the routes whose body only names a model: the model, checked against the tenant's; placed
+// where the least work is outstanding. The prompt's size is estimated from the body (about 4
+// bytes per token) for the tenant's token bucket and the load accounting.
+std::optional<Refusal> ReadModel(const net::HttpRequest& request, const Tenant* tenant, Call& call,
+                                 routing::RoutingRequest& routing) {
+  absl::StatusOr<std::string> model = ModelOfBody(request.body);
+  if (!model.ok()) return Refuse(model.status(), "bad_request");
+  call.model = *model;
+  if (tenant != nullptr && !tenant->AllowsModel(*model)) return ModelNotAllowed(*model);
+  routing.id = call.id;
+  routing.model = std::move(*model);
+  if (tenant != nullptr) routing.pools = tenant->config.pools;
+  routing.placement = routing::Placement::kLeastLoad;
+  routing.prompt_tokens = static_cast<int64_t>(request.body.size() / 4);
+  routing.max_tokens = 0;
+  return std::nullopt;
+}
+
+// Places a request about the stored response `response_id` (`param`: the request parameter that
+// named it, for the error) on the backend that stores it, when the gateway issued the id
+// (response_ids.h); another id leaves the placement as it was.
+std::optional<Refusal> PinTo(const Backends& backends, std::string_view response_id,
+                             std::string_view param, routing::RoutingRequest& routing) {
+  const std::optional<uint64_t> name_hash = BackendHashOfResponseId(response_id);
+  if (!name_hash) return std::nullopt;
+  const std::optional<routing::BackendId> backend = backends.FindByNameHash(*name_hash);
+  if (!backend) {
+    absl::Status gone = absl::NotFoundError(absl::StrCat(
+        "The response `", AbslView(response_id),
+        "` was stored by a backend that is no longer in the fleet: it cannot be continued or "
+        "retrieved."));
+    if (!param.empty()) gone = WithParam(std::move(gone), param);
+    return Refuse(std::move(gone), "response_gone");
+  }
+  routing.placement = routing::Placement::kPinned;
+  routing.pinned = *backend;
+  return std::nullopt;
 }
 
 // The tenant's rate-limit verdict: from Redis when configured and answering (cluster-wide), else
@@ -119,8 +190,25 @@ Refusal RateLimited(const LimitDecision& decision, const std::string& tenant,
   return refusal;
 }
 
-// The refusal for a routing decision that could not be made.
-Refusal NotRouted(const absl::Status& status, const Backends& backends, const std::string& model) {
+// The refusal for a routing decision that could not be made; `response_id`: the stored response
+// a pinned request is about.
+Refusal NotRouted(const absl::Status& status, const Backends& backends, const std::string& model,
+                  std::string_view response_id) {
+  if (!response_id.empty()) {
+    if (status.code() == absl::StatusCode::kNotFound) {
+      return Refuse(absl::NotFoundError(absl::StrCat(
+                        "The response `", AbslView(response_id),
+                        "` is stored by a backend this request may not use, or that no longer "
+                        "serves its model: ",
+                        status.message())),
+                    "response_gone");
+    }
+    return Refuse(absl::UnavailableError(absl::StrCat("The response `", AbslView(response_id),
+                                                      "` is stored by a backend that is "
+                                                      "unavailable; retry later: ",
+                                                      status.message())),
+                  "no_backend");
+  }
   if (backends.Targets().empty()) {
     return Refuse(absl::UnavailableError("the gateway has no backends (add some to the config "
                                          "or with POST /admin/backends)"),
@@ -141,7 +229,9 @@ Refusal NotRouted(const absl::Status& status, const Backends& backends, const st
 // concurrency slot taken (when the tenant has limits).
 struct Pending {
   const Tenant* tenant = nullptr;
+  std::optional<net::UsageFormat> usage_format;
   routing::RoutingRequest routing;
+  std::string response_id;  // a pinned request's stored response
   std::optional<UpstreamBody> body;
   std::optional<ConcurrencySlot> concurrency;
 };
@@ -149,7 +239,7 @@ struct Pending {
 // Tenant → parse → models → prefix key, the body as the backends get it, and the tenant's
 // concurrency slot.
 std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxySettings& settings,
-                                       request::Endpoint endpoint, const net::HttpRequest& request,
+                                       const RouteMatch& route, const net::HttpRequest& request,
                                        Call& call) {
   const Tenants* tenants = settings.active_tenants();
   const Tenant* tenant = nullptr;
@@ -165,14 +255,40 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
   std::variant<Refusal, Pending> out;
   Pending& pending = out.emplace<Pending>();
   pending.tenant = tenant;
-  std::optional<std::string> with_usage;
-  if (std::optional<Refusal> refused =
-          ParseAndKey(settings, endpoint, request, tenant, call, pending.routing, with_usage)) {
-    return std::move(*refused);
+  BodyFacts facts;
+  std::optional<Refusal> refused;
+  std::string_view pinned_by;  // the parameter naming the stored response
+  switch (route.route->body) {
+    case RouteBody::kPrompt:
+      pending.usage_format = UsageFormatOf(route.route->endpoint);
+      refused = ParseAndKey(settings, route.route->endpoint, request, tenant, call, pending.routing,
+                            facts);
+      pending.response_id = facts.previous_response_id;
+      pinned_by = "previous_response_id";
+      break;
+    case RouteBody::kModel:
+      pending.usage_format = net::UsageFormat::kChat;  // usage.prompt_tokens, as OpenAI's
+      refused = ReadModel(request, tenant, call, pending.routing);
+      break;
+    case RouteBody::kNone:
+      pending.routing.id = call.id;
+      if (tenant != nullptr) pending.routing.pools = tenant->config.pools;
+      pending.routing.placement = routing::Placement::kLeastLoad;
+      pending.routing.max_tokens = 0;
+      pending.response_id = std::string(route.response_id);
+      break;
   }
-  absl::StatusOr<UpstreamBody> body =
-      UpstreamBody::Make(request.body, std::move(with_usage),
-                         tenant != nullptr ? std::string_view(tenant->cache_salt_json) : "");
+  if (refused) return std::move(*refused);
+  if (!pending.response_id.empty()) {
+    refused = PinTo(context.backends, pending.response_id, pinned_by, pending.routing);
+    if (refused) return std::move(*refused);
+    if (pending.routing.placement != routing::Placement::kPinned) pending.response_id.clear();
+  }
+  // The tenant's cache_salt goes to the generation APIs (their prompts are what engines cache).
+  const bool salted = tenant != nullptr && route.route->body == RouteBody::kPrompt;
+  absl::StatusOr<UpstreamBody> body = UpstreamBody::Make(
+      request.body, std::move(facts.with_usage),
+      salted ? std::string_view(tenant->cache_salt_json) : "", facts.response_ids);
   if (!body.ok()) return Refuse(body.status(), "bad_request");
   pending.body.emplace(std::move(*body));
   if (tenant != nullptr && tenant->config.limits.any()) {
@@ -190,12 +306,14 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
 }
 
 // The routing decision for `pending`, which holds `ticket`; takes what `pending` holds.
-AdmitResult Route(const ProxyContext& context, Pending& pending, AdmissionGate::Ticket ticket,
-                  Call& call) {
+AdmitResult RouteAdmitted(const ProxyContext& context, Pending& pending,
+                          AdmissionGate::Ticket ticket, Call& call) {
   const uint64_t hot_prefix = HotPrefixes::IdOf(pending.routing.key);
   const int64_t prompt_tokens = pending.routing.prompt_tokens;
   absl::StatusOr<Dispatch> dispatch = context.backends.Route(std::move(pending.routing));
-  if (!dispatch.ok()) return NotRouted(dispatch.status(), context.backends, call.model);
+  if (!dispatch.ok()) {
+    return NotRouted(dispatch.status(), context.backends, call.model, pending.response_id);
+  }
   RoutedRequest routed(context.backends, call.id);
   routed.Dispatched();
   context.hot_prefixes.Record(hot_prefix, prompt_tokens);
@@ -206,6 +324,7 @@ AdmitResult Route(const ProxyContext& context, Pending& pending, AdmissionGate::
   return Admitted{.dispatch = std::move(*dispatch),
                   .tenant = pending.tenant,
                   .body = std::move(*pending.body),
+                  .usage_format = pending.usage_format,
                   .routed = std::move(routed),
                   .concurrency = std::move(pending.concurrency),
                   .ticket = std::move(ticket)};
@@ -222,11 +341,11 @@ net::Response ResponseOf(const Refusal& refusal) {
 }
 
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
-                             RedisRateStore* redis, request::Endpoint endpoint,
+                             RedisRateStore* redis, const RouteMatch& route,
                              const net::HttpRequest& request, Call& call) {
   // The coroutine keeps only what crosses its two waits (its frame stays small enough for Asio's
   // per-thread frame recycling); the steps themselves are plain functions.
-  std::variant<Refusal, Pending> prepared = Prepare(context, settings, endpoint, request, call);
+  std::variant<Refusal, Pending> prepared = Prepare(context, settings, route, request, call);
   if (Refusal* refusal = std::get_if<Refusal>(&prepared)) co_return std::move(*refusal);
   Pending& pending = std::get<Pending>(prepared);
 
@@ -253,7 +372,7 @@ net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& s
     ticket = std::move(*admitted);
   }
 
-  co_return Route(context, pending, std::move(ticket), call);
+  co_return RouteAdmitted(context, pending, std::move(ticket), call);
 }
 
 }  // namespace warmroute::gateway

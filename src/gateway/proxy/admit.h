@@ -1,18 +1,21 @@
-// The admit stage: everything the gateway decides about a routed request before any byte of it
-// goes upstream, in the order it runs:
+// The admit stage: everything the gateway decides about a routed request (routes.h) before any
+// byte of it goes upstream, in the order it runs:
 //
 //   tenant        with tenancy, the API key's tenant (tenants.h)           401, 400 two keys
-//   parse         the body, once (core/request), in place                  400 naming the field,
-//                                                                          415 a compressed body
+//   parse         a prompt route's body, once (core/request), in place;    400 naming the field,
+//                 a model route's "model" (model_field.h)                  415 a compressed body
 //   models        the tenant's allowed models                              404
-//   prefix key    approximate mode: the rendered prompt's chained block hashes, keyed by the
-//                 tenant's cache domain (else the x-warmroute-tenant header or cache_salt)
+//   prefix key    prompt routes, approximate mode: the rendered prompt's chained block hashes,
+//                 keyed by the tenant's cache domain (else the x-warmroute-tenant header or
+//                 cache_salt)
+//   pin           a request about a stored response (previous_response_id, /v1/responses/{id})
+//                 goes to the backend its id names (response_ids.h)        404 when it is gone
 //   limits        the tenant's concurrency and token buckets (rate_limiter.h; cluster-wide in
 //                 Redis when configured: redis_rate_store.h)               429 + Retry-After
 //   admission     the gateway's in-flight bound, weighted-fair across tenants (admission.h)
 //                                                                          429 queue full/timeout
-//   route         the policy's decision among the tenant's pools (Backends) 404 unknown model,
-//                                                                          503 no backend
+//   route         the placement among the tenant's pools (Backends): the   404 unknown model,
+//                 policy's, least work, or pinned                          503 no backend
 //
 // It ends in one value: an Admitted request (the routing decision, the body as each backend gets
 // it, and what it holds until it ends: its concurrency slot, admission ticket and the Router's
@@ -38,6 +41,7 @@
 #include "gateway/proxy/forwarding.h"
 #include "gateway/proxy/proxy_context.h"
 #include "gateway/proxy/routed_request.h"
+#include "gateway/proxy/routes.h"
 #include "gateway/tenancy/admission.h"
 #include "gateway/tenancy/rate_limiter.h"
 #include "gateway/tenancy/redis_rate_store.h"
@@ -45,6 +49,7 @@
 #include "net/http1/http_request.h"
 #include "net/http1/response_writer.h"
 #include "net/task.h"
+#include "net/usage_tap.h"
 
 namespace warmroute::gateway {
 
@@ -52,6 +57,9 @@ struct Admitted {
   Dispatch dispatch;     // the backend chosen, why, and its predicted cached tokens
   const Tenant* tenant;  // null without tenancy
   UpstreamBody body;     // what each backend is sent
+  // How the answer reports the prompt's usage, for the closed loop; none for a request that
+  // prefills nothing (a stored response's retrieval).
+  std::optional<net::UsageFormat> usage_format;
   // Held until the request ends.
   RoutedRequest routed;                        // the Router's accounting: Dispatched
   std::optional<ConcurrencySlot> concurrency;  // with a tenant's concurrency limit
@@ -71,11 +79,11 @@ using AdmitResult = std::variant<Refusal, Admitted>;
 // The response a client gets for `refusal`: the OpenAI error, and Retry-After when set.
 net::Response ResponseOf(const Refusal& refusal);
 
-// Runs the stage for `request` at `endpoint`, with the settings it arrived under; `redis` is the
-// worker's cluster-wide limit store (null: local limits only). Notes what it learns (model,
-// stream, tenant, prompt, the decision) in `call`.
+// Runs the stage for `request` on `route` (REQUIRES: route.route), with the settings it arrived
+// under; `redis` is the worker's cluster-wide limit store (null: local limits only). Notes what
+// it learns (model, stream, tenant, prompt, the decision) in `call`.
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
-                             RedisRateStore* redis, request::Endpoint endpoint,
+                             RedisRateStore* redis, const RouteMatch& route,
                              const net::HttpRequest& request, Call& call);
 
 }  // namespace warmroute::gateway

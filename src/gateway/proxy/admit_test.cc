@@ -12,9 +12,11 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "core/routing/policy_registry.h"
 #include "gateway/config/config.h"
+#include "gateway/proxy/response_ids.h"
 #include "net/http1/request_parser.h"
 #include "net/run_task.h"
 
@@ -38,10 +40,11 @@ TenantConfig Tenant(std::string name, std::string key) {
   return tenant;
 }
 
-net::HttpRequest Post(std::string body, net::HttpHeaders headers = {}) {
+net::HttpRequest Post(std::string body, net::HttpHeaders headers = {},
+                      std::string path = "/v1/chat/completions") {
   net::HttpRequest request;
   request.method = "POST";
-  request.target = request.path = "/v1/chat/completions";
+  request.target = request.path = std::move(path);
   request.headers = std::move(headers);
   request.body = std::move(body);
   request.body.reserve(request.body.size() + net::kBodySpareCapacity);
@@ -82,12 +85,14 @@ class AdmitTest : public ::testing::Test {
     settings_.tenants = std::make_shared<const Tenants>(tenancy);
   }
 
+  // Admits `request` on the route of its method and path.
   AdmitResult Run(const net::HttpRequest& request) {
     call_ = Call();
     call_.id = next_id_++;
     const ProxyContext context = Context();
-    return net::RunTask(io_, Admit(context, settings_, /*redis=*/nullptr,
-                                   request::Endpoint::kChatCompletions, request, call_));
+    const RouteMatch route = MatchRoute(request.method, request.path);
+    EXPECT_NE(route.route, nullptr) << request.method << " " << request.path;
+    return net::RunTask(io_, Admit(context, settings_, /*redis=*/nullptr, route, request, call_));
   }
 
   // The refusal of `result`, as the client gets it. REQUIRES: a Refusal.
@@ -119,7 +124,7 @@ TEST_F(AdmitTest, AdmitsARequestWithTheDecisionAndTheBodyAsSent) {
   const net::HttpRequest request = Post(kChat);
   AdmitResult result = Run(request);
   ASSERT_TRUE(std::holds_alternative<Admitted>(result));
-  const Admitted& admitted = std::get<Admitted>(result);
+  Admitted& admitted = std::get<Admitted>(result);
   EXPECT_EQ(admitted.dispatch.target->name, "r0");
   EXPECT_EQ(admitted.tenant, nullptr);
   EXPECT_EQ(admitted.body.For(EngineKind::kVllm), request.body);
@@ -145,7 +150,7 @@ TEST_F(AdmitTest, ATenantsRequestIsSaltedForEnginesThatHonourIt) {
   const net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
   AdmitResult result = Run(request);
   ASSERT_TRUE(std::holds_alternative<Admitted>(result));
-  const Admitted& admitted = std::get<Admitted>(result);
+  Admitted& admitted = std::get<Admitted>(result);
   ASSERT_NE(admitted.tenant, nullptr);
   EXPECT_EQ(admitted.tenant->config.name, "acme");
   EXPECT_EQ(call_.tenant, "acme");
@@ -274,6 +279,92 @@ TEST_F(AdmitTest, NoBackendIs503AndNoEligibleBackendIs503NamingTheModel) {
   EXPECT_EQ(response.head.status, 503);
   EXPECT_THAT(response.body, HasSubstr("no healthy backend can serve model `m`"));
   EXPECT_EQ(Rejection(down), "no_backend");
+}
+
+TEST_F(AdmitTest, AModelRouteGoesWhereTheLeastWorkIsAmongTheModelsBackends) {
+  ASSERT_TRUE(backends_
+                  .Add(Backend(R"({"name": "chat0", "url": "http://10.0.0.1:8000",
+                                   "models": ["m"]})"))
+                  .ok());
+  ASSERT_TRUE(backends_
+                  .Add(Backend(R"({"name": "emb0", "url": "http://10.0.0.2:8000",
+                                   "models": ["bge"]})"))
+                  .ok());
+  ASSERT_TRUE(backends_
+                  .Add(Backend(R"({"name": "emb1", "url": "http://10.0.0.3:8000",
+                                   "models": ["bge"]})"))
+                  .ok());
+  const net::HttpRequest request =
+      Post(R"({"model":"bge","input":["a","b"]})", {}, "/v1/embeddings");
+  AdmitResult first = Run(request);
+  ASSERT_TRUE(std::holds_alternative<Admitted>(first));
+  AdmitResult second = Run(request);
+  ASSERT_TRUE(std::holds_alternative<Admitted>(second));
+  const std::string a = std::get<Admitted>(first).dispatch.target->name;
+  const std::string b = std::get<Admitted>(second).dispatch.target->name;
+  EXPECT_TRUE(a == "emb0" || a == "emb1") << a;
+  EXPECT_NE(a, b);  // the second goes to the idle one
+  EXPECT_EQ(std::get<Admitted>(second).dispatch.reason, routing::Reason::kLeastLoad);
+  EXPECT_EQ(call_.model, "bge");
+  EXPECT_EQ(std::get<Admitted>(second).body.For(EngineKind::kVllm), request.body);  // as sent
+
+  AdmitResult unknown = Run(Post(R"({"model":"e5","input":"x"})", {}, "/v1/embeddings"));
+  EXPECT_EQ(Refused(unknown).head.status, 404);
+  AdmitResult bad = Run(Post(R"({"model":5})", {}, "/tokenize"));
+  EXPECT_EQ(Refused(bad).head.status, 400);
+}
+
+TEST_F(AdmitTest, AFollowUpGoesToTheBackendItsResponseIdNames) {
+  for (const char* name : {"r0", "r1", "r2"}) {
+    ASSERT_TRUE(backends_
+                    .Add(Backend(absl::StrCat(R"({"name": ")", name, R"(", "url": "http://10.0.0.)",
+                                              name[1] - '0' + 1, R"(:8000"})")))
+                    .ok());
+  }
+  Rng rng(3);
+  const std::string id = NewResponseId("r2", rng);
+  for (int i = 0; i < 3; ++i) {
+    AdmitResult result = Run(
+        Post(absl::StrCat(R"({"model":"m","input":"next","previous_response_id":")", id, R"("})"),
+             {}, "/v1/responses"));
+    ASSERT_TRUE(std::holds_alternative<Admitted>(result));
+    EXPECT_EQ(std::get<Admitted>(result).dispatch.target->name, "r2");
+    EXPECT_EQ(std::get<Admitted>(result).dispatch.reason, routing::Reason::kPinned);
+  }
+  net::HttpRequest get;
+  get.method = "GET";
+  get.target = get.path = "/v1/responses/" + id;
+  AdmitResult fetched = Run(get);
+  ASSERT_TRUE(std::holds_alternative<Admitted>(fetched));
+  EXPECT_EQ(std::get<Admitted>(fetched).dispatch.target->name, "r2");
+  EXPECT_FALSE(std::get<Admitted>(fetched).usage_format.has_value());  // no new prefill
+
+  // Its backend gone: a 404 naming the response, never another backend's answer.
+  ASSERT_TRUE(backends_.Remove("r2").ok());
+  AdmitResult gone =
+      Run(Post(absl::StrCat(R"({"model":"m","input":"next","previous_response_id":")", id, R"("})"),
+               {}, "/v1/responses"));
+  const net::Response response = Refused(gone);
+  EXPECT_EQ(response.head.status, 404);
+  EXPECT_THAT(response.body, HasSubstr(id));
+  EXPECT_THAT(response.body, HasSubstr("\"param\":\"previous_response_id\""));
+  EXPECT_EQ(Rejection(gone), "response_gone");
+  EXPECT_EQ(Refused(Run(get)).head.status, 404);
+}
+
+TEST_F(AdmitTest, ANewResponseAsksForAnIdOnlyWhenTheClientDidNot) {
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
+  AdmitResult fresh = Run(Post(R"({"model":"m","input":"hi"})", {}, "/v1/responses"));
+  ASSERT_TRUE(std::holds_alternative<Admitted>(fresh));
+  EXPECT_TRUE(std::get<Admitted>(fresh).body.issues_response_ids());
+  EXPECT_EQ(std::get<Admitted>(fresh).usage_format, net::UsageFormat::kResponses);
+  AdmitResult own =
+      Run(Post(R"({"model":"m","input":"hi","request_id":"mine"})", {}, "/v1/responses"));
+  ASSERT_TRUE(std::holds_alternative<Admitted>(own));
+  EXPECT_FALSE(std::get<Admitted>(own).body.issues_response_ids());
+  // A chat request is never given one.
+  AdmitResult chat = Run(Post(kChat));
+  EXPECT_FALSE(std::get<Admitted>(chat).body.issues_response_ids());
 }
 
 // Before admit: requests over the listener's limits are refused by the HTTP parser.

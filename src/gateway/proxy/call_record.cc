@@ -18,7 +18,7 @@ void RecordCall(const ProxyContext& context, const Call& call, const net::HttpRe
   const std::string_view reason =
       call.dispatched ? routing::ReasonName(call.reason) : std::string_view();
   std::optional<double> ttft_s;
-  if (call.first_byte) ttft_s = ToSeconds(*call.first_byte - call.start);
+  if (call.first_byte && call.generates) ttft_s = ToSeconds(*call.first_byte - call.start);
   const double e2e_s = ToSeconds(now - call.start);
   std::optional<int64_t> prompt_tokens;
   std::optional<int64_t> cached_tokens;
@@ -26,8 +26,9 @@ void RecordCall(const ProxyContext& context, const Call& call, const net::HttpRe
     prompt_tokens = call.usage->prompt_tokens;
     cached_tokens = call.usage->cached_tokens;
   }
-  if (!call.rejection.empty()) context.metrics.OnRejected(call.rejection);
-  context.metrics.OnRequest({.backend = backend,
+  if (!call.rejection.empty()) context.metrics.OnRejected(call.rejection, call.route);
+  context.metrics.OnRequest({.route = call.route,
+                             .backend = backend,
                              .status = status,
                              .reason = reason,
                              .tenant = call.tenant,
@@ -43,6 +44,7 @@ void RecordCall(const ProxyContext& context, const Call& call, const net::HttpRe
   context.access_log.Write({.id = call.id,
                             .method = request.method,
                             .path = request.path,
+                            .route = call.route,
                             .model = call.model,
                             .stream = call.stream,
                             .status = status,

@@ -31,6 +31,8 @@ inline constexpr int kClientClosedRequest = 499;
 struct Call {
   uint64_t id = 0;
   TimePoint start{};
+  std::string_view route;  // routes.h's name (a string literal)
+  bool generates = false;  // a prompt route: its first byte is a first token (TTFT)
   // What the request is (admit).
   std::string model;
   bool stream = false;
@@ -46,7 +48,7 @@ struct Call {
   int status = 0;  // the HTTP status the client got; 0 until an answer was given
   std::optional<TimePoint> first_byte;
   std::optional<net::Usage> usage;
-  std::string error;      // why it failed, if it did
+  std::string error;           // why it failed, if it did
   std::string_view rejection;  // the rejection metric's label when refused (a string literal)
 };
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gateway/proxy/forwarding.h"
+#include "gateway/proxy/response_ids.h"
 
 namespace warmroute::gateway {
 namespace {
@@ -36,17 +37,22 @@ net::Response FailureResponse(Attempt attempt) {
 }
 
 net::Task<Forwarded> Forward(const ProxyContext& context, const ProxySettings& settings,
-                             UpstreamPools& pools, Admitted& admitted, net::HttpRequest& request,
-                             Call& call) {
+                             UpstreamPools& pools, Rng& ids, Admitted& admitted,
+                             net::HttpRequest& request, Call& call) {
   // The client's headers are not read past here: filtered in place and sent upstream.
   KeepForwardedHeaders(request.headers, /*strip_credentials=*/admitted.tenant != nullptr);
   const AttemptLimits limits{.max_response_bytes = settings.max_response_bytes};
   Attempt attempt;
+  std::string response_id;
   for (;;) {
-    net::UpstreamRequest upstream{.method = "POST",
+    response_id.clear();
+    if (admitted.body.issues_response_ids() && TakesResponseIds(call.target->kind)) {
+      response_id = NewResponseId(call.target->name, ids);  // each backend its own
+    }
+    net::UpstreamRequest upstream{.method = request.method,
                                   .target = request.target,
                                   .headers = &request.headers,
-                                  .body = admitted.body.For(call.target->kind)};
+                                  .body = admitted.body.For(call.target->kind, response_id)};
     attempt = co_await TryBackend(pools.For(*call.target), upstream, settings.timeouts,
                                   call.target->name, limits);
     context.backends.OnUpstreamResult(call.target->id, attempt.backend_ok);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "common/rng.h"
 #include "gateway/proxy/admit.h"
 #include "gateway/proxy/call_record.h"
 #include "gateway/proxy/proxy_context.h"
@@ -41,9 +42,10 @@ struct Forwarded {
 // The answer to a client when the last attempt failed with `attempt` (no exchange).
 net::Response FailureResponse(Attempt attempt);
 
-// Forwards `request` as `admitted` decided. Records reroutes, retries and failures in `call`.
+// Forwards `request` as `admitted` decided; `ids` draws the response ids the gateway issues
+// (response_ids.h). Records reroutes, retries and failures in `call`.
 net::Task<Forwarded> Forward(const ProxyContext& context, const ProxySettings& settings,
-                             UpstreamPools& pools, Admitted& admitted, net::HttpRequest& request,
-                             Call& call);
+                             UpstreamPools& pools, Rng& ids, Admitted& admitted,
+                             net::HttpRequest& request, Call& call);
 
 }  // namespace warmroute::gateway

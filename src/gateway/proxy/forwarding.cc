@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/json_writer.h"
 #include "gateway/config/tenancy_config.h"
 #include "net/json_object_edit.h"
 
@@ -21,9 +22,8 @@ bool NotForwarded(std::string_view name) {
 void KeepForwardedHeaders(net::HttpHeaders& headers, bool strip_credentials) {
   std::erase_if(headers, [strip_credentials](const auto& header) {
     const std::string& name = header.first;
-    return NotForwarded(name) ||
-           (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
-                                  net::HeaderNameIs(name, kTenantHeader)));
+    return NotForwarded(name) || (strip_credentials && (net::HeaderNameIs(name, "authorization") ||
+                                                        net::HeaderNameIs(name, kTenantHeader)));
   });
 }
 
@@ -43,8 +43,9 @@ absl::StatusOr<std::string> WithCacheSalt(std::string_view body, std::string_vie
 
 absl::StatusOr<UpstreamBody> UpstreamBody::Make(std::string_view client_body,
                                                 std::optional<std::string> with_usage,
-                                                std::string_view salt_json) {
+                                                std::string_view salt_json, bool response_ids) {
   UpstreamBody body(client_body, std::move(with_usage));
+  body.response_ids_ = response_ids;
   if (!salt_json.empty()) {
     absl::StatusOr<std::string> salted = WithCacheSalt(body.unsalted(), salt_json);
     if (!salted.ok()) return salted.status();
@@ -53,8 +54,17 @@ absl::StatusOr<UpstreamBody> UpstreamBody::Make(std::string_view client_body,
   return body;
 }
 
-std::string_view UpstreamBody::For(EngineKind kind) const {
-  return salted_ && EngineSupportsCacheSalt(kind) ? std::string_view(*salted_) : unsalted();
+std::string_view UpstreamBody::For(EngineKind kind, std::string_view response_id) {
+  const std::string_view body =
+      salted_ && EngineSupportsCacheSalt(kind) ? std::string_view(*salted_) : unsalted();
+  if (!response_ids_ || response_id.empty() || !TakesResponseIds(kind)) return body;
+  absl::StatusOr<std::string> with_id =
+      net::InsertTopLevelMember(body, "request_id", JsonString(response_id));
+  if (!with_id.ok()) return body;  // not an object: the parse refused it already
+  with_id_ = std::move(*with_id);
+  return with_id_;
 }
+
+bool TakesResponseIds(EngineKind kind) { return kind == EngineKind::kVllm; }
 
 }  // namespace warmroute::gateway

@@ -8,9 +8,9 @@
 //   x-warmroute-tenant header: a tenant's API key never reaches a backend.
 // - Body: a streaming request that did not ask for usage gets "stream_options":
 //   {"include_usage": true} added, so the engine reports cached tokens in its last chunk (the
-//   closed loop needs them); the relay then drops that chunk (net/usage_tap.h). A body that mentions
-//   stream_options at all is left alone (the client chose). With tenancy, `cache_salt` is set
-//   to the tenant's salt (tenants.h), overwriting the client's, on engines that honour it.
+//   closed loop needs them); the relay then drops that chunk (net/usage_tap.h). A body that
+//   mentions stream_options at all is left alone (the client chose). With tenancy, `cache_salt` is
+//   set to the tenant's salt (tenants.h), overwriting the client's, on engines that honour it.
 //
 // UpstreamBody holds the body in the forms the backends of one request may get: the client's bytes
 // (or the include_usage edit of them), and that with the tenant's cache_salt for engines that
@@ -54,15 +54,19 @@ class UpstreamBody {
   // `client_body` as sent (it must outlive this), `with_usage` WithIncludeUsage's edit of it,
   // and `salt_json` the tenant's cache_salt literal ("" without tenancy). InvalidArgument when
   // the salt cannot be set (the body is not a JSON object).
+  // `response_ids`: a Responses API request without a request_id of its own, whose engines are
+  // given the id of the response they store (response_ids.h).
   static absl::StatusOr<UpstreamBody> Make(std::string_view client_body,
                                            std::optional<std::string> with_usage,
-                                           std::string_view salt_json);
+                                           std::string_view salt_json, bool response_ids = false);
 
-  // What an engine of `kind` is sent.
-  std::string_view For(EngineKind kind) const;
+  // What an engine of `kind` is sent; with `response_id` (when issues_response_ids() and the
+  // engine TakesResponseIds), `request_id` set to it. The view lives until the next call.
+  std::string_view For(EngineKind kind, std::string_view response_id = {});
 
   // True when the gateway added include_usage (the relay then drops the usage chunk).
   bool usage_added() const { return with_usage_.has_value(); }
+  bool issues_response_ids() const { return response_ids_; }
 
  private:
   UpstreamBody(std::string_view client_body, std::optional<std::string> with_usage)
@@ -72,6 +76,11 @@ class UpstreamBody {
   std::string_view client_body_;
   std::optional<std::string> with_usage_;
   std::optional<std::string> salted_;  // set with tenancy
+  bool response_ids_ = false;
+  std::string with_id_;  // the last body For built with a response id
 };
+
+// True for engines whose Responses API gives a response the id its request_id asks for (vLLM).
+bool TakesResponseIds(EngineKind kind);
 
 }  // namespace warmroute::gateway

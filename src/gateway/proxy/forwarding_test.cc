@@ -9,11 +9,16 @@ using request::Endpoint;
 using request::ParseInferenceRequest;
 
 TEST(KeepForwardedHeadersTest, DropsHopByHopHostAndLengthKeepsTheRest) {
-  net::HttpHeaders in = {{"Host", "gw:8080"},          {"Connection", "keep-alive"},
-                         {"Content-Length", "12"},      {"Authorization", "Bearer k"},
-                         {"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"},
-                         {"Proxy-Authorization", "x"},  {"OpenAI-Organization", "org"},
-                         {"Expect", "100-continue"},    {"TE", "trailers"}};
+  net::HttpHeaders in = {{"Host", "gw:8080"},
+                         {"Connection", "keep-alive"},
+                         {"Content-Length", "12"},
+                         {"Authorization", "Bearer k"},
+                         {"Content-Type", "application/json"},
+                         {"Transfer-Encoding", "chunked"},
+                         {"Proxy-Authorization", "x"},
+                         {"OpenAI-Organization", "org"},
+                         {"Expect", "100-continue"},
+                         {"TE", "trailers"}};
   KeepForwardedHeaders(in, /*strip_credentials=*/false);
   net::HttpHeaders expected = {{"Authorization", "Bearer k"},
                                {"Content-Type", "application/json"},
@@ -46,7 +51,8 @@ TEST(WithCacheSaltTest, OverwritesTheClientsSaltAndTheEngineParsesOurs) {
 }
 
 TEST(WithIncludeUsageTest, AddsIncludeUsageToAStreamThatDidNotAskAndTheResultParses) {
-  const std::string body = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+  const std::string body =
+      R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
   auto parsed = ParseInferenceRequest(Endpoint::kChatCompletions, body);
   ASSERT_TRUE(parsed.ok());
   std::optional<std::string> edited = WithIncludeUsage(*parsed, body);
@@ -59,7 +65,7 @@ TEST(WithIncludeUsageTest, AddsIncludeUsageToAStreamThatDidNotAskAndTheResultPar
 
 TEST(WithIncludeUsageTest, LeavesOtherBodiesUnchanged) {
   for (std::string body : {
-           std::string(R"({"model":"m","prompt":"x"})"),                         // not streaming
+           std::string(R"({"model":"m","prompt":"x"})"),  // not streaming
            std::string(R"({"prompt":"x","stream":true,"stream_options":{"include_usage":true}})"),
            std::string(R"({"prompt":"x","stream":true,"stream_options":{"include_usage":false}})"),
        }) {
@@ -81,14 +87,31 @@ TEST(UpstreamBodyTest, WithoutEditsEveryEngineGetsTheClientsBytes) {
 TEST(UpstreamBodyTest, OnlyEnginesThatHonourCacheSaltGetTheSaltedBody) {
   const std::string body = R"({"model":"m","stream":true,"prompt":"x"})";
   absl::StatusOr<UpstreamBody> upstream = UpstreamBody::Make(
-      body, std::string(R"({"stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})"),
+      body,
+      std::string(
+          R"({"stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})"),
       R"("salt")");
   ASSERT_TRUE(upstream.ok());
   EXPECT_TRUE(upstream->usage_added());
-  EXPECT_EQ(upstream->For(EngineKind::kVllm),
-            R"({"cache_salt":"salt","stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})");
+  EXPECT_EQ(
+      upstream->For(EngineKind::kVllm),
+      R"({"cache_salt":"salt","stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})");
   EXPECT_EQ(upstream->For(EngineKind::kSglang),
             R"({"stream_options":{"include_usage":true},"model":"m","stream":true,"prompt":"x"})");
+}
+
+TEST(UpstreamBodyTest, VllmIsGivenTheResponseIdOfTheBackendItIsSentTo) {
+  const std::string body = R"({"model":"m","input":"hi"})";
+  absl::StatusOr<UpstreamBody> upstream =
+      UpstreamBody::Make(body, std::nullopt, "", /*response_ids=*/true);
+  ASSERT_TRUE(upstream.ok());
+  EXPECT_EQ(upstream->For(EngineKind::kVllm, "resp_wr1abc"),
+            R"({"request_id":"resp_wr1abc","model":"m","input":"hi"})");
+  EXPECT_EQ(upstream->For(EngineKind::kVllm, "resp_wr1def"),  // a retry elsewhere: its own id
+            R"({"request_id":"resp_wr1def","model":"m","input":"hi"})");
+  EXPECT_EQ(upstream->For(EngineKind::kSglang, "resp_wr1abc"), body);  // ignores request_id
+  absl::StatusOr<UpstreamBody> plain = UpstreamBody::Make(body, std::nullopt, "");
+  EXPECT_EQ(plain->For(EngineKind::kVllm, "resp_wr1abc"), body);
 }
 
 TEST(UpstreamBodyTest, ABodyThatIsNotAnObjectCannotBeSalted) {

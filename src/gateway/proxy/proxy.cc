@@ -12,8 +12,11 @@
 namespace warmroute::gateway {
 
 Proxy::Proxy(const ProxyContext& context, std::shared_ptr<const ProxySettings> settings,
-             net::Executor executor)
-    : context_(context), executor_(executor), pools_(executor, context.backends) {
+             net::Executor executor, uint64_t seed)
+    : context_(context),
+      executor_(executor),
+      pools_(executor, context.backends),
+      response_ids_(seed) {
   SetSettings(std::move(settings));
 }
 
@@ -33,13 +36,14 @@ void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
   redis_ = std::make_unique<RedisRateStore>(executor_, options, context_.clock);
 }
 
-net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& request,
+net::Task<void> Proxy::Handle(RouteMatch route, net::HttpRequest& request,
                               net::ResponseWriter& writer) {
   const std::shared_ptr<const ProxySettings> settings = settings_;
   Call call = NewCall(context_);
+  call.route = route.route->name;
+  call.generates = route.route->body == RouteBody::kPrompt;
   try {
-    AdmitResult admitted =
-        co_await Admit(context_, *settings, redis_.get(), endpoint, request, call);
+    AdmitResult admitted = co_await Admit(context_, *settings, redis_.get(), route, request, call);
     if (Refusal* refusal = std::get_if<Refusal>(&admitted)) {
       call.rejection = refusal->rejection;
       call.error = std::string(refusal->error.message());
@@ -49,8 +53,8 @@ net::Task<void> Proxy::Handle(request::Endpoint endpoint, net::HttpRequest& requ
     } else {
       Admitted& request_admitted = std::get<Admitted>(admitted);
       request_admitted.routed.CommitInsertSoon(executor_);
-      Forwarded forwarded =
-          co_await Forward(context_, *settings, pools_, request_admitted, request, call);
+      Forwarded forwarded = co_await Forward(context_, *settings, pools_, response_ids_,
+                                             request_admitted, request, call);
       co_await Relay(context_, *settings, forwarded, request_admitted, writer, call);
     }
   } catch (...) {

@@ -1,5 +1,5 @@
-// The proxy for the routed endpoints (POST /v1/chat/completions, /v1/completions): each request
-// runs three stages and ends with a record of itself.
+// The proxy for the routed endpoints (routes.h: every path the engines serve): each request runs
+// three stages and ends with a record of itself.
 //
 //   admit    (admit.h)    tenant → parse → prefix key → limits → admission → route: an admitted
 //                         request, or a refusal sent at once
@@ -16,8 +16,10 @@
 
 #include <memory>
 
+#include "common/rng.h"
 #include "core/request/inference_request.h"
 #include "gateway/proxy/proxy_context.h"
+#include "gateway/proxy/routes.h"
 #include "gateway/proxy/upstream_pools.h"
 #include "gateway/tenancy/redis_rate_store.h"
 #include "net/http1/http_request.h"
@@ -28,15 +30,15 @@ namespace warmroute::gateway {
 
 class Proxy {
  public:
-  // `context` outlives the Proxy (proxy_context.h).
+  // `context` outlives the Proxy (proxy_context.h); `seed` seeds the response ids it issues
+  // (response_ids.h: from the operating system, so that ids differ across workers and replicas).
   Proxy(const ProxyContext& context, std::shared_ptr<const ProxySettings> settings,
-        net::Executor executor);
+        net::Executor executor, uint64_t seed);
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
 
-  // Serves one request at `endpoint`. Worker thread only.
-  net::Task<void> Handle(request::Endpoint endpoint, net::HttpRequest& request,
-                         net::ResponseWriter& writer);
+  // Serves one request on `route` (REQUIRES: route.route). Worker thread only.
+  net::Task<void> Handle(RouteMatch route, net::HttpRequest& request, net::ResponseWriter& writer);
 
   // The settings new requests get. Worker thread only.
   const std::shared_ptr<const ProxySettings>& settings() const { return settings_; }
@@ -49,6 +51,7 @@ class Proxy {
   std::shared_ptr<const ProxySettings> settings_;
   net::Executor executor_;
   UpstreamPools pools_;
+  Rng response_ids_;
   std::unique_ptr<RedisRateStore> redis_;  // this thread's connection; null: local limits
 };
 

@@ -39,7 +39,9 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
   }
   if (!forwarded.stream) {  // read whole
     call.first_byte = context.clock.Now();
-    if (head.status == 200) call.usage = net::ReadUsage(forwarded.response.body);
+    if (head.status == 200 && admitted.usage_format) {
+      call.usage = net::ReadUsage(forwarded.response.body, *admitted.usage_format);
+    }
     if (head.status < 400) {
       admitted.routed.Finished(CachedTokensOf(call.usage));
     } else {
@@ -50,7 +52,8 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
   }
 
   // Server-Sent Events, passed on as they arrive.
-  net::SseUsageTap tap(/*drop_usage_event=*/admitted.body.usage_added());
+  net::SseUsageTap tap(/*drop_usage_event=*/admitted.body.usage_added(),
+                       admitted.usage_format.value_or(net::UsageFormat::kChat));
   absl::Status opened = co_await writer.StartStream(std::move(head));
   if (!opened.ok()) co_return;  // the client left; the request fails in the Router
   for (;;) {
@@ -81,7 +84,7 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
     absl::Status written = co_await writer.WriteChunk(rest);
     if (!written.ok()) co_return;
   }
-  call.usage = tap.usage();
+  if (admitted.usage_format) call.usage = tap.usage();
   admitted.routed.Finished(CachedTokensOf(call.usage));
   co_await writer.FinishStream();
 }

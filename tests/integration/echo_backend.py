@@ -1,0 +1,78 @@
+"""An engine stand-in for the gateway's pass-through routes: a real HTTP/1.1 server on loopback
+(standard library) that serves one model and answers every POST with what it received — method,
+path, the body's bytes and the headers — as JSON, so a test can see which backend a request
+reached and that it arrived unchanged. GET /health is 200 and GET /v1/models lists its model
+(a gateway config gives it kind "openai": nothing to scrape).
+
+Usage:
+  with EchoBackend("bge-m3") as b:
+      ... config backends: [{"url": b.url, "kind": "openai", "name": "e0"}] ...
+      b.requests          # [(method, path, body bytes, headers dict)]
+"""
+import base64
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class EchoBackend:
+    def __init__(self, model, name="echo"):
+        self.model = model
+        self.name = name
+        self.requests = []
+        self._lock = threading.Lock()
+        backend = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _reply(self, status, doc):
+                data = json.dumps(doc).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path == "/health":
+                    self._reply(200, {})
+                elif self.path == "/v1/models":
+                    self._reply(200, {"object": "list",
+                                      "data": [{"id": backend.model, "object": "model"}]})
+                else:
+                    self._echo()
+
+            def do_POST(self):
+                self._echo()
+
+            def do_DELETE(self):
+                self._echo()
+
+            def _echo(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with backend._lock:
+                    backend.requests.append((self.command, self.path, body, headers))
+                self._reply(200, {"backend": backend.name, "method": self.command,
+                                  "path": self.path,
+                                  "body_b64": base64.b64encode(body).decode(),
+                                  "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+        return False
