@@ -7,11 +7,21 @@
 // Content is not trimmed, so a previous answer sent back verbatim renders to exactly the text
 // (and tokens) the engine generated: multi-turn conversations hit the cached generated blocks.
 //
+// Tools (the JSON text of a `tools` list) go in the system part, as chat templates put them: at
+// the end of the first message's content when it is a system message, else as a system message
+// of their own before the first message:
+//
+//   <|start_header_id|>system<|end_header_id|>\n\n{content}\n\nTools: {tools}<|eot_id|>
+//   <|start_header_id|>system<|end_header_id|>\n\nTools: {tools}<|eot_id|>   (no system message)
+//
+// so requests with the same instructions and tools share that whole prefix.
+//
 // Thread-safety: pure functions.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/request/inference_request.h"
@@ -22,32 +32,55 @@ inline constexpr std::string_view kBeginOfText = "<|begin_of_text|>";
 inline constexpr std::string_view kStartHeader = "<|start_header_id|>";
 inline constexpr std::string_view kEndHeader = "<|end_header_id|>";
 inline constexpr std::string_view kEndOfTurn = "<|eot_id|>";
+inline constexpr std::string_view kToolsLabel = "Tools: ";
 
 // Calls piece(std::string_view) with each piece of the rendered text in order: their
 // concatenation is RenderChat's result. For readers of the text that need not build it (the
-// prefix key hashes it as it comes).
+// prefix key hashes it as it comes). `tools` may be empty (no tools).
+template <typename Piece>
+void ForEachChatPiece(const std::vector<ChatMessage>& messages, std::string_view tools,
+                      bool add_generation_prompt, Piece&& piece) {
+  constexpr std::string_view kHeaderEnd = "\n\n";
+  const auto header = [&piece](std::string_view role) {
+    piece(kStartHeader);
+    piece(role);
+    piece(kEndHeader);
+    piece(kHeaderEnd);
+  };
+  piece(kBeginOfText);
+  const bool tools_in_first = !tools.empty() && !messages.empty() && messages[0].role == "system";
+  if (!tools.empty() && !tools_in_first) {
+    header("system");
+    piece(kToolsLabel);
+    piece(tools);
+    piece(kEndOfTurn);
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& message = messages[i];
+    header(message.role);
+    piece(std::string_view(message.content));
+    if (i == 0 && tools_in_first) {
+      if (!message.content.empty()) piece(kHeaderEnd);
+      piece(kToolsLabel);
+      piece(tools);
+    }
+    piece(kEndOfTurn);
+  }
+  if (add_generation_prompt) header("assistant");
+}
+
+// The same without tools.
 template <typename Piece>
 void ForEachChatPiece(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                       Piece&& piece) {
-  constexpr std::string_view kHeaderEnd = "\n\n";
-  piece(kBeginOfText);
-  for (const ChatMessage& message : messages) {
-    piece(kStartHeader);
-    piece(std::string_view(message.role));
-    piece(kEndHeader);
-    piece(kHeaderEnd);
-    piece(std::string_view(message.content));
-    piece(kEndOfTurn);
-  }
-  if (add_generation_prompt) {
-    piece(kStartHeader);
-    piece(std::string_view("assistant"));
-    piece(kEndHeader);
-    piece(kHeaderEnd);
-  }
+  ForEachChatPiece(messages, std::string_view(), add_generation_prompt, std::forward<Piece>(piece));
 }
 
-// Renders `messages` as above; appends the assistant header when add_generation_prompt.
+// Renders `messages` and `tools` as above; appends the assistant header when
+// add_generation_prompt.
+std::string RenderChat(const std::vector<ChatMessage>& messages, std::string_view tools,
+                       bool add_generation_prompt);
+// The same without tools.
 std::string RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt);
 
 }  // namespace warmroute::request

@@ -51,5 +51,30 @@ TEST(ChatTemplateTest, NextTurnExtendsThePreviousPromptAndAnswer) {
   EXPECT_EQ(second.substr(0, first.size() + 5), first + " mesa");
 }
 
+TEST(ChatTemplateTest, ToolsEndTheSystemMessage) {
+  const std::vector<ChatMessage> messages = {{"system", "Be brief."}, {"user", "Hi"}};
+  EXPECT_EQ(RenderChat(messages, R"([{"name":"f"}])", false),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.\n\n"
+            R"(Tools: [{"name":"f"}])"
+            "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>");
+  // An empty system message takes the tools without a separator.
+  EXPECT_EQ(RenderChat({{"system", ""}}, "[]", false),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nTools: []<|eot_id|>");
+}
+
+TEST(ChatTemplateTest, ToolsWithoutASystemMessageComeFirstInOneOfTheirOwn) {
+  EXPECT_EQ(RenderChat({{"user", "Hi"}}, "[1]", true),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nTools: [1]<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(RenderChat({}, "[1]", false),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nTools: [1]<|eot_id|>");
+}
+
+TEST(ChatTemplateTest, NoToolsRendersAsWithoutThem) {
+  const std::vector<ChatMessage> messages = {{"system", "S"}, {"user", "U"}};
+  EXPECT_EQ(RenderChat(messages, "", true), RenderChat(messages, true));
+}
+
 }  // namespace
 }  // namespace warmroute::request

@@ -1,6 +1,5 @@
 #include "core/request/inference_request.h"
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +9,9 @@
 #include "common/absl_view.h"
 #include "common/status.h"
 #include "core/request/chat_template.h"
+#include "core/request/json_fields.h"
+#include "core/request/messages_request.h"
+#include "core/request/responses_request.h"
 #include "simdjson.h"
 
 // Validation follows vLLM's OpenAI server (protocol.py) where the two APIs agree:
@@ -27,132 +29,6 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
-
-std::string_view TypeName(element_type type) {
-  switch (type) {
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::INT64:
-    case element_type::UINT64:
-      return "an integer";
-    case element_type::DOUBLE:
-      return "a number";
-    case element_type::STRING:
-      return "a string";
-    case element_type::BOOL:
-      return "a boolean";
-    case element_type::NULL_VALUE:
-      return "null";
-  }
-  return "an unknown value";
-}
-
-absl::Status WrongType(std::string_view param, std::string_view expected, element value) {
-  return InvalidParam(
-      param, absl::StrCat("'", std::string(param), "' must be ", std::string(expected), ", got ",
-                          std::string(TypeName(value.type()))));
-}
-
-// The integer value of `value` if it is a JSON integer (or an integral float) in int64 range.
-std::optional<int64_t> AsInt64(element value) {
-  switch (value.type()) {
-    case element_type::INT64:
-      return value.get_int64().value_unsafe();
-    case element_type::UINT64:
-      return std::nullopt;  // above INT64_MAX: simdjson only uses UINT64 for those
-    case element_type::DOUBLE: {
-      const double d = value.get_double().value_unsafe();
-      // 2^63 is exact as a double; the range is [-2^63, 2^63).
-      if (std::nearbyint(d) != d || d < -9223372036854775808.0 || d >= 9223372036854775808.0) {
-        return std::nullopt;
-      }
-      return static_cast<int64_t>(d);
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-bool IsNumber(element value) {
-  const element_type type = value.type();
-  return type == element_type::INT64 || type == element_type::UINT64 ||
-         type == element_type::DOUBLE;
-}
-
-absl::Status ParseString(element value, std::string_view param, std::string& out) {
-  if (value.is_null()) {
-    out.clear();
-    return absl::OkStatus();
-  }
-  if (!value.is_string()) return WrongType(param, "a string", value);
-  out.assign(value.get_string().value_unsafe());
-  return absl::OkStatus();
-}
-
-absl::Status ParseBool(element value, std::string_view param, bool default_value, bool& out) {
-  if (value.is_null()) {
-    out = default_value;
-    return absl::OkStatus();
-  }
-  if (!value.is_bool()) return WrongType(param, "a boolean", value);
-  out = value.get_bool().value_unsafe();
-  return absl::OkStatus();
-}
-
-// An integer >= 1, or null (unset): max_tokens, max_completion_tokens, n.
-absl::Status ParsePositiveCount(element value, std::string_view param,
-                                std::optional<int64_t>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return absl::OkStatus();
-  }
-  if (!IsNumber(value)) return WrongType(param, "an integer or null", value);
-  const std::optional<int64_t> n = AsInt64(value);
-  if (!n) {
-    if (value.type() == element_type::UINT64) {
-      return InvalidParam(param, absl::StrCat(std::string(param), " is too large"));
-    }
-    return WrongType(param, "an integer or null", value);
-  }
-  if (*n < 1) {
-    return InvalidParam(param,
-                        absl::StrCat(std::string(param), " must be at least 1, got ", *n, "."));
-  }
-  out = *n;
-  return absl::OkStatus();
-}
-
-absl::Status ParseSeed(element value, std::optional<uint64_t>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return absl::OkStatus();
-  }
-  if (!IsNumber(value)) return WrongType("seed", "an integer or null", value);
-  const std::optional<int64_t> n = AsInt64(value);
-  if (!n) {
-    if (value.type() == element_type::UINT64) {
-      return InvalidParam("seed", "seed must be within the signed 64-bit integer range");
-    }
-    return WrongType("seed", "an integer or null", value);
-  }
-  out = static_cast<uint64_t>(*n);  // two's complement: distinct seeds stay distinct
-  return absl::OkStatus();
-}
-
-absl::Status ParseCacheSalt(element value, std::string& out) {
-  if (value.is_null()) {
-    out.clear();
-    return absl::OkStatus();
-  }
-  if (!value.is_string() || value.get_string().value_unsafe().empty()) {
-    return InvalidParam("cache_salt",
-                        "Parameter 'cache_salt' must be a non-empty string if provided.");
-  }
-  out.assign(value.get_string().value_unsafe());
-  return absl::OkStatus();
-}
 
 // "messages[i]" or "messages[i].field": built only when a message is invalid (a valid request
 // builds no names).
@@ -266,9 +142,9 @@ absl::Status ParsePrompt(element value, InferenceRequest& out) {
   out.prompt_token_ids.reserve(items.size());
   size_t index = 0;
   for (element item : items) {
-    if (!IsNumber(item)) {
+    if (!IsJsonNumber(item)) {
       return InvalidParam("prompt", absl::StrCat("prompt[", index, "] must be a token id, got ",
-                                                 std::string(TypeName(item.type()))));
+                                                 std::string(JsonTypeName(item.type()))));
     }
     const std::optional<int64_t> id = AsInt64(item);
     if (!id || *id < 0 || *id > std::numeric_limits<int32_t>::max()) {
@@ -297,16 +173,13 @@ absl::Status ParseStreamOptions(element value, InferenceRequest& out) {
   return absl::OkStatus();
 }
 
-// Parses into `request`, which may hold an earlier parse: every field is set, and the strings
-// and messages already there keep their memory.
-absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& request) {
-  if (!root.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("The request body must be a JSON object, got ",
-                                                   std::string(TypeName(root.type()))));
-  }
-  const bool chat = endpoint == Endpoint::kChatCompletions;
+// Sets every field of `request` as a new request of `endpoint` has it. The strings and messages
+// the endpoint's parser fills keep their memory.
+void ResetFields(Endpoint endpoint, InferenceRequest& request) {
   request.endpoint = endpoint;
   request.model.clear();
+  request.tools.clear();
+  request.max_tokens.reset();
   request.stream = false;
   request.include_usage = false;
   request.cache_salt.clear();
@@ -314,16 +187,34 @@ absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& reques
   request.user.clear();
   request.seed.reset();
   request.n.reset();
-  if (chat) {  // the other endpoint's fields, as a new request has them
+  request.instructions.reset();
+  request.previous_response_id.reset();
+  request.request_id.clear();
+  request.store = true;
+  request.background = false;
+  if (endpoint != Endpoint::kCompletions) {  // the prompt fields, as a new request has them
     request.prompt.clear();
     request.prompt_token_ids.clear();
     request.has_token_prompt = false;
   } else {
     request.messages.clear();
   }
+}
+
+// Parses into `request`, which may hold an earlier parse: every field is set, and the strings
+// and messages already there keep their memory.
+absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& request) {
+  if (!root.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("The request body must be a JSON object, got ",
+                                                   std::string(JsonTypeName(root.type()))));
+  }
+  ResetFields(endpoint, request);
+  const simdjson::dom::object fields = root.get_object().value_unsafe();
+  if (endpoint == Endpoint::kResponses) return ParseResponsesFields(fields, request);
+  if (endpoint == Endpoint::kMessages) return ParseMessagesFields(fields, request);
+  const bool chat = endpoint == Endpoint::kChatCompletions;
   std::optional<element> messages, prompt, stream_options;
   std::optional<int64_t> max_tokens, max_completion_tokens;
-  const simdjson::dom::object fields = root.get_object().value_unsafe();
   for (simdjson::dom::key_value_pair field : fields) {
     const std::string_view key = field.key;
     const element value = field.value;
@@ -438,10 +329,8 @@ std::string RenderPrompt(const InferenceRequest& request) {
     std::fprintf(stderr, "RenderPrompt: the request has a token prompt, not text\n");
     std::abort();
   }
-  if (request.endpoint == Endpoint::kChatCompletions) {
-    return RenderChat(request.messages, /*add_generation_prompt=*/true);
-  }
-  return request.prompt;
+  if (request.endpoint == Endpoint::kCompletions) return request.prompt;
+  return RenderChat(request.messages, request.tools, /*add_generation_prompt=*/true);
 }
 
 }  // namespace warmroute::request

@@ -1,5 +1,15 @@
-// The OpenAI request model shared by the engine emulator, the gateway and the simulator:
-// what a /v1/completions or /v1/chat/completions body asks for, parsed once and validated.
+// The request model shared by the engine emulator, the gateway and the simulator: what a
+// prompt-bearing request body asks for, parsed once and validated. Four APIs map onto it:
+//
+//   Endpoint          path                   prompt
+//   kCompletions      /v1/completions        `prompt` (text or token ids)
+//   kChatCompletions  /v1/chat/completions   `messages`
+//   kResponses        /v1/responses          `instructions`, `tools`, `input` (OpenAI Responses)
+//   kMessages         /v1/messages           `system`, `tools`, `messages` (Anthropic Messages)
+//
+// The last two are read into `messages` (and `tools`) as vLLM turns them into chat messages
+// (responses_request.h, messages_request.h), so RenderPrompt gives the text the engine's chat
+// template renders first, and requests that share a conversation's beginning share a prefix.
 //
 // Usage:
 //   absl::StatusOr<InferenceRequest> req =
@@ -20,7 +30,7 @@
 
 namespace warmroute::request {
 
-enum class Endpoint { kCompletions, kChatCompletions };
+enum class Endpoint { kCompletions, kChatCompletions, kResponses, kMessages };
 
 struct ChatMessage {
   std::string role;     // "system", "user", "assistant", "tool", ...
@@ -32,13 +42,18 @@ struct ChatMessage {
 struct InferenceRequest {
   Endpoint endpoint = Endpoint::kChatCompletions;
   std::string model;
-  // Chat: the messages. Completions: empty.
+  // Chat: the messages. Responses and Messages: the conversation they render as (the
+  // instructions or system text first). Completions: empty.
   std::vector<ChatMessage> messages;
+  // Responses and Messages: the `tools` list as minified JSON text, rendered at the end of the
+  // system part (chat_template.h); empty when there are none. Chat and completions: empty.
+  std::string tools;
   // Completions: the prompt, as text or as token ids (exactly one is used: see has_token_prompt).
   std::string prompt;
   std::vector<int32_t> prompt_token_ids;
   bool has_token_prompt = false;
-  // max_tokens, or max_completion_tokens (chat); unset means the server's default.
+  // max_tokens, max_completion_tokens (chat) or max_output_tokens (Responses); unset means the
+  // server's default. Required by the Messages API.
   std::optional<int64_t> max_tokens;
   std::optional<int64_t> n;  // choices to generate; unset means 1
   bool stream = false;
@@ -48,13 +63,21 @@ struct InferenceRequest {
   std::string user;
   std::optional<uint64_t> seed;
 
+  // Responses only (OpenAI's /v1/responses and vLLM's extension `request_id`):
+  std::optional<std::string> instructions;  // also messages[0] (role "system") when non-empty
+  std::optional<std::string> previous_response_id;
+  std::string request_id;  // the id the response gets; empty: the server picks one
+  bool store = true;       // keep the response for GET and previous_response_id
+  bool background = false;
+
   bool operator==(const InferenceRequest&) const = default;
 };
 
 // Parses and validates a request body. Errors are InvalidArgument with the offending parameter
 // attached (common/status.h ParamOf): wrong types, a missing `messages` (chat) or `prompt`
 // (completions), an empty messages list or prompt, non-text content parts, token ids outside
-// [0, 2^31), max_tokens < 1, n < 1, an empty cache_salt, stream_options without stream=true.
+// [0, 2^31), max_tokens < 1, n < 1, an empty cache_salt, stream_options without stream=true;
+// the Responses and Messages APIs' own rules are in responses_request.h and messages_request.h.
 // Malformed JSON (including integers beyond 64 bits) and a non-object body are InvalidArgument with
 // no parameter. `model` is optional (empty: the server's default model); any optional field may be
 // null, meaning unset. Chat takes max_completion_tokens over max_tokens. Unknown fields are
@@ -75,8 +98,8 @@ absl::Status ParseInferenceRequestInto(Endpoint endpoint, const std::string& bod
 void ReleaseInferenceRequest(InferenceRequest& request);
 inline constexpr size_t kParsePadding = 64;
 
-// The canonical prompt text: the chat template applied to `messages` (with the generation
-// prompt), or the completion prompt as given. REQUIRES: !request.has_token_prompt.
+// The canonical prompt text: the chat template applied to `messages` and `tools` (with the
+// generation prompt), or the completion prompt as given. REQUIRES: !request.has_token_prompt.
 std::string RenderPrompt(const InferenceRequest& request);
 
 }  // namespace warmroute::request

@@ -5,6 +5,7 @@
 
 #include "common/rng.h"
 #include "common/status.h"
+#include "core/request/parse_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::warmroute::request::testing::ExpectInvalid;
 
 absl::StatusOr<InferenceRequest> Chat(std::string_view body) {
   return ParseInferenceRequest(Endpoint::kChatCompletions, body);
@@ -27,16 +29,6 @@ std::string ChatWith(std::string_view extra) {
   std::string body = R"({"model": "m", "messages": [{"role": "user", "content": "Hi"}]})";
   if (!extra.empty()) body.insert(body.size() - 1, ", " + std::string(extra));
   return body;
-}
-
-// Expects an InvalidArgument naming `param`, whose message contains `message_part`.
-void ExpectInvalid(const absl::StatusOr<InferenceRequest>& result, std::string_view param,
-                   std::string_view message_part = "") {
-  ASSERT_FALSE(result.ok()) << "expected an error for param " << param;
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParamOf(result.status()), std::optional<std::string>(std::string(param)))
-      << result.status();
-  EXPECT_THAT(std::string(result.status().message()), HasSubstr(std::string(message_part)));
 }
 
 // ---- chat: success shapes ----

@@ -142,12 +142,13 @@ PrefixKey MakePrefixKey(const request::InferenceRequest& request, std::string_vi
   if (request.endpoint == request::Endpoint::kCompletions) {
     return MakePrefixKeyFromText(request.model, salt, request.prompt, options);
   }
-  // The chat template's text (request::RenderPrompt's), hashed as it comes.
+  // The chat template's text (request::RenderPrompt's, with the tools of a Responses or
+  // Messages request), hashed as it comes.
   size_t chars = 0;
-  request::ForEachChatPiece(request.messages, /*add_generation_prompt=*/true,
+  request::ForEachChatPiece(request.messages, request.tools, /*add_generation_prompt=*/true,
                             [&chars](std::string_view piece) { chars += piece.size(); });
   return KeyOfText(request.model, salt, chars, options, [&request](ChainHasher& hasher) {
-    request::ForEachChatPiece(request.messages, /*add_generation_prompt=*/true,
+    request::ForEachChatPiece(request.messages, request.tools, /*add_generation_prompt=*/true,
                               [&hasher](std::string_view piece) { hasher.Add(piece); });
   });
 }

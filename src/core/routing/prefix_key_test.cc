@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/rng.h"
 #include "core/request/block_hash.h"
 #include "gtest/gtest.h"
@@ -190,6 +191,20 @@ TEST(PrefixKeyTest, ChatRequestsAreKeyedByTheirRenderedPrompt) {
   const PrefixKey other_key = MakePrefixKey(other, "acme", {});
   EXPECT_GE(CommonLeadingHashes(key, other_key), 2000u / 64);
   EXPECT_LT(CommonLeadingHashes(key, other_key), key.block_hashes.size());
+}
+
+TEST(PrefixKeyTest, ResponsesRequestsAreKeyedByTheirRenderedPromptWithTools) {
+  absl::StatusOr<request::InferenceRequest> request = request::ParseInferenceRequest(
+      request::Endpoint::kResponses,
+      absl::StrCat(R"({"model": "m", "instructions": ")", Text(1000, 3),
+                   R"(", "tools": [{"type": "function", "name": "lookup"}], "input": "Hi"})"));
+  ASSERT_TRUE(request.ok()) << request.status();
+  const PrefixKey key = MakePrefixKey(*request, "acme", {});
+  EXPECT_EQ(key.block_hashes,
+            MakePrefixKeyFromText("m", "acme", request::RenderPrompt(*request), {}).block_hashes);
+  request::InferenceRequest without_tools = *request;
+  without_tools.tools.clear();
+  EXPECT_NE(MakePrefixKey(without_tools, "acme", {}).block_hashes, key.block_hashes);
 }
 
 // A chat's key is hashed piece by piece as the template renders (no rendered copy): whatever
