@@ -1,35 +1,19 @@
 #include "emulator/api.h"
 
-#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "core/request/block_hash.h"
+#include "emulator/engine_input.h"
 #include "emulator/openai_response.h"
+#include "emulator/reply.h"
 
 namespace warmroute::emulator {
 namespace {
 
 using net::HttpRequest;
-using net::ResponseHead;
 using net::ResponseWriter;
 using request::Endpoint;
-
-int64_t UnixTime() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-ResponseHead Head(std::string content_type) {
-  ResponseHead head;
-  head.content_type = std::move(content_type);
-  return head;
-}
-
-// The root of the default generated-text seed (any constant).
-constexpr uint64_t kTextSeedRoot = 0x746578745f736565ull;
 
 // The parameter a prompt error names on each endpoint.
 std::string_view PromptParam(Endpoint endpoint) {
@@ -56,33 +40,44 @@ EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer)
       tokenizer_(tokenizer),
       id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)) {}
 
+// Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
+  const std::string& path = request.path;
+  const bool post = request.method == "POST";
+  if (path == "/v1/chat/completions" && post) {
+    return Generate(Endpoint::kChatCompletions, request, writer);
+  }
+  if (path == "/v1/completions" && post) return Generate(Endpoint::kCompletions, request, writer);
+  return Send(writer, Answer(request));
+}
+
+net::Task<void> EngineApi::Send(ResponseWriter& writer, net::Response response) {
+  co_await writer.Reply(std::move(response));
+}
+
+net::Response EngineApi::Answer(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
-  if (path == "/v1/chat/completions" && post) {
-    co_await Generate(Endpoint::kChatCompletions, request, writer);
-  } else if (path == "/v1/completions" && post) {
-    co_await Generate(Endpoint::kCompletions, request, writer);
-  } else if (path == "/health" && get) {
-    co_await writer.Reply(Head(""), "");
-  } else if (path == "/metrics" && get) {
-    co_await writer.Reply(Head("text/plain; version=0.0.4; charset=utf-8"), replica_.MetricsText());
-  } else if (path == "/v1/models" && get) {
-    co_await writer.Reply(Head("application/json"), ModelList(replica_.options().model, UnixTime(),
-                                                              replica_.config().max_model_len));
-  } else if (path == "/version" && get) {
-    co_await writer.Reply(Head("application/json"), R"({"version":"0.1.0+warmroute"})");
-  } else if (path == "/reset_prefix_cache" && post) {
-    absl::Status reset = replica_.ResetPrefixCache();
-    if (reset.ok()) {
-      co_await writer.Reply(Head(""), "");
-    } else {
-      co_await writer.ReplyError(reset);
-    }
-  } else {
-    co_await writer.ReplyError(NoRoute(request));
+  if (path == "/health" && get) return {.head = Head(""), .body = ""};
+  if (path == "/metrics" && get) {
+    return {.head = Head("text/plain; version=0.0.4; charset=utf-8"),
+            .body = replica_.MetricsText()};
   }
+  if (path == "/v1/models" && get) {
+    return {
+        .head = Head(kJsonType),
+        .body = ModelList(replica_.options().model, UnixTime(), replica_.config().max_model_len)};
+  }
+  if (path == "/version" && get) {
+    return {.head = Head(kJsonType), .body = R"({"version":"0.1.0+warmroute"})"};
+  }
+  if (path == "/reset_prefix_cache" && post) {
+    absl::Status reset = replica_.ResetPrefixCache();
+    if (!reset.ok()) return net::ErrorResponse(reset);
+    return {.head = Head(""), .body = ""};
+  }
+  return net::ErrorResponse(NoRoute(request));
 }
 
 absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const std::string& body) {
@@ -90,10 +85,7 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   if (!parsed.ok()) return parsed.status();
   request::InferenceRequest& req = *parsed;
   const std::string& served = replica_.options().model;
-  if (!req.model.empty() && req.model != served) {
-    return WithParam(
-        absl::NotFoundError(absl::StrCat("The model `", req.model, "` does not exist.")), "model");
-  }
+  WR_RETURN_IF_ERROR(CheckModel(req.model, served));
   if (req.n && *req.n != 1) {
     return InvalidParam("n", absl::StrCat("The engine emulator generates one choice per request: "
                                           "n must be 1, got ",
@@ -103,29 +95,27 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   prepared.model = req.model.empty() ? served : req.model;
   prepared.stream = req.stream;
   prepared.include_usage = req.include_usage;
-  engine::EngineRequest& engine = prepared.engine;
+  std::vector<int32_t> tokens;
   if (req.has_token_prompt) {
     for (int32_t id : req.prompt_token_ids) {
       if (id < 0 || id >= tokenizer_.VocabSize()) {
         return InvalidParam("prompt", absl::StrCat("Token id ", id, " is out of vocabulary."));
       }
     }
-    engine.prompt_tokens = std::move(req.prompt_token_ids);
+    tokens = std::move(req.prompt_token_ids);
   } else {
-    engine.prompt_tokens = tokenizer_.Encode(request::RenderPrompt(req));
+    tokens = tokenizer_.Encode(request::RenderPrompt(req));
   }
-  if (engine.prompt_tokens.empty()) {
+  if (tokens.empty()) {
     return InvalidParam(PromptParam(endpoint), "The prompt cannot be empty.");
   }
-  engine.id = replica_.NewRequestId();
-  engine.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens);
-  engine.root_hash =
-      request::RootBlockHash({.model = prepared.model, .lora = "", .cache_salt = req.cache_salt});
-  // Without a seed, the text is a function of the prompt, as with greedy decoding: the same
-  // prompt gets the same answer on every replica.
-  engine.seed = req.seed ? *req.seed : request::ChainBlockHash(kTextSeedRoot, engine.prompt_tokens);
-  prepared.seed = engine.seed;
-  prepared.max_tokens = engine.max_tokens;
+  prepared.engine = MakeEngineRequest(replica_, std::move(tokens),
+                                      {.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens),
+                                       .model = prepared.model,
+                                       .cache_salt = req.cache_salt,
+                                       .seed = req.seed});
+  prepared.seed = prepared.engine.seed;
+  prepared.max_tokens = prepared.engine.max_tokens;
   return prepared;
 }
 
@@ -159,7 +149,7 @@ net::Task<void> EngineApi::Stream(RequestHandle handle, Prepared prepared, bool 
                           .created = UnixTime(),
                           .model = prepared.model};
   const StreamFormatter format(info);
-  if (!(co_await writer.StartStream(Head("text/event-stream; charset=utf-8"))).ok()) co_return;
+  if (!(co_await writer.StartStream(Head(kEventStreamType))).ok()) co_return;
   const engine::TokenGenerator& generator = replica_.generator();
   const uint64_t seed = prepared.seed;
   const int64_t max_tokens = prepared.max_tokens;
@@ -209,7 +199,7 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
                                 .id = ResponseId(chat, id_rng_.Next(), id_rng_.Next()),
                                 .created = UnixTime(),
                                 .model = prepared.model};
-        co_await writer.Reply(Head("application/json"),
+        co_await writer.Reply(Head(kJsonType),
                               CompleteResponse(info, text,
                                                {.prompt_tokens = event.prompt_tokens,
                                                 .completion_tokens = event.output_index,

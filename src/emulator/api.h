@@ -1,12 +1,12 @@
 // vLLM's OpenAI-compatible HTTP API over one emulated Replica:
 //
-//   POST /v1/chat/completions   chat (JSON, or SSE when "stream": true)
-//   POST /v1/completions        text completions; prompt as text or as token ids
-//   GET  /v1/models             the served model, vLLM's shape
-//   GET  /health                200, empty body
-//   GET  /metrics               Prometheus text (vLLM metric names)
-//   GET  /version               {"version": ...}
-//   POST /reset_prefix_cache    200, or 400 while requests hold KV blocks
+//   POST   /v1/chat/completions       chat (JSON, or SSE when "stream": true)
+//   POST   /v1/completions            text completions; prompt as text or as token ids
+//   GET    /v1/models                 the served model, vLLM's shape
+//   GET    /health                    200, empty body
+//   GET    /metrics                   Prometheus text (vLLM metric names)
+//   GET    /version                   {"version": ...}
+//   POST   /reset_prefix_cache        200, or 400 while requests hold KV blocks
 //
 // A generation request is parsed (core/request), its model checked (empty means the served
 // model; another name is 404 "The model `x` does not exist."), its prompt tokenized (chat
@@ -34,11 +34,10 @@
 #include "core/request/inference_request.h"
 #include "core/request/tokenizer.h"
 #include "emulator/replica.h"
+#include "net/http1/response.h"
 #include "net/http1/response_writer.h"
 
 namespace warmroute::emulator {
-
-inline constexpr int64_t kDefaultMaxTokens = 16;  // vLLM's default for completions
 
 class EngineApi {
  public:
@@ -61,6 +60,10 @@ class EngineApi {
     std::string model;  // as it appears in the response
   };
 
+  // The whole answer of an endpoint that needs no engine (health, metrics, ...), or
+  // the 404 of a path not served.
+  net::Response Answer(const net::HttpRequest& request);
+  static net::Task<void> Send(net::ResponseWriter& writer, net::Response response);
   absl::StatusOr<Prepared> Prepare(request::Endpoint endpoint, const std::string& body);
   net::Task<void> Generate(request::Endpoint endpoint, const net::HttpRequest& request,
                            net::ResponseWriter& writer);
@@ -68,7 +71,6 @@ class EngineApi {
                          net::ResponseWriter& writer);
   net::Task<void> Collect(RequestHandle handle, Prepared prepared, bool chat,
                           net::ResponseWriter& writer);
-
   Replica& replica_;
   const request::Tokenizer& tokenizer_;
   Rng id_rng_;  // response ids

@@ -42,6 +42,7 @@ TEST(ResponseIdTest, HasThePrefixAnd32HexDigits) {
   EXPECT_EQ(ResponseId(true, 0x0123456789abcdefull, 1),
             "chatcmpl-0123456789abcdef0000000000000001");
   EXPECT_EQ(ResponseId(false, 0, 0).size(), 5u + 32u);
+  EXPECT_EQ(HexId("resp_", 0xffull, 0x10ull), "resp_00000000000000ff0000000000000010");
 }
 
 TEST(StreamFormatterTest, ChatStreamIsVllmShaped) {
