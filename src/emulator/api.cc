@@ -35,10 +35,12 @@ absl::Status NoRoute(const HttpRequest& request) {
 
 }  // namespace
 
-EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer)
+EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
+                     const EngineApiOptions& options)
     : replica_(replica),
       tokenizer_(tokenizer),
-      id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)) {}
+      id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)),
+      responses_(replica, tokenizer, options.responses) {}
 
 // Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
@@ -48,6 +50,7 @@ net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) 
     return Generate(Endpoint::kChatCompletions, request, writer);
   }
   if (path == "/v1/completions" && post) return Generate(Endpoint::kCompletions, request, writer);
+  if (ResponsesApi::Serves(path)) return responses_.Handle(request, writer);
   return Send(writer, Answer(request));
 }
 

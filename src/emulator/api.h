@@ -2,6 +2,8 @@
 //
 //   POST   /v1/chat/completions       chat (JSON, or SSE when "stream": true)
 //   POST   /v1/completions            text completions; prompt as text or as token ids
+//   POST   /v1/responses              the Responses API; GET and DELETE /v1/responses/{id},
+//                                     POST /v1/responses/{id}/cancel (responses_api.h)
 //   GET    /v1/models                 the served model, vLLM's shape
 //   GET    /health                    200, empty body
 //   GET    /metrics                   Prometheus text (vLLM metric names)
@@ -18,7 +20,7 @@
 // which aborts the request in the engine.
 //
 // Usage:
-//   EngineApi api(replica, tokenizer);
+//   EngineApi api(replica, tokenizer, EngineApiOptions{});
 //   auto server = net::HttpServer::Create(io, options,
 //       [&api](net::HttpRequest& r, net::ResponseWriter& w) { return api.Handle(r, w);
 //       });
@@ -34,15 +36,22 @@
 #include "core/request/inference_request.h"
 #include "core/request/tokenizer.h"
 #include "emulator/replica.h"
+#include "emulator/response_store.h"
+#include "emulator/responses_api.h"
 #include "net/http1/response.h"
 #include "net/http1/response_writer.h"
 
 namespace warmroute::emulator {
 
+struct EngineApiOptions {
+  ResponseStoreLimits responses;  // the Responses API's store
+};
+
 class EngineApi {
  public:
   // `replica` and `tokenizer` must outlive the API.
-  EngineApi(Replica& replica, const request::Tokenizer& tokenizer);
+  EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
+            const EngineApiOptions& options = {});
   EngineApi(const EngineApi&) = delete;
   EngineApi& operator=(const EngineApi&) = delete;
 
@@ -74,6 +83,7 @@ class EngineApi {
   Replica& replica_;
   const request::Tokenizer& tokenizer_;
   Rng id_rng_;  // response ids
+  ResponsesApi responses_;
 };
 
 }  // namespace warmroute::emulator
