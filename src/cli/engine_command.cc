@@ -127,6 +127,8 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--responses-store-mb", flags->responses_store_mb,
                   "MiB of stored Responses API responses per replica at most")
       ->capture_default_str();
+  cmd->add_option("--embedding-dims", f.embedding_dims, "length of /v1/embeddings vectors")
+      ->capture_default_str();
   AddLogLevelOption(*cmd, flags->log_level);
   cmd->callback([flags, exit_code] { *exit_code = RunEngine(*flags); });
 }

@@ -4,9 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "core/request/chat_template.h"
 #include "emulator/engine_input.h"
 #include "emulator/openai_response.h"
 #include "emulator/reply.h"
+#include "emulator/tokenize.h"
 
 namespace warmroute::emulator {
 namespace {
@@ -24,6 +26,7 @@ std::string_view PromptParam(Endpoint endpoint) {
 absl::Status NoRoute(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool known = path == "/v1/chat/completions" || path == "/v1/completions" ||
+                     path == "/v1/embeddings" || path == "/tokenize" || path == "/detokenize" ||
                      path == "/health" || path == "/metrics" || path == "/v1/models" ||
                      path == "/version" || path == "/reset_prefix_cache";
   if (known) {
@@ -39,8 +42,10 @@ EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
                      const EngineApiOptions& options)
     : replica_(replica),
       tokenizer_(tokenizer),
+      embedding_dims_(options.embedding_dims),
       id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)),
-      responses_(replica, tokenizer, options.responses) {}
+      responses_(replica, tokenizer, options.responses),
+      token_texts_(replica.generator()) {}
 
 // Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
@@ -51,6 +56,7 @@ net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) 
   }
   if (path == "/v1/completions" && post) return Generate(Endpoint::kCompletions, request, writer);
   if (ResponsesApi::Serves(path)) return responses_.Handle(request, writer);
+  if (path == "/v1/embeddings" && post) return Embeddings(request, writer);
   return Send(writer, Answer(request));
 }
 
@@ -62,6 +68,8 @@ net::Response EngineApi::Answer(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
+  if (path == "/tokenize" && post) return Tokenize(request.body);
+  if (path == "/detokenize" && post) return Detokenize(request.body);
   if (path == "/health" && get) return {.head = Head(""), .body = ""};
   if (path == "/metrics" && get) {
     return {.head = Head("text/plain; version=0.0.4; charset=utf-8"),
@@ -211,6 +219,101 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
       }
     }
   }
+}
+
+absl::StatusOr<EngineApi::EmbeddingsJob> EngineApi::StartEmbeddings(const std::string& body) {
+  WR_ASSIGN_OR_RETURN(EmbeddingsRequest parsed, ParseEmbeddingsRequest(body));
+  WR_RETURN_IF_ERROR(CheckModel(parsed.model, replica_.options().model));
+  if (parsed.dimensions && *parsed.dimensions != embedding_dims_) {
+    return InvalidParam("dimensions", absl::StrCat("This model's embeddings have ", embedding_dims_,
+                                                   " dimensions, not ", *parsed.dimensions, "."));
+  }
+  EmbeddingsJob job;
+  job.model = parsed.model.empty() ? replica_.options().model : parsed.model;
+  job.base64 = parsed.base64;
+  // Every input is prefilled by the engine (max_tokens 1, its token discarded), all at once.
+  for (EmbeddingInput& input : parsed.inputs) {
+    std::vector<int32_t> tokens =
+        input.is_tokens ? std::move(input.tokens) : tokenizer_.Encode(input.text);
+    for (int32_t id : tokens) {
+      if (id >= tokenizer_.VocabSize()) {
+        return InvalidParam("input", absl::StrCat("Token id ", id, " is out of vocabulary."));
+      }
+    }
+    absl::StatusOr<RequestHandle> handle = replica_.Submit(MakeEngineRequest(
+        replica_, tokens, {.max_tokens = 1, .model = job.model, .cache_salt = "", .seed = 0}));
+    if (!handle.ok()) {
+      absl::Status status = handle.status();
+      if (ParamOf(status) == "prompt") status = WithParam(status, "input");
+      return status;  // the inputs already submitted are aborted with their handles
+    }
+    job.inputs.push_back(std::move(tokens));
+    job.handles.push_back(std::move(*handle));
+  }
+  return job;
+}
+
+std::string EngineApi::EmbeddingsBody(const EmbeddingsJob& job) {
+  std::vector<std::vector<float>> vectors;
+  int64_t prompt_tokens = 0;
+  for (const std::vector<int32_t>& tokens : job.inputs) {
+    vectors.push_back(EmbeddingOf(tokens, embedding_dims_));
+    prompt_tokens += static_cast<int64_t>(tokens.size());
+  }
+  const EmbeddingsInfo info{.id = HexId("embd-", id_rng_.Next(), id_rng_.Next()),
+                            .created = UnixTime(),
+                            .model = job.model};
+  return EmbeddingsResponse(info, vectors, job.base64, prompt_tokens);
+}
+
+net::Task<void> EngineApi::Embeddings(const HttpRequest& request, ResponseWriter& writer) {
+  absl::StatusOr<EmbeddingsJob> job = StartEmbeddings(request.body);
+  if (!job.ok()) {
+    co_await writer.ReplyError(job.status());
+    co_return;
+  }
+  for (RequestHandle& handle : job->handles) {
+    while (!(co_await handle.NextEvents()).empty()) {
+    }
+  }
+  co_await writer.Reply(Head(kJsonType), EmbeddingsBody(*job));
+}
+
+net::Response EngineApi::Tokenize(const std::string& body) {
+  absl::StatusOr<std::string> json = TokenizeJson(body);
+  if (!json.ok()) return net::ErrorResponse(json.status());
+  return {.head = Head(kJsonType), .body = std::move(*json)};
+}
+
+net::Response EngineApi::Detokenize(const std::string& body) {
+  absl::StatusOr<std::string> json = DetokenizeJson(body);
+  if (!json.ok()) return net::ErrorResponse(json.status());
+  return {.head = Head(kJsonType), .body = std::move(*json)};
+}
+
+absl::StatusOr<std::string> EngineApi::TokenizeJson(const std::string& body) {
+  WR_ASSIGN_OR_RETURN(TokenizeRequest req, ParseTokenizeRequest(body));
+  WR_RETURN_IF_ERROR(CheckModel(req.model, replica_.options().model));
+  const std::string text =
+      req.chat ? request::RenderChat(req.messages, req.add_generation_prompt) : req.prompt;
+  std::vector<std::string_view> pieces;
+  const std::vector<int32_t> tokens = tokenizer_.Encode(text, &pieces);
+  token_texts_.Learn(tokens, pieces);
+  std::vector<std::string> strs;
+  if (req.return_token_strs) strs.assign(pieces.begin(), pieces.end());
+  return TokenizeResponse(tokens, replica_.config().max_model_len,
+                          req.return_token_strs ? &strs : nullptr);
+}
+
+absl::StatusOr<std::string> EngineApi::DetokenizeJson(const std::string& body) {
+  WR_ASSIGN_OR_RETURN(DetokenizeRequest req, ParseDetokenizeRequest(body));
+  WR_RETURN_IF_ERROR(CheckModel(req.model, replica_.options().model));
+  for (int32_t id : req.tokens) {
+    if (id >= tokenizer_.VocabSize()) {
+      return InvalidParam("tokens", absl::StrCat("Token id ", id, " is out of vocabulary."));
+    }
+  }
+  return DetokenizeResponse(token_texts_.Detokenize(req.tokens));
 }
 
 }  // namespace warmroute::emulator

@@ -4,6 +4,9 @@
 //   POST   /v1/completions            text completions; prompt as text or as token ids
 //   POST   /v1/responses              the Responses API; GET and DELETE /v1/responses/{id},
 //                                     POST /v1/responses/{id}/cancel (responses_api.h)
+//   POST   /v1/embeddings             deterministic embeddings of text or token ids
+//                                     (embeddings.h)
+//   POST   /tokenize, /detokenize     the built-in tokenizer and chat template (tokenize.h)
 //   GET    /v1/models                 the served model, vLLM's shape
 //   GET    /health                    200, empty body
 //   GET    /metrics                   Prometheus text (vLLM metric names)
@@ -19,6 +22,11 @@
 // net/openai_error.h's status and body. A client that goes away mid-request cancels the handler,
 // which aborts the request in the engine.
 //
+// Embeddings take the time of a prefill: each input is an engine request of max_tokens 1 (it
+// queues, is batched and prefilled like any prompt, and its blocks are cached); its one token is
+// discarded. So embedding requests show in the vLLM metrics as requests with one generated
+// token.
+//
 // Usage:
 //   EngineApi api(replica, tokenizer, EngineApiOptions{});
 //   auto server = net::HttpServer::Create(io, options,
@@ -30,14 +38,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/rng.h"
 #include "core/request/inference_request.h"
 #include "core/request/tokenizer.h"
+#include "emulator/embeddings.h"
 #include "emulator/replica.h"
 #include "emulator/response_store.h"
 #include "emulator/responses_api.h"
+#include "emulator/token_texts.h"
 #include "net/http1/response.h"
 #include "net/http1/response_writer.h"
 
@@ -45,6 +56,7 @@ namespace warmroute::emulator {
 
 struct EngineApiOptions {
   ResponseStoreLimits responses;  // the Responses API's store
+  int embedding_dims = kDefaultEmbeddingDims;
 };
 
 class EngineApi {
@@ -69,7 +81,7 @@ class EngineApi {
     std::string model;  // as it appears in the response
   };
 
-  // The whole answer of an endpoint that needs no engine (health, metrics, ...), or
+  // The whole answer of an endpoint that needs no engine (health, metrics, tokenize, ...), or
   // the 404 of a path not served.
   net::Response Answer(const net::HttpRequest& request);
   static net::Task<void> Send(net::ResponseWriter& writer, net::Response response);
@@ -80,10 +92,29 @@ class EngineApi {
                          net::ResponseWriter& writer);
   net::Task<void> Collect(RequestHandle handle, Prepared prepared, bool chat,
                           net::ResponseWriter& writer);
+  // An embeddings request whose inputs are in the engine.
+  struct EmbeddingsJob {
+    std::string model;
+    bool base64 = false;
+    std::vector<std::vector<int32_t>> inputs;  // each input's tokens
+    std::vector<RequestHandle> handles;        // each input's engine request
+  };
+
+  absl::StatusOr<EmbeddingsJob> StartEmbeddings(const std::string& body);
+  std::string EmbeddingsBody(const EmbeddingsJob& job);
+  net::Task<void> Embeddings(const net::HttpRequest& request, net::ResponseWriter& writer);
+  // POST /tokenize and /detokenize: the response, or the error response.
+  net::Response Tokenize(const std::string& body);
+  net::Response Detokenize(const std::string& body);
+  absl::StatusOr<std::string> TokenizeJson(const std::string& body);
+  absl::StatusOr<std::string> DetokenizeJson(const std::string& body);
+
   Replica& replica_;
   const request::Tokenizer& tokenizer_;
+  const int embedding_dims_;
   Rng id_rng_;  // response ids
   ResponsesApi responses_;
+  TokenTexts token_texts_;  // what /detokenize knows
 };
 
 }  // namespace warmroute::emulator

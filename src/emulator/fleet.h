@@ -50,6 +50,7 @@ struct FleetOptions {
   // (the oldest evicted first).
   int64_t responses_store_max = 10000;
   int64_t responses_store_bytes = int64_t{64} << 20;
+  int embedding_dims = 256;  // the length of /v1/embeddings vectors
   // tls.cert_file set: every replica serves HTTPS (--tls-cert, --tls-key), and with
   // tls.client_ca_file requires client certificates (--tls-client-ca).
   net::TlsServerOptions tls;

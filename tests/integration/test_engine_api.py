@@ -5,6 +5,7 @@ from the "replica N listening on HOST:PORT" lines, polls /health until ready, an
 SIGTERM ends it with exit code 0. Standard library only.
 """
 
+import base64
 import http.client
 import json
 import os
@@ -12,6 +13,7 @@ import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -996,7 +998,7 @@ class ResponsesApiTest(EngineTestCase):
 
 
 class ResponsesStoreLimitTest(EngineTestCase):
-    ARGS = ("--profile", "tiny", "--responses-store-max", "2")
+    ARGS = ("--profile", "tiny", "--responses-store-max", "2", "--embedding-dims", "8")
 
     def test_the_oldest_response_is_evicted_past_the_count(self):
         ids = []
@@ -1010,6 +1012,116 @@ class ResponsesStoreLimitTest(EngineTestCase):
         status, data = post_json(self.port, "/v1/responses",
                                  responses("Next.", previous_response_id=ids[0]))
         self.assertEqual(status, 404, data)
+
+    def test_embedding_dims_flag(self):
+        status, r = post_json(self.port, "/v1/embeddings", {"input": "short"})
+        self.assertEqual(status, 200, r)
+        self.assertEqual(len(r["data"][0]["embedding"]), 8)
+        status, r = post_json(self.port, "/v1/embeddings", {"input": "short", "dimensions": 4})
+        self.assertEqual(status, 400, r)
+        self.assertEqual(r["error"]["param"], "dimensions")
+
+
+class EmbeddingsAndTokenizeTest(EngineTestCase):
+    ARGS = ("--profile", "tiny", "--model", "emu-model")
+
+    def test_embeddings_float_and_base64(self):
+        texts = ["The quick brown fox.", "A slow green turtle."]
+        status, f = post_json(self.port, "/v1/embeddings", {"input": texts, "model": "emu-model"})
+        self.assertEqual(status, 200, f)
+        self.assertEqual(f["object"], "list")
+        self.assertEqual(f["model"], "emu-model")
+        self.assertEqual([d["index"] for d in f["data"]], [0, 1])
+        for d in f["data"]:
+            self.assertEqual(d["object"], "embedding")
+            self.assertEqual(len(d["embedding"]), 256)
+            self.assertAlmostEqual(sum(x * x for x in d["embedding"]), 1.0, places=4)
+        self.assertNotEqual(f["data"][0]["embedding"], f["data"][1]["embedding"])
+        counts = [post_json(self.port, "/tokenize", {"prompt": t})[1]["count"] for t in texts]
+        self.assertEqual(f["usage"]["prompt_tokens"], sum(counts))
+        self.assertEqual(f["usage"]["total_tokens"], sum(counts))
+        status, b = post_json(self.port, "/v1/embeddings",
+                              {"input": texts, "encoding_format": "base64"})
+        self.assertEqual(status, 200, b)
+        for fd, bd in zip(f["data"], b["data"]):
+            decoded = struct.unpack("<256f", base64.b64decode(bd["embedding"]))
+            for x, y in zip(decoded, fd["embedding"]):
+                self.assertAlmostEqual(x, y, places=6)
+        # Deterministic, and token ids embed as the text they tokenize to.
+        ids = post_json(self.port, "/tokenize", {"prompt": texts[0]})[1]["tokens"]
+        status, t = post_json(self.port, "/v1/embeddings", {"input": ids})
+        self.assertEqual(status, 200, t)
+        self.assertEqual(t["data"][0]["embedding"], f["data"][0]["embedding"])
+        status, t = post_json(self.port, "/v1/embeddings", {"input": [ids, ids[:2]]})
+        self.assertEqual(status, 200, t)
+        self.assertEqual(len(t["data"]), 2)
+
+    def test_embeddings_take_engine_time_and_count_as_requests(self):
+        before = metrics(self.port)
+        post_json(self.port, "/v1/embeddings", {"input": ["one", "two", "three"]})
+        after = metrics(self.port)
+        self.assertEqual(after["vllm:e2e_request_latency_seconds_count"] -
+                         before["vllm:e2e_request_latency_seconds_count"], 3)
+
+    def test_embeddings_errors(self):
+        for body, param in (({}, "input"), ({"input": []}, "input"),
+                            ({"input": "x", "encoding_format": "bytes"}, "encoding_format"),
+                            ({"input": [999999]}, "input")):
+            with self.subTest(body=body):
+                status, data = post_json(self.port, "/v1/embeddings", body)
+                self.assertEqual(status, 400, data)
+                self.assertEqual(data["error"]["param"], param)
+        status, data = post_json(self.port, "/v1/embeddings", {"input": "x", "model": "other"})
+        self.assertEqual(status, 404, data)
+
+    def test_tokenize_detokenize_round_trip(self):
+        text = "Hello, world! Supercalifragilistic 12345 isn't it?"
+        status, t = post_json(self.port, "/tokenize",
+                              {"prompt": text, "model": "emu-model", "return_token_strs": True})
+        self.assertEqual(status, 200, t)
+        self.assertEqual(t["count"], len(t["tokens"]))
+        self.assertEqual(t["max_model_len"], 32768)
+        self.assertEqual("".join(t["token_strs"]), text)
+        status, d = post_json(self.port, "/detokenize", {"tokens": t["tokens"]})
+        self.assertEqual(status, 200, d)
+        self.assertEqual(d, {"prompt": text})
+        # The count is the prompt the completions endpoint counts.
+        _, c = post_json(self.port, "/v1/completions", {"prompt": text, "max_tokens": 1})
+        self.assertEqual(c["usage"]["prompt_tokens"], t["count"])
+        # Generated words detokenize without being tokenized first.
+        _, c = post_json(self.port, "/v1/completions",
+                         {"prompt": "Go on:", "max_tokens": 4, "seed": 9})
+        answer = c["choices"][0]["text"]
+        ids = post_json(self.port, "/tokenize", {"prompt": answer})[1]["tokens"]
+        self.assertEqual(post_json(self.port, "/detokenize", {"tokens": ids})[1]["prompt"], answer)
+
+    def test_tokenize_messages_counts_the_chat_prompt(self):
+        messages = [{"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "What is a token?"}]
+        status, t = post_json(self.port, "/tokenize", {"messages": messages})
+        self.assertEqual(status, 200, t)
+        self.assertIsNone(t["token_strs"])
+        _, c = post_json(self.port, "/v1/chat/completions", {"messages": messages, "max_tokens": 1})
+        self.assertEqual(t["count"], c["usage"]["prompt_tokens"])
+        _, without = post_json(self.port, "/tokenize",
+                               {"messages": messages, "add_generation_prompt": False})
+        self.assertLess(without["count"], t["count"])
+        status, d = post_json(self.port, "/detokenize", {"tokens": t["tokens"]})
+        self.assertTrue(d["prompt"].startswith("<|begin_of_text|><|start_header_id|>system"))
+
+    def test_tokenize_errors(self):
+        for path, body, param in (("/tokenize", {}, "prompt"),
+                                  ("/tokenize", {"prompt": [1, 2]}, "prompt"),
+                                  ("/tokenize", {"messages": "hi"}, "messages"),
+                                  ("/detokenize", {}, "tokens"),
+                                  ("/detokenize", {"tokens": [-1]}, "tokens"),
+                                  ("/detokenize", {"tokens": [10 ** 7]}, "tokens")):
+            with self.subTest(path=path, body=body):
+                status, data = post_json(self.port, path, body)
+                self.assertEqual(status, 400, data)
+                self.assertEqual(data["error"]["param"], param)
+        status, _, _ = request(self.port, "GET", "/tokenize")
+        self.assertEqual(status, 404)
 
 
 class CommandLineTest(unittest.TestCase):
@@ -1039,7 +1151,8 @@ class CommandLineTest(unittest.TestCase):
                            (["--log-level", "foo"], "--log-level"),
                            (["--seed", "-1"], "--seed"),
                            (["--responses-store-max", "-1"], "--responses-store-max"),
-                           (["--responses-store-mb", "-1"], "--responses-store-mb")):
+                           (["--responses-store-mb", "-1"], "--responses-store-mb"),
+                           (["--embedding-dims", "0"], "--embedding-dims")):
             with self.subTest(args=args):
                 proc = subprocess.run([BIN, "engine", "--port", "0", *args],
                                       capture_output=True, text=True, timeout=20)

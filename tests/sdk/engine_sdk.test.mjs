@@ -1,6 +1,6 @@
 // The official OpenAI Node SDK, unchanged, against `warmroute engine`: chat and completions,
 // streaming and not, usage with cached tokens; the Responses API (create, streamed events, a
-// follow-up by previous_response_id, retrieve, delete).
+// follow-up by previous_response_id, retrieve, delete); embeddings.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -140,4 +140,21 @@ test('responses: a client-chosen request_id is the id', async () => {
     request_id: 'resp_from_the_client' });
   assert.equal(r.id, 'resp_from_the_client');
   assert.equal((await client.responses.retrieve('resp_from_the_client')).id, r.id);
+});
+
+test('embeddings, float and base64', async () => {
+  const input = ['A bicycle has two wheels.', 'A tandem seats two riders.'];
+  const floats = await client.embeddings.create({ model, input, encoding_format: 'float' });
+  assert.equal(floats.object, 'list');
+  assert.equal(floats.data.length, 2);
+  assert.equal(floats.data[1].index, 1);
+  assert.equal(floats.data[0].embedding.length, 256);
+  const norm = floats.data[0].embedding.reduce((sum, x) => sum + x * x, 0);
+  assert.ok(Math.abs(norm - 1) < 1e-4);
+  assert.ok(floats.usage.prompt_tokens > 0);
+  // The SDK asks for base64 by default and decodes it to floats itself.
+  const decoded = await client.embeddings.create({ model, input });
+  for (let i = 0; i < 256; ++i) {
+    assert.ok(Math.abs(decoded.data[0].embedding[i] - floats.data[0].embedding[i]) < 1e-6);
+  }
 });
