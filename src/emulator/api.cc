@@ -39,13 +39,13 @@ absl::Status NoRoute(const HttpRequest& request) {
 }  // namespace
 
 EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
-                     const EngineApiOptions& options)
+                     TokenTexts& token_texts, const EngineApiOptions& options)
     : replica_(replica),
       tokenizer_(tokenizer),
       embedding_dims_(options.embedding_dims),
       id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)),
       responses_(replica, tokenizer, options.responses),
-      token_texts_(replica.generator()) {}
+      token_texts_(token_texts) {}
 
 // Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {

@@ -61,8 +61,9 @@ struct EngineApiOptions {
 
 class EngineApi {
  public:
-  // `replica` and `tokenizer` must outlive the API.
-  EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
+  // `replica`, `tokenizer` and `token_texts` (the process's, shared by its replicas) must
+  // outlive the API.
+  EngineApi(Replica& replica, const request::Tokenizer& tokenizer, TokenTexts& token_texts,
             const EngineApiOptions& options = {});
   EngineApi(const EngineApi&) = delete;
   EngineApi& operator=(const EngineApi&) = delete;
@@ -114,7 +115,7 @@ class EngineApi {
   const int embedding_dims_;
   Rng id_rng_;  // response ids
   ResponsesApi responses_;
-  TokenTexts token_texts_;  // what /detokenize knows
+  TokenTexts& token_texts_;  // what /detokenize knows
 };
 
 }  // namespace warmroute::emulator

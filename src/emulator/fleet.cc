@@ -190,7 +190,8 @@ class Fleet::Impl {
           .responses = {.max_responses = static_cast<size_t>(o.responses_store_max),
                         .max_bytes = static_cast<size_t>(o.responses_store_bytes)},
           .embedding_dims = o.embedding_dims};
-      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), tokenizer_, api_options));
+      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), tokenizer_, token_texts_,
+                                                  api_options));
 
       net::HttpServerOptions so;
       so.host = o.host;
@@ -255,6 +256,7 @@ class Fleet::Impl {
   std::unique_ptr<asio::signal_set> signals_;
   request::BuiltinTokenizer tokenizer_;
   engine::TokenGenerator generator_{tokenizer_};
+  TokenTexts token_texts_{generator_};  // every replica's /detokenize
   std::unique_ptr<zmq::context_t> zmq_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<std::unique_ptr<EngineApi>> apis_;

@@ -18,18 +18,21 @@ TokenTexts::TokenTexts(const engine::TokenGenerator& generator) {
 }
 
 void TokenTexts::Learn(std::span<const int32_t> ids, std::span<const std::string_view> pieces) {
+  std::lock_guard lock(mu_);
   for (size_t i = 0; i < ids.size() && i < pieces.size(); ++i) {
     texts_.try_emplace(ids[i], pieces[i]);
   }
 }
 
 std::string TokenTexts::Text(int32_t id) const {
+  std::lock_guard lock(mu_);
   const auto it = texts_.find(id);
   if (it != texts_.end()) return it->second;
   return absl::StrCat("<|token_", id, "|>");
 }
 
 std::string TokenTexts::Detokenize(std::span<const int32_t> ids) const {
+  std::lock_guard lock(mu_);
   std::string text;
   for (int32_t id : ids) {
     const auto it = texts_.find(id);
@@ -40,6 +43,11 @@ std::string TokenTexts::Detokenize(std::span<const int32_t> ids) const {
     }
   }
   return text;
+}
+
+size_t TokenTexts::size() const {
+  std::lock_guard lock(mu_);
+  return texts_.size();
 }
 
 }  // namespace warmroute::emulator
