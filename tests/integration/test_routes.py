@@ -1,0 +1,214 @@
+"""Every path a vLLM fleet serves, through the gateway (src/gateway/proxy/routes.h): the
+Responses API against emulated engines — stored responses followed up through another gateway
+replica that never saw them, and a clear 404 once the backend that stored one is gone — and the
+pass-through routes (embeddings, rerank, score, pooling, classify, tokenize, detokenize,
+Anthropic's /v1/messages, GET /v1/models/{id}) against echoing backends: each reaches a backend
+serving its model, with its method, path and body unchanged."""
+import base64
+import json
+import time
+import unittest
+
+from echo_backend import EchoBackend
+from emulator_process import EmulatorProcess
+from gateway_process import GatewayProcess
+
+TOKEN = "routes-test-token"
+SYSTEM = "You answer questions about the bicycle shop's return policy. " * 30
+
+
+def engine_config(engine, **sections):
+    config = {
+        "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
+        "backends": [{"name": f"r{r.index}", "url": f"http://{r.host}:{r.port}"}
+                     for r in engine.replicas],
+        "health": {"probe_interval_ms": 100, "probe_timeout_ms": 500},
+        "scrape": {"interval_ms": 100},
+        "observability": {"access_log": "off"},
+        "admin": {"token": TOKEN},
+    }
+    config.update(sections)
+    return config
+
+
+class ResponsesThroughTwoGatewaysTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.engine = EmulatorProcess(["--profile", "tiny", "--no-jitter", "--replicas", "3"],
+                                     replicas=3).__enter__()
+        config = engine_config(cls.engine)
+        cls.a = GatewayProcess(config).__enter__()
+        cls.b = GatewayProcess(config).__enter__()  # another replica of the gateway, same fleet
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in (cls.b, cls.a, cls.engine):
+            p.__exit__(None, None, None)
+
+    def model(self):
+        return self.engine.replicas[0].model()
+
+    def create(self, gw, **body):
+        status, headers, data = gw.post("/v1/responses", dict({"model": self.model()}, **body))
+        self.assertEqual(status, 200, data)
+        return headers, json.loads(data)
+
+    def test_a_follow_up_through_another_gateway_reaches_the_backend_that_stored_it(self):
+        headers, first = self.create(self.a, instructions=SYSTEM, input="Can I return a helmet?",
+                                     max_output_tokens=4)
+        self.assertTrue(first["id"].startswith("resp_wr1"), first["id"])
+        self.assertEqual(first["object"], "response")
+        home = headers["x-warmroute-backend"]
+        for _ in range(3):
+            # As with vLLM, the instructions are not carried over: sent again, they make the
+            # stored conversation this prompt's prefix.
+            follow_headers, follow = self.create(
+                self.b, previous_response_id=first["id"], instructions=SYSTEM,
+                input="And a used one?", max_output_tokens=4)
+            self.assertEqual(follow_headers["x-warmroute-backend"], home)
+            self.assertEqual(follow_headers["x-warmroute-reason"], "pinned")
+            # The stored conversation is the follow-up's prefix: cached on that replica.
+            self.assertGreater(follow["usage"]["input_tokens_details"]["cached_tokens"], 0)
+            self.assertEqual(follow["previous_response_id"], first["id"])
+        fetched = self.b.get_json(f"/v1/responses/{first['id']}")
+        self.assertEqual(fetched["id"], first["id"])
+        status, _, data = self.a.request("DELETE", f"/v1/responses/{first['id']}")
+        self.assertEqual(status, 200, data)
+        self.assertTrue(json.loads(data)["deleted"])
+        status, _, data = self.b.request("GET", f"/v1/responses/{first['id']}")
+        self.assertEqual(status, 404, data)
+
+    def test_a_streamed_response_passes_every_event_and_feeds_the_closed_loop(self):
+        body = {"model": self.model(), "instructions": SYSTEM, "input": "Stream it.",
+                "max_output_tokens": 3, "stream": True}
+        before = self.a.metrics_text()
+        resp = self.a.stream("/v1/responses", body)
+        self.assertEqual(resp.status, 200)
+        types = [e.get("type") for e in resp.json_events()]
+        self.assertEqual(types[0], "response.created")
+        self.assertEqual(types[-1], "response.completed")
+        self.assertIn("response.output_text.delta", types)
+        completed = resp.json_events()[-1]["response"]
+        self.assertTrue(completed["id"].startswith("resp_wr1"))
+        self.assertIsNotNone(completed["usage"])
+        after = self.a.metrics_text()
+        self.assertIn('route="responses"', after)
+        self.assertNotEqual(before, after)
+
+    def test_a_response_whose_backend_left_the_fleet_is_a_clear_404(self):
+        headers, first = self.create(self.a, input="Remember this.", max_output_tokens=2)
+        home = headers["x-warmroute-backend"]
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        status, _, data = self.b.request("DELETE", f"/admin/backends/{home}", headers=auth)
+        self.assertEqual(status, 200, data)
+        try:
+            status, _, data = self.b.post("/v1/responses", {
+                "model": self.model(), "previous_response_id": first["id"], "input": "Well?"})
+            self.assertEqual(status, 404, data)
+            error = json.loads(data)["error"]
+            self.assertIn(first["id"], error["message"])
+            self.assertEqual(error["param"], "previous_response_id")
+            status, _, data = self.b.request("GET", f"/v1/responses/{first['id']}")
+            self.assertEqual(status, 404, data)
+        finally:
+            replica = self.engine.replicas[int(home[1:])]
+            self.b.request("POST", "/admin/backends", {
+                "name": home, "url": f"http://{replica.host}:{replica.port}"}, headers=auth)
+
+    def test_embeddings_and_tokenize_go_where_the_least_work_is(self):
+        status, headers, data = self.a.post("/v1/embeddings", {
+            "model": self.model(), "input": ["one sentence", "another"]})
+        self.assertEqual(status, 200, data)
+        doc = json.loads(data)
+        self.assertEqual(len(doc["data"]), 2)
+        self.assertEqual(headers["x-warmroute-reason"], "least_load")
+        status, _, data = self.a.post("/tokenize", {"model": self.model(), "prompt": "hello world"})
+        self.assertEqual(status, 200, data)
+        tokens = json.loads(data)["tokens"]
+        status, _, data = self.a.post("/detokenize", {"model": self.model(), "tokens": tokens})
+        self.assertEqual(status, 200, data)
+        self.assertEqual(json.loads(data)["prompt"], "hello world")
+        self.assertIn('route="embeddings"', self.a.metrics_text())
+
+
+class PassThroughRoutesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.chat = EchoBackend("chat-model", name="chat0").__enter__()
+        cls.pool0 = EchoBackend("bge-m3", name="pool0").__enter__()
+        cls.pool1 = EchoBackend("bge-m3", name="pool1").__enter__()
+        config = {
+            "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
+            "backends": [{"name": b.name, "url": b.url, "kind": "openai"}
+                         for b in (cls.chat, cls.pool0, cls.pool1)],
+            "health": {"probe_interval_ms": 100, "probe_timeout_ms": 500},
+            "observability": {"access_log": "off"},
+        }
+        cls.gw = GatewayProcess(config).__enter__()
+        # Routing by model needs the backends' model lists (GET /v1/models once they are up).
+        deadline = time.monotonic() + 10
+        while {m["id"] for m in cls.gw.get_json("/v1/models")["data"]} != {"chat-model",
+                                                                             "bge-m3"}:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the gateway did not learn its backends' models")
+            time.sleep(0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gw.__exit__(None, None, None)
+        for b in (cls.pool1, cls.pool0, cls.chat):
+            b.__exit__(None, None, None)
+
+    def echo(self, method, path, body):
+        raw = json.dumps(body).encode() if isinstance(body, dict) else body
+        status, headers, data = self.gw.request(method, path, raw)
+        self.assertEqual(status, 200, data)
+        doc = json.loads(data)
+        self.assertEqual(doc["method"], method)
+        self.assertEqual(doc["path"], path)
+        self.assertEqual(base64.b64decode(doc["body_b64"]), raw or b"")
+        return doc["backend"], headers
+
+    def test_pooling_and_tokenizer_routes_reach_a_backend_of_their_model_unchanged(self):
+        for path in ("/v1/embeddings", "/v1/rerank", "/rerank", "/v1/score", "/score",
+                     "/pooling", "/classify", "/tokenize", "/detokenize"):
+            with self.subTest(path=path):
+                body = b'{"model": "bge-m3",  "input": ["a", "b"], "extra": {"kept": true}}'
+                backend, headers = self.echo("POST", path, body)
+                self.assertIn(backend, ("pool0", "pool1"))
+                self.assertEqual(headers["x-warmroute-reason"], "least_load")
+                status, _, data = self.gw.post(path, {"model": "no-such-model", "input": "x"})
+                self.assertEqual(status, 404, data)
+                status, headers, _ = self.gw.request("GET", path)
+                self.assertEqual(status, 405)
+                self.assertEqual(headers["allow"], "POST")
+
+    def test_the_least_busy_backend_of_the_model_takes_each_request(self):
+        seen = {self.echo("POST", "/v1/embeddings", {"model": "bge-m3", "input": "x"})[0]
+                for _ in range(6)}
+        self.assertEqual(seen, {"pool0", "pool1"})
+
+    def test_anthropic_messages_are_prefix_routed_and_forwarded_unchanged(self):
+        body = {"model": "chat-model", "max_tokens": 8, "system": SYSTEM,
+                "messages": [{"role": "user", "content": "Hello"}]}
+        backend, headers = self.echo("POST", "/v1/messages", body)
+        self.assertEqual(backend, "chat0")
+        self.assertNotEqual(headers["x-warmroute-reason"], "least_load")
+        status, _, data = self.gw.post("/v1/messages", {"model": "chat-model", "messages": 3})
+        self.assertEqual(status, 400, data)
+
+    def test_a_model_is_listed_by_id(self):
+        doc = self.gw.get_json("/v1/models/bge-m3")
+        self.assertEqual(doc["id"], "bge-m3")
+        self.assertEqual(doc["object"], "model")
+        status, _, data = self.gw.request("GET", "/v1/models/nope")
+        self.assertEqual(status, 404, data)
+        self.assertEqual(json.loads(data)["error"]["param"], "model")
+
+    def test_an_unknown_path_is_still_a_404(self):
+        status, _, data = self.gw.post("/v1/nothing", {"model": "bge-m3"})
+        self.assertEqual(status, 404, data)
+
+
+if __name__ == "__main__":
+    unittest.main()
