@@ -151,35 +151,20 @@ JsonWriter& JsonWriter::String(std::string_view value) {
   return *this;
 }
 
-JsonWriter& JsonWriter::Int(int64_t value) {
-  BeforeValue();
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out_->append(buf, end);
-  return *this;
-}
+JsonWriter& JsonWriter::Int(int64_t value) { return Number(value); }
 
-JsonWriter& JsonWriter::Uint(uint64_t value) {
-  BeforeValue();
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out_->append(buf, end);
-  return *this;
-}
+JsonWriter& JsonWriter::Uint(uint64_t value) { return Number(value); }
 
 JsonWriter& JsonWriter::Double(double value) {
-  if (!std::isfinite(value)) return Null();
-  BeforeValue();
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out_->append(buf, end);
-  return *this;
+  return std::isfinite(value) ? Number(value) : Null();
 }
 
-JsonWriter& JsonWriter::Float(float value) {
-  if (!std::isfinite(value)) return Null();
+JsonWriter& JsonWriter::Float(float value) { return std::isfinite(value) ? Number(value) : Null(); }
+
+template <typename T>
+JsonWriter& JsonWriter::Number(T value) {
   BeforeValue();
-  char buf[32];
+  char buf[32];  // enough for any 64-bit integer and the shortest text of any double
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
   out_->append(buf, end);
   return *this;

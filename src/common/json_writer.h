@@ -57,6 +57,9 @@ class JsonWriter {
 
  private:
   void BeforeValue();
+  // `value` as std::to_chars writes it (integers; the shortest round-trip text of a float).
+  template <typename T>
+  JsonWriter& Number(T value);
 
   std::string* out_;
   bool need_comma_ = false;  // a value was written at the current nesting level
