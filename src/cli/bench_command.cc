@@ -170,7 +170,8 @@ int RunBench(const BenchFlags& flags) {
 
   options.concurrency = flags.concurrency;
   options.timeout = std::chrono::milliseconds(std::llround(flags.timeout_s * 1000));
-  options.body = {.stream = flags.stream, .ignore_eos = flags.ignore_eos};
+  options.body.stream = flags.stream;
+  options.body.ignore_eos = flags.ignore_eos;
   options.expected_requests = flags.requests;
 
   loadgen::BenchRun run;

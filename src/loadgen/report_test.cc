@@ -4,7 +4,6 @@
 
 #include "loadgen/engine_counters.h"
 #include "loadgen/http_url.h"
-#include "loadgen/request_body.h"
 #include "loadgen/results_json.h"
 
 namespace warmroute::loadgen {
@@ -144,23 +143,6 @@ TEST(ReportTest, ParseResultsJsonRefusesBadFieldsNamingFileAndField) {
     EXPECT_EQ(saved.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(saved.status().message(), message);
   }
-}
-
-TEST(RequestBodyTest, StreamingChatAsksForUsage) {
-  workload::WorkloadRequest r;
-  r.model = "m";
-  r.messages = {{"system", "be \"nice\""}, {"user", "hi"}};
-  r.max_tokens = 7;
-  EXPECT_EQ(BuildRequestBody(r, {.stream = true, .ignore_eos = false}),
-            "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"be \\\"nice\\\"\"},"
-            "{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":7,\"stream\":true,"
-            "\"stream_options\":{\"include_usage\":true}}");
-  r.endpoint = request::Endpoint::kCompletions;
-  r.model = "";
-  r.prompt = "p";
-  EXPECT_EQ(BuildRequestBody(r, {.stream = false, .ignore_eos = true}),
-            "{\"prompt\":\"p\",\"max_tokens\":7,\"stream\":false,\"ignore_eos\":true}");
-  EXPECT_EQ(RequestTarget(r), "/v1/completions");
 }
 
 TEST(HttpUrlTest, ParsesHostPortAndPath) {
