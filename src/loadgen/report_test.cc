@@ -19,7 +19,8 @@ BenchRun SampleRun() {
                 .concurrency = 0,
                 .seed = 1,
                 .stream = true,
-                .model = ""};
+                .model = "",
+                .api = "responses"};
   RequestRecord ok;
   ok.id = 0;
   ok.send_s = 0;
@@ -54,6 +55,7 @@ TEST(ReportTest, MarkdownHasErrorsBackendsAndPlots) {
   const BenchRun run = SampleRun();
   const std::string md = ReportMarkdown(run, Summarize(run), {"ttft_cdf.png"});
   EXPECT_NE(md.find("# warmroute bench: warm"), std::string::npos) << md;
+  EXPECT_NE(md.find("streaming, API responses"), std::string::npos) << md;
   EXPECT_NE(md.find("| bad_response | 1 | not an OpenAI response / \"x\" |"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| r0 | 1 | 100.0% |"), std::string::npos) << md;
@@ -63,6 +65,8 @@ TEST(ReportTest, MarkdownHasErrorsBackendsAndPlots) {
 TEST(ReportTest, ResultsJsonRoundTripsTheSummaryForCompare) {
   const BenchRun run = SampleRun();
   const Summary summary = Summarize(run);
+  EXPECT_NE(ResultsJson(run, summary).find("\"model\":\"\",\"api\":\"responses\"}"),
+            std::string::npos);
   absl::StatusOr<SavedRun> saved = ParseResultsJson(ResultsJson(run, summary), "x.json");
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_EQ(saved->name, "warm");
