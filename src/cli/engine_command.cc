@@ -27,6 +27,7 @@ struct EngineFlags {
   emulator::FleetOptions fleet;
   std::string kv_events_encoding = "map";
   double body_limit_mb = 32;
+  double responses_store_mb = 64;
   bool no_jitter = false;
   std::string log_level = "warn";
 };
@@ -47,6 +48,11 @@ int RunEngine(EngineFlags flags) {
     return 2;
   }
   flags.fleet.body_limit_bytes = static_cast<size_t>(flags.body_limit_mb * 1024 * 1024);
+  if (!(flags.responses_store_mb >= 0) || flags.responses_store_mb > 1 << 20) {
+    std::cerr << "warmroute engine: --responses-store-mb must be in [0, 1048576]\n";
+    return 2;
+  }
+  flags.fleet.responses_store_bytes = static_cast<int64_t>(flags.responses_store_mb * 1024 * 1024);
   flags.fleet.jitter = !flags.no_jitter;
 
   absl::StatusOr<std::unique_ptr<emulator::Fleet>> fleet = emulator::Fleet::Create(flags.fleet);
@@ -114,6 +120,14 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
                   "PEM CA certificates: require client certificates signed by them (mTLS)");
   cmd->add_flag("--no-jitter", flags->no_jitter, "no step-time jitter");
   cmd->add_option("--body-limit-mb", flags->body_limit_mb, "request body limit in MiB")
+      ->capture_default_str();
+  cmd->add_option("--responses-store-max", f.responses_store_max,
+                  "stored Responses API responses per replica at most (the oldest evicted)")
+      ->capture_default_str();
+  cmd->add_option("--responses-store-mb", flags->responses_store_mb,
+                  "MiB of stored Responses API responses per replica at most")
+      ->capture_default_str();
+  cmd->add_option("--embedding-dims", f.embedding_dims, "length of /v1/embeddings vectors")
       ->capture_default_str();
   AddLogLevelOption(*cmd, flags->log_level);
   cmd->callback([flags, exit_code] { *exit_code = RunEngine(*flags); });

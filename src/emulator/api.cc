@@ -1,35 +1,21 @@
 #include "emulator/api.h"
 
-#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "core/request/block_hash.h"
+#include "core/request/chat_template.h"
+#include "emulator/engine_input.h"
 #include "emulator/openai_response.h"
+#include "emulator/reply.h"
+#include "emulator/tokenize.h"
 
 namespace warmroute::emulator {
 namespace {
 
 using net::HttpRequest;
-using net::ResponseHead;
 using net::ResponseWriter;
 using request::Endpoint;
-
-int64_t UnixTime() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-ResponseHead Head(std::string content_type) {
-  ResponseHead head;
-  head.content_type = std::move(content_type);
-  return head;
-}
-
-// The root of the default generated-text seed (any constant).
-constexpr uint64_t kTextSeedRoot = 0x746578745f736565ull;
 
 // The parameter a prompt error names on each endpoint.
 std::string_view PromptParam(Endpoint endpoint) {
@@ -40,6 +26,7 @@ std::string_view PromptParam(Endpoint endpoint) {
 absl::Status NoRoute(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool known = path == "/v1/chat/completions" || path == "/v1/completions" ||
+                     path == "/v1/embeddings" || path == "/tokenize" || path == "/detokenize" ||
                      path == "/health" || path == "/metrics" || path == "/v1/models" ||
                      path == "/version" || path == "/reset_prefix_cache";
   if (known) {
@@ -51,38 +38,57 @@ absl::Status NoRoute(const HttpRequest& request) {
 
 }  // namespace
 
-EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer)
+EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
+                     const EngineApiOptions& options)
     : replica_(replica),
       tokenizer_(tokenizer),
-      id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)) {}
+      embedding_dims_(options.embedding_dims),
+      id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)),
+      responses_(replica, tokenizer, options.responses),
+      token_texts_(replica.generator()) {}
 
+// Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
+  const std::string& path = request.path;
+  const bool post = request.method == "POST";
+  if (path == "/v1/chat/completions" && post) {
+    return Generate(Endpoint::kChatCompletions, request, writer);
+  }
+  if (path == "/v1/completions" && post) return Generate(Endpoint::kCompletions, request, writer);
+  if (ResponsesApi::Serves(path)) return responses_.Handle(request, writer);
+  if (path == "/v1/embeddings" && post) return Embeddings(request, writer);
+  return Send(writer, Answer(request));
+}
+
+net::Task<void> EngineApi::Send(ResponseWriter& writer, net::Response response) {
+  co_await writer.Reply(std::move(response));
+}
+
+net::Response EngineApi::Answer(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
-  if (path == "/v1/chat/completions" && post) {
-    co_await Generate(Endpoint::kChatCompletions, request, writer);
-  } else if (path == "/v1/completions" && post) {
-    co_await Generate(Endpoint::kCompletions, request, writer);
-  } else if (path == "/health" && get) {
-    co_await writer.Reply(Head(""), "");
-  } else if (path == "/metrics" && get) {
-    co_await writer.Reply(Head("text/plain; version=0.0.4; charset=utf-8"), replica_.MetricsText());
-  } else if (path == "/v1/models" && get) {
-    co_await writer.Reply(Head("application/json"), ModelList(replica_.options().model, UnixTime(),
-                                                              replica_.config().max_model_len));
-  } else if (path == "/version" && get) {
-    co_await writer.Reply(Head("application/json"), R"({"version":"0.1.0+warmroute"})");
-  } else if (path == "/reset_prefix_cache" && post) {
-    absl::Status reset = replica_.ResetPrefixCache();
-    if (reset.ok()) {
-      co_await writer.Reply(Head(""), "");
-    } else {
-      co_await writer.ReplyError(reset);
-    }
-  } else {
-    co_await writer.ReplyError(NoRoute(request));
+  if (path == "/tokenize" && post) return Tokenize(request.body);
+  if (path == "/detokenize" && post) return Detokenize(request.body);
+  if (path == "/health" && get) return {.head = Head(""), .body = ""};
+  if (path == "/metrics" && get) {
+    return {.head = Head("text/plain; version=0.0.4; charset=utf-8"),
+            .body = replica_.MetricsText()};
   }
+  if (path == "/v1/models" && get) {
+    return {
+        .head = Head(kJsonType),
+        .body = ModelList(replica_.options().model, UnixTime(), replica_.config().max_model_len)};
+  }
+  if (path == "/version" && get) {
+    return {.head = Head(kJsonType), .body = R"({"version":"0.1.0+warmroute"})"};
+  }
+  if (path == "/reset_prefix_cache" && post) {
+    absl::Status reset = replica_.ResetPrefixCache();
+    if (!reset.ok()) return net::ErrorResponse(reset);
+    return {.head = Head(""), .body = ""};
+  }
+  return net::ErrorResponse(NoRoute(request));
 }
 
 absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const std::string& body) {
@@ -90,10 +96,7 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   if (!parsed.ok()) return parsed.status();
   request::InferenceRequest& req = *parsed;
   const std::string& served = replica_.options().model;
-  if (!req.model.empty() && req.model != served) {
-    return WithParam(
-        absl::NotFoundError(absl::StrCat("The model `", req.model, "` does not exist.")), "model");
-  }
+  WR_RETURN_IF_ERROR(CheckModel(req.model, served));
   if (req.n && *req.n != 1) {
     return InvalidParam("n", absl::StrCat("The engine emulator generates one choice per request: "
                                           "n must be 1, got ",
@@ -103,29 +106,27 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   prepared.model = req.model.empty() ? served : req.model;
   prepared.stream = req.stream;
   prepared.include_usage = req.include_usage;
-  engine::EngineRequest& engine = prepared.engine;
+  std::vector<int32_t> tokens;
   if (req.has_token_prompt) {
     for (int32_t id : req.prompt_token_ids) {
       if (id < 0 || id >= tokenizer_.VocabSize()) {
         return InvalidParam("prompt", absl::StrCat("Token id ", id, " is out of vocabulary."));
       }
     }
-    engine.prompt_tokens = std::move(req.prompt_token_ids);
+    tokens = std::move(req.prompt_token_ids);
   } else {
-    engine.prompt_tokens = tokenizer_.Encode(request::RenderPrompt(req));
+    tokens = tokenizer_.Encode(request::RenderPrompt(req));
   }
-  if (engine.prompt_tokens.empty()) {
+  if (tokens.empty()) {
     return InvalidParam(PromptParam(endpoint), "The prompt cannot be empty.");
   }
-  engine.id = replica_.NewRequestId();
-  engine.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens);
-  engine.root_hash =
-      request::RootBlockHash({.model = prepared.model, .lora = "", .cache_salt = req.cache_salt});
-  // Without a seed, the text is a function of the prompt, as with greedy decoding: the same
-  // prompt gets the same answer on every replica.
-  engine.seed = req.seed ? *req.seed : request::ChainBlockHash(kTextSeedRoot, engine.prompt_tokens);
-  prepared.seed = engine.seed;
-  prepared.max_tokens = engine.max_tokens;
+  prepared.engine = MakeEngineRequest(replica_, std::move(tokens),
+                                      {.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens),
+                                       .model = prepared.model,
+                                       .cache_salt = req.cache_salt,
+                                       .seed = req.seed});
+  prepared.seed = prepared.engine.seed;
+  prepared.max_tokens = prepared.engine.max_tokens;
   return prepared;
 }
 
@@ -159,7 +160,7 @@ net::Task<void> EngineApi::Stream(RequestHandle handle, Prepared prepared, bool 
                           .created = UnixTime(),
                           .model = prepared.model};
   const StreamFormatter format(info);
-  if (!(co_await writer.StartStream(Head("text/event-stream; charset=utf-8"))).ok()) co_return;
+  if (!(co_await writer.StartStream(Head(kEventStreamType))).ok()) co_return;
   const engine::TokenGenerator& generator = replica_.generator();
   const uint64_t seed = prepared.seed;
   const int64_t max_tokens = prepared.max_tokens;
@@ -209,7 +210,7 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
                                 .id = ResponseId(chat, id_rng_.Next(), id_rng_.Next()),
                                 .created = UnixTime(),
                                 .model = prepared.model};
-        co_await writer.Reply(Head("application/json"),
+        co_await writer.Reply(Head(kJsonType),
                               CompleteResponse(info, text,
                                                {.prompt_tokens = event.prompt_tokens,
                                                 .completion_tokens = event.output_index,
@@ -218,6 +219,101 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
       }
     }
   }
+}
+
+absl::StatusOr<EngineApi::EmbeddingsJob> EngineApi::StartEmbeddings(const std::string& body) {
+  WR_ASSIGN_OR_RETURN(EmbeddingsRequest parsed, ParseEmbeddingsRequest(body));
+  WR_RETURN_IF_ERROR(CheckModel(parsed.model, replica_.options().model));
+  if (parsed.dimensions && *parsed.dimensions != embedding_dims_) {
+    return InvalidParam("dimensions", absl::StrCat("This model's embeddings have ", embedding_dims_,
+                                                   " dimensions, not ", *parsed.dimensions, "."));
+  }
+  EmbeddingsJob job;
+  job.model = parsed.model.empty() ? replica_.options().model : parsed.model;
+  job.base64 = parsed.base64;
+  // Every input is prefilled by the engine (max_tokens 1, its token discarded), all at once.
+  for (EmbeddingInput& input : parsed.inputs) {
+    std::vector<int32_t> tokens =
+        input.is_tokens ? std::move(input.tokens) : tokenizer_.Encode(input.text);
+    for (int32_t id : tokens) {
+      if (id >= tokenizer_.VocabSize()) {
+        return InvalidParam("input", absl::StrCat("Token id ", id, " is out of vocabulary."));
+      }
+    }
+    absl::StatusOr<RequestHandle> handle = replica_.Submit(MakeEngineRequest(
+        replica_, tokens, {.max_tokens = 1, .model = job.model, .cache_salt = "", .seed = 0}));
+    if (!handle.ok()) {
+      absl::Status status = handle.status();
+      if (ParamOf(status) == "prompt") status = WithParam(status, "input");
+      return status;  // the inputs already submitted are aborted with their handles
+    }
+    job.inputs.push_back(std::move(tokens));
+    job.handles.push_back(std::move(*handle));
+  }
+  return job;
+}
+
+std::string EngineApi::EmbeddingsBody(const EmbeddingsJob& job) {
+  std::vector<std::vector<float>> vectors;
+  int64_t prompt_tokens = 0;
+  for (const std::vector<int32_t>& tokens : job.inputs) {
+    vectors.push_back(EmbeddingOf(tokens, embedding_dims_));
+    prompt_tokens += static_cast<int64_t>(tokens.size());
+  }
+  const EmbeddingsInfo info{.id = HexId("embd-", id_rng_.Next(), id_rng_.Next()),
+                            .created = UnixTime(),
+                            .model = job.model};
+  return EmbeddingsResponse(info, vectors, job.base64, prompt_tokens);
+}
+
+net::Task<void> EngineApi::Embeddings(const HttpRequest& request, ResponseWriter& writer) {
+  absl::StatusOr<EmbeddingsJob> job = StartEmbeddings(request.body);
+  if (!job.ok()) {
+    co_await writer.ReplyError(job.status());
+    co_return;
+  }
+  for (RequestHandle& handle : job->handles) {
+    while (!(co_await handle.NextEvents()).empty()) {
+    }
+  }
+  co_await writer.Reply(Head(kJsonType), EmbeddingsBody(*job));
+}
+
+net::Response EngineApi::Tokenize(const std::string& body) {
+  absl::StatusOr<std::string> json = TokenizeJson(body);
+  if (!json.ok()) return net::ErrorResponse(json.status());
+  return {.head = Head(kJsonType), .body = std::move(*json)};
+}
+
+net::Response EngineApi::Detokenize(const std::string& body) {
+  absl::StatusOr<std::string> json = DetokenizeJson(body);
+  if (!json.ok()) return net::ErrorResponse(json.status());
+  return {.head = Head(kJsonType), .body = std::move(*json)};
+}
+
+absl::StatusOr<std::string> EngineApi::TokenizeJson(const std::string& body) {
+  WR_ASSIGN_OR_RETURN(TokenizeRequest req, ParseTokenizeRequest(body));
+  WR_RETURN_IF_ERROR(CheckModel(req.model, replica_.options().model));
+  const std::string text =
+      req.chat ? request::RenderChat(req.messages, req.add_generation_prompt) : req.prompt;
+  std::vector<std::string_view> pieces;
+  const std::vector<int32_t> tokens = tokenizer_.Encode(text, &pieces);
+  token_texts_.Learn(tokens, pieces);
+  std::vector<std::string> strs;
+  if (req.return_token_strs) strs.assign(pieces.begin(), pieces.end());
+  return TokenizeResponse(tokens, replica_.config().max_model_len,
+                          req.return_token_strs ? &strs : nullptr);
+}
+
+absl::StatusOr<std::string> EngineApi::DetokenizeJson(const std::string& body) {
+  WR_ASSIGN_OR_RETURN(DetokenizeRequest req, ParseDetokenizeRequest(body));
+  WR_RETURN_IF_ERROR(CheckModel(req.model, replica_.options().model));
+  for (int32_t id : req.tokens) {
+    if (id >= tokenizer_.VocabSize()) {
+      return InvalidParam("tokens", absl::StrCat("Token id ", id, " is out of vocabulary."));
+    }
+  }
+  return DetokenizeResponse(token_texts_.Detokenize(req.tokens));
 }
 
 }  // namespace warmroute::emulator

@@ -1,12 +1,17 @@
 // vLLM's OpenAI-compatible HTTP API over one emulated Replica:
 //
-//   POST /v1/chat/completions   chat (JSON, or SSE when "stream": true)
-//   POST /v1/completions        text completions; prompt as text or as token ids
-//   GET  /v1/models             the served model, vLLM's shape
-//   GET  /health                200, empty body
-//   GET  /metrics               Prometheus text (vLLM metric names)
-//   GET  /version               {"version": ...}
-//   POST /reset_prefix_cache    200, or 400 while requests hold KV blocks
+//   POST   /v1/chat/completions       chat (JSON, or SSE when "stream": true)
+//   POST   /v1/completions            text completions; prompt as text or as token ids
+//   POST   /v1/responses              the Responses API; GET and DELETE /v1/responses/{id},
+//                                     POST /v1/responses/{id}/cancel (responses_api.h)
+//   POST   /v1/embeddings             deterministic embeddings of text or token ids
+//                                     (embeddings.h)
+//   POST   /tokenize, /detokenize     the built-in tokenizer and chat template (tokenize.h)
+//   GET    /v1/models                 the served model, vLLM's shape
+//   GET    /health                    200, empty body
+//   GET    /metrics                   Prometheus text (vLLM metric names)
+//   GET    /version                   {"version": ...}
+//   POST   /reset_prefix_cache        200, or 400 while requests hold KV blocks
 //
 // A generation request is parsed (core/request), its model checked (empty means the served
 // model; another name is 404 "The model `x` does not exist."), its prompt tokenized (chat
@@ -17,8 +22,13 @@
 // net/openai_error.h's status and body. A client that goes away mid-request cancels the handler,
 // which aborts the request in the engine.
 //
+// Embeddings take the time of a prefill: each input is an engine request of max_tokens 1 (it
+// queues, is batched and prefilled like any prompt, and its blocks are cached); its one token is
+// discarded. So embedding requests show in the vLLM metrics as requests with one generated
+// token.
+//
 // Usage:
-//   EngineApi api(replica, tokenizer);
+//   EngineApi api(replica, tokenizer, EngineApiOptions{});
 //   auto server = net::HttpServer::Create(io, options,
 //       [&api](net::HttpRequest& r, net::ResponseWriter& w) { return api.Handle(r, w);
 //       });
@@ -28,22 +38,32 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/rng.h"
 #include "core/request/inference_request.h"
 #include "core/request/tokenizer.h"
+#include "emulator/embeddings.h"
 #include "emulator/replica.h"
+#include "emulator/response_store.h"
+#include "emulator/responses_api.h"
+#include "emulator/token_texts.h"
+#include "net/http1/response.h"
 #include "net/http1/response_writer.h"
 
 namespace warmroute::emulator {
 
-inline constexpr int64_t kDefaultMaxTokens = 16;  // vLLM's default for completions
+struct EngineApiOptions {
+  ResponseStoreLimits responses;  // the Responses API's store
+  int embedding_dims = kDefaultEmbeddingDims;
+};
 
 class EngineApi {
  public:
   // `replica` and `tokenizer` must outlive the API.
-  EngineApi(Replica& replica, const request::Tokenizer& tokenizer);
+  EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
+            const EngineApiOptions& options = {});
   EngineApi(const EngineApi&) = delete;
   EngineApi& operator=(const EngineApi&) = delete;
 
@@ -61,6 +81,10 @@ class EngineApi {
     std::string model;  // as it appears in the response
   };
 
+  // The whole answer of an endpoint that needs no engine (health, metrics, tokenize, ...), or
+  // the 404 of a path not served.
+  net::Response Answer(const net::HttpRequest& request);
+  static net::Task<void> Send(net::ResponseWriter& writer, net::Response response);
   absl::StatusOr<Prepared> Prepare(request::Endpoint endpoint, const std::string& body);
   net::Task<void> Generate(request::Endpoint endpoint, const net::HttpRequest& request,
                            net::ResponseWriter& writer);
@@ -68,10 +92,29 @@ class EngineApi {
                          net::ResponseWriter& writer);
   net::Task<void> Collect(RequestHandle handle, Prepared prepared, bool chat,
                           net::ResponseWriter& writer);
+  // An embeddings request whose inputs are in the engine.
+  struct EmbeddingsJob {
+    std::string model;
+    bool base64 = false;
+    std::vector<std::vector<int32_t>> inputs;  // each input's tokens
+    std::vector<RequestHandle> handles;        // each input's engine request
+  };
+
+  absl::StatusOr<EmbeddingsJob> StartEmbeddings(const std::string& body);
+  std::string EmbeddingsBody(const EmbeddingsJob& job);
+  net::Task<void> Embeddings(const net::HttpRequest& request, net::ResponseWriter& writer);
+  // POST /tokenize and /detokenize: the response, or the error response.
+  net::Response Tokenize(const std::string& body);
+  net::Response Detokenize(const std::string& body);
+  absl::StatusOr<std::string> TokenizeJson(const std::string& body);
+  absl::StatusOr<std::string> DetokenizeJson(const std::string& body);
 
   Replica& replica_;
   const request::Tokenizer& tokenizer_;
+  const int embedding_dims_;
   Rng id_rng_;  // response ids
+  ResponsesApi responses_;
+  TokenTexts token_texts_;  // what /detokenize knows
 };
 
 }  // namespace warmroute::emulator

@@ -29,6 +29,9 @@ namespace asio = boost::asio;
 
 constexpr int kMaxReplicas = 1024;
 constexpr int64_t kMaxFleetKvTokens = int64_t{1} << 30;  // KV capacity of all replicas
+constexpr int64_t kMaxStoredResponses = 10'000'000;      // per replica
+constexpr int64_t kMaxStoreBytes = int64_t{1} << 40;     // per replica (1 TiB: no real bound)
+constexpr int kMaxEmbeddingDims = 65536;
 
 absl::Status Validate(const FleetOptions& o) {
   if (o.replicas < 1 || o.replicas > kMaxReplicas) {
@@ -63,6 +66,21 @@ absl::Status Validate(const FleetOptions& o) {
       return InvalidParam(limit.flag, absl::StrCat("--", limit.flag, " must be in [0, ", limit.max,
                                                    "] (0: the default), got ", limit.value));
     }
+  }
+  if (o.responses_store_max < 0 || o.responses_store_max > kMaxStoredResponses) {
+    return InvalidParam("responses-store-max",
+                        absl::StrCat("--responses-store-max must be in [0, ", kMaxStoredResponses,
+                                     "], got ", o.responses_store_max));
+  }
+  if (o.responses_store_bytes < 0 || o.responses_store_bytes > kMaxStoreBytes) {
+    return InvalidParam("responses-store-mb",
+                        absl::StrCat("--responses-store-mb must be in [0, ", kMaxStoreBytes >> 20,
+                                     "], got ", o.responses_store_bytes >> 20));
+  }
+  if (o.embedding_dims < 1 || o.embedding_dims > kMaxEmbeddingDims) {
+    return InvalidParam("embedding-dims",
+                        absl::StrCat("--embedding-dims must be in [1, ", kMaxEmbeddingDims,
+                                     "], got ", o.embedding_dims));
   }
   if (o.body_limit_bytes == 0) {
     return InvalidParam("body-limit-mb", "--body-limit-mb must be positive");
@@ -168,7 +186,11 @@ class Fleet::Impl {
       ro.seed = Mix64(o.seed + static_cast<uint64_t>(i));
       replicas_.push_back(
           std::make_unique<Replica>(io.get_executor(), ro, generator_, std::move(publisher)));
-      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), tokenizer_));
+      const EngineApiOptions api_options{
+          .responses = {.max_responses = static_cast<size_t>(o.responses_store_max),
+                        .max_bytes = static_cast<size_t>(o.responses_store_bytes)},
+          .embedding_dims = o.embedding_dims};
+      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), tokenizer_, api_options));
 
       net::HttpServerOptions so;
       so.host = o.host;

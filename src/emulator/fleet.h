@@ -46,6 +46,11 @@ struct FleetOptions {
   std::string kv_events_endpoint = "tcp://*:5557";
   KvEventEncoding kv_events_encoding = KvEventEncoding::kArray;
   size_t body_limit_bytes = size_t{32} << 20;
+  // The Responses API's stored responses, per replica: at most this many, and this many bytes
+  // (the oldest evicted first).
+  int64_t responses_store_max = 10000;
+  int64_t responses_store_bytes = int64_t{64} << 20;
+  int embedding_dims = 256;  // the length of /v1/embeddings vectors
   // tls.cert_file set: every replica serves HTTPS (--tls-cert, --tls-key), and with
   // tls.client_ca_file requires client certificates (--tls-client-ca).
   net::TlsServerOptions tls;

@@ -25,13 +25,17 @@ void WriteHeaderFields(JsonWriter& w, const ResponseInfo& info, std::string_view
 
 }  // namespace
 
-std::string ResponseId(bool chat, uint64_t a, uint64_t b) {
+std::string HexId(std::string_view prefix, uint64_t a, uint64_t b) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = chat ? "chatcmpl-" : "cmpl-";
+  std::string id(prefix);
   for (uint64_t word : {a, b}) {
     for (int shift = 60; shift >= 0; shift -= 4) id.push_back(kHex[(word >> shift) & 0xF]);
   }
   return id;
+}
+
+std::string ResponseId(bool chat, uint64_t a, uint64_t b) {
+  return HexId(chat ? "chatcmpl-" : "cmpl-", a, b);
 }
 
 StreamFormatter::StreamFormatter(const ResponseInfo& info) : chat_(info.chat) {

@@ -43,6 +43,10 @@ struct Usage {
   int64_t cached_tokens = 0;  // prompt_tokens_details.cached_tokens
 };
 
+// `prefix` followed by 32 lowercase hex digits of (a, b): the ids of OpenAI bodies ("resp_…",
+// "msg_…", "embd-…").
+std::string HexId(std::string_view prefix, uint64_t a, uint64_t b);
+
 // "chatcmpl-" or "cmpl-" followed by 32 lowercase hex digits of (a, b).
 std::string ResponseId(bool chat, uint64_t a, uint64_t b);
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/sse_test_util.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 
@@ -16,32 +17,25 @@ ResponseInfo Info(bool chat) {
           .model = "m\"odel"};
 }
 
-// Splits an SSE stream into the payloads of its "data: " events.
+// The payloads of an SSE stream's "data: " events.
 std::vector<std::string> Events(const std::string& stream) {
   std::vector<std::string> events;
-  size_t pos = 0;
-  while (pos < stream.size()) {
-    const size_t end = stream.find("\n\n", pos);
-    EXPECT_NE(end, std::string::npos) << "unterminated event";
-    if (end == std::string::npos) break;
-    const std::string event = stream.substr(pos, end - pos);
+  for (const std::string& event : testing::SseEvents(stream)) {
     EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
     events.push_back(event.substr(6));
-    pos = end + 2;
   }
   return events;
 }
 
 simdjson::dom::element Parse(simdjson::dom::parser& parser, const std::string& json) {
-  simdjson::dom::element doc;
-  EXPECT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
-  return doc;
+  return testing::ParseJson(parser, json);
 }
 
 TEST(ResponseIdTest, HasThePrefixAnd32HexDigits) {
   EXPECT_EQ(ResponseId(true, 0x0123456789abcdefull, 1),
             "chatcmpl-0123456789abcdef0000000000000001");
   EXPECT_EQ(ResponseId(false, 0, 0).size(), 5u + 32u);
+  EXPECT_EQ(HexId("resp_", 0xffull, 0x10ull), "resp_00000000000000ff0000000000000010");
 }
 
 TEST(StreamFormatterTest, ChatStreamIsVllmShaped) {

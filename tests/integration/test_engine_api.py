@@ -5,6 +5,7 @@ from the "replica N listening on HOST:PORT" lines, polls /health until ready, an
 SIGTERM ends it with exit code 0. Standard library only.
 """
 
+import base64
 import http.client
 import json
 import os
@@ -12,6 +13,7 @@ import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -111,8 +113,9 @@ def post_json(port, path, body):
     return status, json.loads(data) if data else None
 
 
-def stream(port, path, body, timeout=60):
-    """Streams a request: (response headers, [(seconds since sending, payload str)])."""
+def stream_lines(port, path, body, timeout=60):
+    """Streams a request: (response headers, [(seconds since sending, line)]), the answer's
+    non-empty lines without their line ends."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         start = time.monotonic()
@@ -121,20 +124,28 @@ def stream(port, path, body, timeout=60):
         resp = conn.getresponse()
         if resp.status != 200:
             raise AssertionError(f"status {resp.status}: {resp.read()!r}")
-        events = []
+        lines = []
         while True:
             line = resp.readline()
             if not line:
                 break
             line = line.rstrip(b"\r\n")
-            if not line:
-                continue
-            if not line.startswith(b"data: "):
-                raise AssertionError(f"not an SSE data line: {line!r}")
-            events.append((time.monotonic() - start, line[6:].decode()))
-        return dict(resp.getheaders()), events
+            if line:
+                lines.append((time.monotonic() - start, line))
+        return dict(resp.getheaders()), lines
     finally:
         conn.close()
+
+
+def stream(port, path, body, timeout=60):
+    """Streams a request: (response headers, [(seconds since sending, payload str)])."""
+    headers, lines = stream_lines(port, path, body, timeout)
+    events = []
+    for seconds, line in lines:
+        if not line.startswith(b"data: "):
+            raise AssertionError(f"not an SSE data line: {line!r}")
+        events.append((seconds, line[6:].decode()))
+    return headers, events
 
 
 def metrics(port):
@@ -162,6 +173,37 @@ def cached_of(usage):
 def expected_cached(prompt_tokens, block=16):
     # vLLM recomputes at least the last prompt token: whole blocks of the first n - 1 tokens.
     return (prompt_tokens - 1) // block * block
+
+
+def stream_events(port, path, body, timeout=60):
+    """Streams a request answered with named SSE events: (headers, [(event, data dict)]).
+
+    Fails on a line that is neither `event:` nor `data:`, on data that is not JSON (so a
+    `data: [DONE]` fails), and on a data line without an event line before it.
+    """
+    headers, lines = stream_lines(port, path, body, timeout)
+    events, name = [], None
+    for _, line in lines:
+        if line.startswith(b"event: "):
+            name = line[7:].decode()
+        elif line.startswith(b"data: "):
+            if name is None:
+                raise AssertionError(f"data without an event line: {line!r}")
+            events.append((name, json.loads(line[6:])))
+            name = None
+        else:
+            raise AssertionError(f"not an SSE event or data line: {line!r}")
+    return headers, events
+
+
+def responses(content, **kw):
+    body = {"input": content}
+    body.update(kw)
+    return body
+
+
+def input_cached(usage):
+    return usage["input_tokens_details"]["cached_tokens"]
 
 
 class EngineTestCase(unittest.TestCase):
@@ -631,6 +673,457 @@ class ReplicasTest(EngineTestCase):
             self.assertIn(f'engine="{i}"', data.decode())
 
 
+RESPONSE_EVENTS = [
+    "response.created", "response.in_progress", "response.output_item.added",
+    "response.content_part.added"]
+RESPONSE_END_EVENTS = [
+    "response.output_text.done", "response.content_part.done", "response.output_item.done",
+    "response.completed"]
+INSTRUCTIONS = "You are a travel agent. Answer in full sentences. " * 20
+
+
+def instructions(tag):
+    """Long instructions that begin with `tag`: tests using different tags share no prefix."""
+    return f"{tag}. {INSTRUCTIONS}"
+
+
+class ResponsesApiTest(EngineTestCase):
+    ARGS = ("--profile", "tiny", "--model", "emu-model")
+
+    def create(self, body):
+        status, data = post_json(self.port, "/v1/responses", body)
+        self.assertEqual(status, 200, data)
+        return data
+
+    def wait_for(self, predicate, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            self.assertLess(time.monotonic(), deadline, what)
+            time.sleep(0.02)
+
+    def test_non_streaming_response_is_vllm_shaped(self):
+        r = self.create(responses("Plan a trip.", instructions="Be brief.", max_output_tokens=6,
+                                  user="u-1", tools=[{"type": "function", "name": "book"}]))
+        self.assertRegex(r["id"], r"^resp_[0-9a-f]{32}$")
+        self.assertEqual(r["object"], "response")
+        self.assertIsInstance(r["created_at"], int)
+        self.assertEqual(r["model"], "emu-model")
+        # Exactly max_output_tokens tokens were generated: cut by the limit, as chat's "length".
+        self.assertEqual(r["status"], "incomplete")
+        self.assertEqual(r["incomplete_details"], {"reason": "max_output_tokens"})
+        self.assertEqual(r["instructions"], "Be brief.")
+        self.assertEqual(r["max_output_tokens"], 6)
+        self.assertIsNone(r["previous_response_id"])
+        self.assertEqual(r["tools"], [{"type": "function", "name": "book"}])
+        self.assertEqual(r["user"], "u-1")
+        self.assertFalse(r["background"])
+        self.assertTrue(r["store"])
+        self.assertEqual(len(r["output"]), 1)
+        item = r["output"][0]
+        self.assertEqual(item["type"], "message")
+        self.assertRegex(item["id"], r"^msg_[0-9a-f]{32}$")
+        self.assertEqual(item["role"], "assistant")
+        self.assertEqual(item["status"], "completed")
+        self.assertEqual(len(item["content"]), 1)
+        self.assertEqual(item["content"][0]["type"], "output_text")
+        self.assertEqual(item["content"][0]["annotations"], [])
+        self.assertEqual(len(item["content"][0]["text"].split()), 6)
+        usage = r["usage"]
+        self.assertEqual(usage["output_tokens"], 6)
+        self.assertEqual(usage["total_tokens"], usage["input_tokens"] + 6)
+        self.assertEqual(usage["output_tokens_details"], {"reasoning_tokens": 0})
+        self.assertIn("cached_tokens", usage["input_tokens_details"])
+        # Without max_output_tokens: 16 tokens, the emulator's stand-in for the model's own stop.
+        r = self.create(responses("Plan a trip."))
+        self.assertEqual(r["status"], "completed")
+        self.assertIsNone(r["incomplete_details"])
+        self.assertEqual(r["usage"]["output_tokens"], 16)
+        self.assertEqual(r["max_output_tokens"], 16)
+        self.assertIsNone(r["instructions"])
+        self.assertEqual(r["tools"], [])
+
+    def test_input_renders_as_the_equivalent_chat(self):
+        items = [{"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+                 {"type": "function_call", "call_id": "c1", "name": "weather",
+                  "arguments": '{"city": "Paris"}'},
+                 {"type": "function_call_output", "call_id": "c1", "output": "18 C"},
+                 {"type": "reasoning", "id": "rs_1", "summary": []},
+                 {"type": "message", "role": "assistant",
+                  "content": [{"type": "output_text", "text": "It is 18 C."}]},
+                 {"role": "user", "content": "Thanks."}]
+        r = self.create(responses(items, instructions="Be brief.", max_output_tokens=1,
+                                  store=False))
+        messages = [{"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "Weather?"},
+                    {"role": "assistant",
+                     "content": '{"name": "weather", "parameters": {"city": "Paris"}}'},
+                    {"role": "tool", "content": "18 C"},
+                    {"role": "assistant", "content": "It is 18 C."},
+                    {"role": "user", "content": "Thanks."}]
+        _, c = post_json(self.port, "/v1/chat/completions",
+                         {"messages": messages, "max_tokens": 1})
+        self.assertEqual(r["usage"]["input_tokens"], c["usage"]["prompt_tokens"])
+
+    def test_a_repeat_hits_the_prefix_cache(self):
+        body = responses("Where to in May?", instructions=instructions("repeat"),
+                         max_output_tokens=2, store=False)
+        first = self.create(body)["usage"]
+        second = self.create(body)["usage"]
+        n = first["input_tokens"]
+        self.assertGreater(n, 200)
+        self.assertEqual(input_cached(first), 0)
+        self.assertEqual(input_cached(second), expected_cached(n))
+
+    def test_streaming_events_in_order_with_sequence_numbers(self):
+        headers, events = stream_events(
+            self.port, "/v1/responses",
+            responses("Stream me.", stream=True, max_output_tokens=5, seed=3))
+        self.assertTrue(headers["Content-Type"].startswith("text/event-stream"))
+        names = [name for name, _ in events]
+        self.assertEqual(names, RESPONSE_EVENTS + ["response.output_text.delta"] * 5 +
+                         RESPONSE_END_EVENTS)
+        for i, (name, data) in enumerate(events):
+            self.assertEqual(data["type"], name)
+            self.assertEqual(data["sequence_number"], i)
+        created = events[0][1]["response"]
+        self.assertEqual(created["status"], "in_progress")
+        self.assertEqual(created["output"], [])
+        self.assertIsNone(created["usage"])
+        item_id = events[2][1]["item"]["id"]
+        deltas = [data for name, data in events if name == "response.output_text.delta"]
+        for d in deltas:
+            self.assertEqual(d["item_id"], item_id)
+            self.assertEqual((d["output_index"], d["content_index"]), (0, 0))
+        text = "".join(d["delta"] for d in deltas)
+        self.assertEqual(events[-4][1]["text"], text)
+        final = events[-1][1]["response"]
+        self.assertEqual(final["id"], created["id"])
+        self.assertEqual(final["status"], "incomplete")
+        self.assertEqual(final["output"][0]["id"], item_id)
+        self.assertEqual(final["output"][0]["content"][0]["text"], text)
+        self.assertEqual(final["usage"]["output_tokens"], 5)
+        # The same seed gives the same text without streaming; the stored response is the same.
+        whole = self.create(responses("Stream me.", max_output_tokens=5, seed=3))
+        self.assertEqual(whole["output"][0]["content"][0]["text"], text)
+        status, _, data = request(self.port, "GET", f"/v1/responses/{final['id']}")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(data), final)
+
+    def test_streamed_usage_counts_cached_tokens_on_a_repeat(self):
+        body = responses("Stream a repeat.", instructions=instructions("stream"), stream=True,
+                         max_output_tokens=2, store=False)
+        usages = []
+        for _ in range(2):
+            _, events = stream_events(self.port, "/v1/responses", body)
+            usages.append(events[-1][1]["response"]["usage"])
+        self.assertEqual(input_cached(usages[0]), 0)
+        self.assertEqual(input_cached(usages[1]), expected_cached(usages[1]["input_tokens"]))
+
+    def test_request_id_is_the_response_id(self):
+        r = self.create(responses("Hi.", request_id="client-chosen/id 1", max_output_tokens=2))
+        self.assertEqual(r["id"], "client-chosen/id 1")
+        status, _, data = request(self.port, "GET", "/v1/responses/client-chosen%2Fid%201")
+        self.assertEqual(status, 200, data)
+        self.assertEqual(json.loads(data)["id"], "client-chosen/id 1")
+        _, events = stream_events(self.port, "/v1/responses",
+                                  responses("Hi.", request_id="resp_streamed", stream=True,
+                                            max_output_tokens=2))
+        ids = {data["response"]["id"] for _, data in events if "response" in data}
+        self.assertEqual(ids, {"resp_streamed"})
+
+    def test_previous_response_id_continues_the_conversation_from_the_cache(self):
+        agent = instructions("follow-up")
+        first = self.create(responses("Plan a week in Lisbon.", instructions=agent,
+                                      max_output_tokens=40))
+        answer = first["output"][0]["content"][0]["text"]
+        follow = self.create(responses("And what should I pack?", instructions=agent,
+                                       previous_response_id=first["id"], max_output_tokens=3))
+        self.assertEqual(follow["previous_response_id"], first["id"])
+        n1 = first["usage"]["input_tokens"]
+        # The follow-up's prompt is the first prompt, its answer and the new input; its cached
+        # prefix reaches past the first prompt into the blocks of the generated answer.
+        self.assertGreater(follow["usage"]["input_tokens"], n1 + 40)
+        self.assertGreater(input_cached(follow["usage"]), n1)
+        # The same conversation through chat has the same prompt.
+        messages = [{"role": "system", "content": agent},
+                    {"role": "user", "content": "Plan a week in Lisbon."},
+                    {"role": "assistant", "content": answer},
+                    {"role": "user", "content": "And what should I pack?"}]
+        _, c = post_json(self.port, "/v1/chat/completions",
+                         {"messages": messages, "max_tokens": 1})
+        self.assertEqual(c["usage"]["prompt_tokens"], follow["usage"]["input_tokens"])
+        # A third turn chains through the second.
+        third = self.create(responses("Thanks!", instructions=agent,
+                                      previous_response_id=follow["id"], max_output_tokens=1))
+        self.assertGreater(third["usage"]["input_tokens"], follow["usage"]["input_tokens"])
+        self.assertGreater(input_cached(third["usage"]), follow["usage"]["input_tokens"] - 16)
+
+    def test_get_and_delete(self):
+        r = self.create(responses("Keep me.", max_output_tokens=2))
+        status, _, data = request(self.port, "GET", f"/v1/responses/{r['id']}")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(data), r)
+        status, _, data = request(self.port, "DELETE", f"/v1/responses/{r['id']}")
+        self.assertEqual(status, 200, data)
+        self.assertEqual(json.loads(data), {"id": r["id"], "object": "response", "deleted": True})
+        for method in ("GET", "DELETE"):
+            status, _, data = request(self.port, method, f"/v1/responses/{r['id']}")
+            self.assertEqual(status, 404, data)
+            error = json.loads(data)["error"]
+            self.assertEqual(error["message"], f"Response with id '{r['id']}' not found.")
+            self.assertEqual(error["param"], "response_id")
+        status, data = post_json(self.port, "/v1/responses",
+                                 responses("Again.", previous_response_id=r["id"]))
+        self.assertEqual(status, 404, data)
+        self.assertEqual(data["error"]["message"], f"Response with id '{r['id']}' not found.")
+
+    def test_unknown_ids_are_404(self):
+        for method, path in (("GET", "/v1/responses/resp_nope"),
+                             ("DELETE", "/v1/responses/resp_nope"),
+                             ("POST", "/v1/responses/resp_nope/cancel")):
+            status, _, data = request(self.port, method, path)
+            self.assertEqual(status, 404, (method, path, data))
+            error = json.loads(data)["error"]
+            self.assertEqual(error["type"], "NotFoundError")
+            self.assertEqual(error["code"], 404)
+            self.assertIn("resp_nope", error["message"])
+        status, data = post_json(self.port, "/v1/responses",
+                                 responses("Hi.", previous_response_id="resp_nope"))
+        self.assertEqual(status, 404, data)
+        self.assertEqual(data["error"]["param"], "response_id")
+        for method, path in (("PUT", "/v1/responses/x"), ("GET", "/v1/responses"),
+                             ("GET", "/v1/responses/x/cancel"), ("GET", "/v1/responses/a/b")):
+            status, _, data = request(self.port, method, path)
+            self.assertEqual(status, 404, (method, path, data))
+
+    def test_store_false_keeps_nothing(self):
+        r = self.create(responses("Forget me.", store=False, max_output_tokens=1))
+        self.assertFalse(r["store"])
+        status, _, _ = request(self.port, "GET", f"/v1/responses/{r['id']}")
+        self.assertEqual(status, 404)
+
+    def test_background_returns_at_once_and_completes(self):
+        r = self.create(responses("Work in the background.", background=True))
+        self.assertEqual(r["status"], "queued")
+        self.assertTrue(r["background"])
+        self.assertEqual(r["output"], [])
+        self.assertIsNone(r["usage"])
+        path = f"/v1/responses/{r['id']}"
+
+        def done():
+            got = json.loads(request(self.port, "GET", path)[2])
+            return got["status"] not in ("queued", "in_progress")
+
+        self.wait_for(done, "the background response never finished")
+        got = json.loads(request(self.port, "GET", path)[2])
+        self.assertEqual(got["status"], "completed")
+        self.assertEqual(got["usage"]["output_tokens"], 16)
+        self.assertEqual(len(got["output"][0]["content"][0]["text"].split()), 16)
+        status, _, data = request(self.port, "POST", path + "/cancel")
+        self.assertEqual(status, 400, data)
+        error = json.loads(data)["error"]
+        self.assertEqual(error["message"], "Cannot cancel a synchronous response.")
+        self.assertEqual(error["param"], "response_id")
+
+    def test_cancel_aborts_a_background_response(self):
+        r = self.create(responses("Write forever.", background=True, max_output_tokens=20000,
+                                  request_id="resp_long"))
+        self.assertEqual(r["id"], "resp_long")
+        self.wait_for(lambda: metrics(self.port)["vllm:num_requests_running"] == 1,
+                      "the background request never ran")
+
+        def status_of():
+            return json.loads(request(self.port, "GET", "/v1/responses/resp_long")[2])["status"]
+
+        self.wait_for(lambda: status_of() == "in_progress", "the first token never came")
+        status, _, data = request(self.port, "POST", "/v1/responses/resp_long/cancel")
+        self.assertEqual(status, 200, data)
+        self.assertEqual(json.loads(data)["status"], "cancelled")
+        self.wait_for(lambda: metrics(self.port)["vllm:num_requests_running"] == 0,
+                      "the cancelled request still runs")
+        status, _, data = request(self.port, "GET", "/v1/responses/resp_long")
+        self.assertEqual(json.loads(data)["status"], "cancelled")
+        status, _, data = request(self.port, "POST", "/v1/responses/resp_long/cancel")
+        self.assertEqual(status, 400, data)
+
+    def test_deleting_a_background_response_aborts_it(self):
+        r = self.create(responses("Write forever.", background=True, max_output_tokens=20000))
+        self.wait_for(lambda: metrics(self.port)["vllm:num_requests_running"] == 1,
+                      "the background request never ran")
+        status, _, _ = request(self.port, "DELETE", f"/v1/responses/{r['id']}")
+        self.assertEqual(status, 200)
+        self.wait_for(lambda: metrics(self.port)["vllm:num_requests_running"] == 0,
+                      "the deleted request still runs")
+
+    def test_bad_bodies_are_400_naming_the_param(self):
+        cases = [
+            ({"model": "emu-model"}, "input"),
+            (responses(7), "input"),
+            (responses("x", background=True, store=False), "background"),
+            (responses("x", max_output_tokens="many"), "max_output_tokens"),
+            (responses("x", max_output_tokens=0), "max_output_tokens"),
+            (responses("x", store="yes"), "store"),
+            (responses("x", request_id=5), "request_id"),
+            (responses("x", previous_response_id=5), "previous_response_id"),
+            (responses("x", tools={}), "tools"),
+            (responses([{"type": "image_generation_call"}]), "input[0].type"),
+            (responses([{"role": "user", "content": [{"type": "input_image"}]}]),
+             "input[0].content"),
+            (responses("x", background=True, stream=True), "stream"),
+        ]
+        for body, param in cases:
+            with self.subTest(body=body):
+                status, data = post_json(self.port, "/v1/responses", body)
+                self.assertEqual(status, 400, data)
+                self.assertEqual(data["error"]["type"], "BadRequestError")
+                self.assertEqual(data["error"]["param"], param)
+        status, _, data = request(self.port, "POST", "/v1/responses", '{"input": ')
+        self.assertEqual(status, 400, data)
+        status, data = post_json(self.port, "/v1/responses", responses("x", model="gpt-9"))
+        self.assertEqual(status, 404, data)
+        self.assertEqual(data["error"]["param"], "model")
+
+    def test_responses_count_in_the_vllm_metrics(self):
+        before = metrics(self.port)
+        r = self.create(responses("Count me.", max_output_tokens=3, store=False))
+        after = metrics(self.port)
+        n = r["usage"]["input_tokens"]
+        self.assertEqual(after["vllm:prompt_tokens_total"] - before["vllm:prompt_tokens_total"], n)
+        self.assertEqual(after["vllm:generation_tokens_total"] -
+                         before["vllm:generation_tokens_total"], 3)
+        self.assertEqual(after["vllm:prefix_cache_queries_total"] -
+                         before["vllm:prefix_cache_queries_total"], n)
+        self.assertEqual(after["vllm:time_to_first_token_seconds_count"] -
+                         before["vllm:time_to_first_token_seconds_count"], 1)
+
+
+class ResponsesStoreLimitTest(EngineTestCase):
+    ARGS = ("--profile", "tiny", "--responses-store-max", "2", "--embedding-dims", "8")
+
+    def test_the_oldest_response_is_evicted_past_the_count(self):
+        ids = []
+        for i in range(3):
+            status, r = post_json(self.port, "/v1/responses",
+                                  responses(f"Turn {i}.", max_output_tokens=1))
+            self.assertEqual(status, 200, r)
+            ids.append(r["id"])
+        statuses = [request(self.port, "GET", f"/v1/responses/{i}")[0] for i in ids]
+        self.assertEqual(statuses, [404, 200, 200])
+        status, data = post_json(self.port, "/v1/responses",
+                                 responses("Next.", previous_response_id=ids[0]))
+        self.assertEqual(status, 404, data)
+
+    def test_embedding_dims_flag(self):
+        status, r = post_json(self.port, "/v1/embeddings", {"input": "short"})
+        self.assertEqual(status, 200, r)
+        self.assertEqual(len(r["data"][0]["embedding"]), 8)
+        status, r = post_json(self.port, "/v1/embeddings", {"input": "short", "dimensions": 4})
+        self.assertEqual(status, 400, r)
+        self.assertEqual(r["error"]["param"], "dimensions")
+
+
+class EmbeddingsAndTokenizeTest(EngineTestCase):
+    ARGS = ("--profile", "tiny", "--model", "emu-model")
+
+    def test_embeddings_float_and_base64(self):
+        texts = ["The quick brown fox.", "A slow green turtle."]
+        status, f = post_json(self.port, "/v1/embeddings", {"input": texts, "model": "emu-model"})
+        self.assertEqual(status, 200, f)
+        self.assertEqual(f["object"], "list")
+        self.assertEqual(f["model"], "emu-model")
+        self.assertEqual([d["index"] for d in f["data"]], [0, 1])
+        for d in f["data"]:
+            self.assertEqual(d["object"], "embedding")
+            self.assertEqual(len(d["embedding"]), 256)
+            self.assertAlmostEqual(sum(x * x for x in d["embedding"]), 1.0, places=4)
+        self.assertNotEqual(f["data"][0]["embedding"], f["data"][1]["embedding"])
+        counts = [post_json(self.port, "/tokenize", {"prompt": t})[1]["count"] for t in texts]
+        self.assertEqual(f["usage"]["prompt_tokens"], sum(counts))
+        self.assertEqual(f["usage"]["total_tokens"], sum(counts))
+        status, b = post_json(self.port, "/v1/embeddings",
+                              {"input": texts, "encoding_format": "base64"})
+        self.assertEqual(status, 200, b)
+        for fd, bd in zip(f["data"], b["data"]):
+            decoded = struct.unpack("<256f", base64.b64decode(bd["embedding"]))
+            for x, y in zip(decoded, fd["embedding"]):
+                self.assertAlmostEqual(x, y, places=6)
+        # Deterministic, and token ids embed as the text they tokenize to.
+        ids = post_json(self.port, "/tokenize", {"prompt": texts[0]})[1]["tokens"]
+        status, t = post_json(self.port, "/v1/embeddings", {"input": ids})
+        self.assertEqual(status, 200, t)
+        self.assertEqual(t["data"][0]["embedding"], f["data"][0]["embedding"])
+        status, t = post_json(self.port, "/v1/embeddings", {"input": [ids, ids[:2]]})
+        self.assertEqual(status, 200, t)
+        self.assertEqual(len(t["data"]), 2)
+
+    def test_embeddings_take_engine_time_and_count_as_requests(self):
+        before = metrics(self.port)
+        post_json(self.port, "/v1/embeddings", {"input": ["one", "two", "three"]})
+        after = metrics(self.port)
+        self.assertEqual(after["vllm:e2e_request_latency_seconds_count"] -
+                         before["vllm:e2e_request_latency_seconds_count"], 3)
+
+    def test_embeddings_errors(self):
+        for body, param in (({}, "input"), ({"input": []}, "input"),
+                            ({"input": "x", "encoding_format": "bytes"}, "encoding_format"),
+                            ({"input": [999999]}, "input")):
+            with self.subTest(body=body):
+                status, data = post_json(self.port, "/v1/embeddings", body)
+                self.assertEqual(status, 400, data)
+                self.assertEqual(data["error"]["param"], param)
+        status, data = post_json(self.port, "/v1/embeddings", {"input": "x", "model": "other"})
+        self.assertEqual(status, 404, data)
+
+    def test_tokenize_detokenize_round_trip(self):
+        text = "Hello, world! Supercalifragilistic 12345 isn't it?"
+        status, t = post_json(self.port, "/tokenize",
+                              {"prompt": text, "model": "emu-model", "return_token_strs": True})
+        self.assertEqual(status, 200, t)
+        self.assertEqual(t["count"], len(t["tokens"]))
+        self.assertEqual(t["max_model_len"], 32768)
+        self.assertEqual("".join(t["token_strs"]), text)
+        status, d = post_json(self.port, "/detokenize", {"tokens": t["tokens"]})
+        self.assertEqual(status, 200, d)
+        self.assertEqual(d, {"prompt": text})
+        # The count is the prompt the completions endpoint counts.
+        _, c = post_json(self.port, "/v1/completions", {"prompt": text, "max_tokens": 1})
+        self.assertEqual(c["usage"]["prompt_tokens"], t["count"])
+        # Generated words detokenize without being tokenized first.
+        _, c = post_json(self.port, "/v1/completions",
+                         {"prompt": "Go on:", "max_tokens": 4, "seed": 9})
+        answer = c["choices"][0]["text"]
+        ids = post_json(self.port, "/tokenize", {"prompt": answer})[1]["tokens"]
+        self.assertEqual(post_json(self.port, "/detokenize", {"tokens": ids})[1]["prompt"], answer)
+
+    def test_tokenize_messages_counts_the_chat_prompt(self):
+        messages = [{"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "What is a token?"}]
+        status, t = post_json(self.port, "/tokenize", {"messages": messages})
+        self.assertEqual(status, 200, t)
+        self.assertIsNone(t["token_strs"])
+        _, c = post_json(self.port, "/v1/chat/completions", {"messages": messages, "max_tokens": 1})
+        self.assertEqual(t["count"], c["usage"]["prompt_tokens"])
+        _, without = post_json(self.port, "/tokenize",
+                               {"messages": messages, "add_generation_prompt": False})
+        self.assertLess(without["count"], t["count"])
+        status, d = post_json(self.port, "/detokenize", {"tokens": t["tokens"]})
+        self.assertTrue(d["prompt"].startswith("<|begin_of_text|><|start_header_id|>system"))
+
+    def test_tokenize_errors(self):
+        for path, body, param in (("/tokenize", {}, "prompt"),
+                                  ("/tokenize", {"prompt": [1, 2]}, "prompt"),
+                                  ("/tokenize", {"messages": "hi"}, "messages"),
+                                  ("/detokenize", {}, "tokens"),
+                                  ("/detokenize", {"tokens": [-1]}, "tokens"),
+                                  ("/detokenize", {"tokens": [10 ** 7]}, "tokens")):
+            with self.subTest(path=path, body=body):
+                status, data = post_json(self.port, path, body)
+                self.assertEqual(status, 400, data)
+                self.assertEqual(data["error"]["param"], param)
+        status, _, _ = request(self.port, "GET", "/tokenize")
+        self.assertEqual(status, 404)
+
+
 class CommandLineTest(unittest.TestCase):
     def test_unknown_profile_exits_2_listing_profiles(self):
         proc = subprocess.run([BIN, "engine", "--port", "0", "--profile", "no-such-gpu"],
@@ -656,7 +1149,10 @@ class CommandLineTest(unittest.TestCase):
                            (["--replicas", "17", "--kv-capacity-tokens", "67108864"], "--replicas"),
                            (["--time-scale", "1e300"], "--time-scale"),
                            (["--log-level", "foo"], "--log-level"),
-                           (["--seed", "-1"], "--seed")):
+                           (["--seed", "-1"], "--seed"),
+                           (["--responses-store-max", "-1"], "--responses-store-max"),
+                           (["--responses-store-mb", "-1"], "--responses-store-mb"),
+                           (["--embedding-dims", "0"], "--embedding-dims")):
             with self.subTest(args=args):
                 proc = subprocess.run([BIN, "engine", "--port", "0", *args],
                                       capture_output=True, text=True, timeout=20)

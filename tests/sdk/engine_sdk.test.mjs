@@ -1,5 +1,6 @@
 // The official OpenAI Node SDK, unchanged, against `warmroute engine`: chat and completions,
-// streaming and not, usage with cached tokens.
+// streaming and not, usage with cached tokens; the Responses API (create, streamed events, a
+// follow-up by previous_response_id, retrieve, delete); embeddings.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -83,4 +84,77 @@ test('errors surface as the SDK error types', async () => {
     client.chat.completions.create({ model, messages: [] }),
     (err) => err instanceof OpenAI.BadRequestError && err.status === 400,
   );
+});
+
+test('responses: create, a streamed follow-up with previous_response_id, retrieve, delete', async () => {
+  const instructions = 'You answer questions about bicycles. '.repeat(30);
+  const first = await client.responses.create({
+    model, instructions, input: 'Which tyre pressure for a road bike?', max_output_tokens: 12,
+  });
+  assert.match(first.id, /^resp_[0-9a-f]{32}$/);
+  assert.equal(first.object, 'response');
+  assert.equal(first.status, 'incomplete');
+  assert.equal(first.incomplete_details.reason, 'max_output_tokens');
+  assert.equal(first.output[0].type, 'message');
+  assert.equal(first.output[0].content[0].type, 'output_text');
+  assert.ok(first.output_text.length > 0);  // the SDK's own join of the output text
+  assert.equal(first.usage.output_tokens, 12);
+  assert.equal(first.usage.input_tokens_details.cached_tokens, 0);
+
+  // The follow-up, streamed: events in order, numbered from 0, the usage in the last one.
+  const stream = await client.responses.create({
+    model, instructions, input: 'And for gravel?', previous_response_id: first.id,
+    max_output_tokens: 4, stream: true,
+  });
+  const types = [];
+  let text = '';
+  let completed = null;
+  for await (const event of stream) {
+    assert.equal(event.sequence_number, types.length);
+    types.push(event.type);
+    if (event.type === 'response.output_text.delta') text += event.delta;
+    if (event.type === 'response.completed') completed = event.response;
+  }
+  assert.deepEqual(types.slice(0, 4), ['response.created', 'response.in_progress',
+    'response.output_item.added', 'response.content_part.added']);
+  assert.equal(types.filter((t) => t === 'response.output_text.delta').length, 4);
+  assert.equal(types.at(-1), 'response.completed');
+  assert.equal(completed.previous_response_id, first.id);
+  assert.equal(completed.output[0].content[0].text, text);
+  assert.equal(completed.usage.output_tokens, 4);
+  // The follow-up's prompt extends the first prompt and its answer: its cached prefix covers the
+  // whole first prompt.
+  assert.ok(completed.usage.input_tokens > first.usage.input_tokens + 12);
+  assert.ok(completed.usage.input_tokens_details.cached_tokens >= first.usage.input_tokens - 16);
+
+  const retrieved = await client.responses.retrieve(completed.id);
+  assert.equal(retrieved.id, completed.id);
+  assert.equal(retrieved.output_text, text);
+  await client.responses.delete(completed.id);
+  await assert.rejects(client.responses.retrieve(completed.id),
+    (err) => err instanceof OpenAI.NotFoundError && err.status === 404);
+});
+
+test('responses: a client-chosen request_id is the id', async () => {
+  const r = await client.responses.create({ model, input: 'Hi', max_output_tokens: 2,
+    request_id: 'resp_from_the_client' });
+  assert.equal(r.id, 'resp_from_the_client');
+  assert.equal((await client.responses.retrieve('resp_from_the_client')).id, r.id);
+});
+
+test('embeddings, float and base64', async () => {
+  const input = ['A bicycle has two wheels.', 'A tandem seats two riders.'];
+  const floats = await client.embeddings.create({ model, input, encoding_format: 'float' });
+  assert.equal(floats.object, 'list');
+  assert.equal(floats.data.length, 2);
+  assert.equal(floats.data[1].index, 1);
+  assert.equal(floats.data[0].embedding.length, 256);
+  const norm = floats.data[0].embedding.reduce((sum, x) => sum + x * x, 0);
+  assert.ok(Math.abs(norm - 1) < 1e-4);
+  assert.ok(floats.usage.prompt_tokens > 0);
+  // The SDK asks for base64 by default and decodes it to floats itself.
+  const decoded = await client.embeddings.create({ model, input });
+  for (let i = 0; i < 256; ++i) {
+    assert.ok(Math.abs(decoded.data[0].embedding[i] - floats.data[0].embedding[i]) < 1e-6);
+  }
 });

@@ -31,6 +31,11 @@ class TokenGenerator {
   int32_t Token(uint64_t seed, int64_t index) const;
   std::string_view Text(uint64_t seed, int64_t index) const;
 
+  // The words it draws from: word i is the token word_id(i) and the text word_text(i).
+  size_t num_words() const { return ids_.size(); }
+  int32_t word_id(size_t i) const { return ids_[i]; }
+  std::string_view word_text(size_t i) const { return texts_[i]; }
+
  private:
   size_t WordIndex(uint64_t seed, int64_t index) const;
   std::vector<std::string> texts_;

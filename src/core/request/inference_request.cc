@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
@@ -146,12 +145,12 @@ absl::Status ParsePrompt(element value, InferenceRequest& out) {
       return InvalidParam("prompt", absl::StrCat("prompt[", index, "] must be a token id, got ",
                                                  std::string(JsonTypeName(item.type()))));
     }
-    const std::optional<int64_t> id = AsInt64(item);
-    if (!id || *id < 0 || *id > std::numeric_limits<int32_t>::max()) {
+    const std::optional<int32_t> id = AsTokenId(item);
+    if (!id) {
       return InvalidParam("prompt",
                           absl::StrCat("prompt[", index, "] is not a token id in [0, 2^31)"));
     }
-    out.prompt_token_ids.push_back(static_cast<int32_t>(*id));
+    out.prompt_token_ids.push_back(*id);
     ++index;
   }
   out.has_token_prompt = true;

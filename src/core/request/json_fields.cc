@@ -1,6 +1,7 @@
 #include "core/request/json_fields.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
@@ -10,6 +11,21 @@ namespace warmroute::request {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
+
+absl::StatusOr<simdjson::dom::object> ParseJsonObject(simdjson::dom::parser& parser,
+                                                      std::string_view body) {
+  element root;
+  if (const simdjson::error_code error = parser.parse(body.data(), body.size()).get(root);
+      error != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid JSON: ", std::string(simdjson::error_message(error))));
+  }
+  if (!root.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("The request body must be a JSON object, got ",
+                                                   AbslView(JsonTypeName(root.type()))));
+  }
+  return root.get_object().value_unsafe();
+}
 
 std::string_view JsonTypeName(element_type type) {
   switch (type) {
@@ -60,6 +76,12 @@ bool IsJsonNumber(element value) {
   const element_type type = value.type();
   return type == element_type::INT64 || type == element_type::UINT64 ||
          type == element_type::DOUBLE;
+}
+
+std::optional<int32_t> AsTokenId(element value) {
+  const std::optional<int64_t> id = IsJsonNumber(value) ? AsInt64(value) : std::nullopt;
+  if (!id || *id < 0 || *id > std::numeric_limits<int32_t>::max()) return std::nullopt;
+  return static_cast<int32_t>(*id);
 }
 
 absl::Status ParseString(element value, std::string_view param, std::string& out) {

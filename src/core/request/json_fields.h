@@ -1,8 +1,9 @@
-// Readers of request-body fields shared by the request parsers of core/request (chat and
+// Readers of request-body fields shared by the request parsers (core/request's: chat and
 // completions in inference_request.cc, the Responses API in responses_request.cc, Anthropic's
-// Messages API in messages_request.cc). Each checks one field's JSON type and range and, when it
-// is wrong, returns InvalidArgument naming the parameter (common/status.h InvalidParam), as vLLM
-// words it where the APIs agree:
+// Messages API in messages_request.cc; and the engine emulator's bodies without a prompt to
+// route, such as embeddings and tokenize). Each checks one field's JSON type and range and, when
+// it is wrong, returns InvalidArgument naming the parameter (common/status.h InvalidParam), as
+// vLLM words it where the APIs agree:
 // - a null optional field is unset (its default);
 // - integers must fit in 64 bits, integral floats such as 16.0 count as integers (pydantic's lax
 //   mode), booleans are JSON booleans only.
@@ -11,7 +12,7 @@
 //   WR_RETURN_IF_ERROR(ParseBool(value, "stream", /*default_value=*/false, request.stream));
 //   WR_RETURN_IF_ERROR(ParsePositiveCount(value, "max_tokens", request.max_tokens));
 //
-// Internal to core/request. Thread-safety: pure functions.
+// Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +21,15 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "simdjson.h"
 
 namespace warmroute::request {
+
+// The root object of `body`, parsed by `parser` (whose memory it uses): InvalidArgument
+// "Invalid JSON: …" or "The request body must be a JSON object, got …" (no parameter) otherwise.
+absl::StatusOr<simdjson::dom::object> ParseJsonObject(simdjson::dom::parser& parser,
+                                                      std::string_view body);
 
 // "an array", "a string", ... for error messages.
 std::string_view JsonTypeName(simdjson::dom::element_type type);
@@ -53,6 +60,9 @@ absl::Status ParsePositiveCount(simdjson::dom::element value, std::string_view p
 
 // `seed`: an integer in the signed 64-bit range (kept as its two's complement), or null.
 absl::Status ParseSeed(simdjson::dom::element value, std::optional<uint64_t>& out);
+
+// A token id: an integer in [0, 2^31) (the range token ids have on the wire), or nullopt.
+std::optional<int32_t> AsTokenId(simdjson::dom::element value);
 
 // `cache_salt`: a non-empty string, or null (empty).
 absl::Status ParseCacheSalt(simdjson::dom::element value, std::string& out);

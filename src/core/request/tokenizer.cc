@@ -47,10 +47,13 @@ constexpr std::array<SpecialToken, 4> kSpecialTokens = {{
 
 constexpr int kMaxDigits = 3;
 
-// Scans one text left to right, appending ids. Positions are byte offsets.
+// Scans one text left to right, appending ids (and, when `pieces` is not null, the text of
+// each). Positions are byte offsets.
 class Scanner {
  public:
-  Scanner(std::string_view text, std::vector<int32_t>& out) : text_(text), out_(out) {}
+  Scanner(std::string_view text, std::vector<int32_t>& out,
+          std::vector<std::string_view>* pieces = nullptr)
+      : text_(text), out_(out), pieces_(pieces) {}
 
   void Run() {
     size_t pos = 0;
@@ -123,9 +126,8 @@ class Scanner {
       }
       case ByteClass::kPunct: {
         if (const int32_t special = SpecialAt(pos); special >= 0) {
-          out_.push_back(special);
           for (const SpecialToken& token : kSpecialTokens) {
-            if (token.id == special) return pos + token.text.size();
+            if (token.id == special) return Add(special, pos, token.text.size());
           }
         }
         if (const size_t len = ContractionAt(pos); len > 0) return Emit(pos, pos + len);
@@ -145,13 +147,20 @@ class Scanner {
   // Maps text_[begin, end) to ids, cutting it into chunks when it is long; returns `end`.
   size_t Emit(size_t begin, size_t end) {
     if (end - begin <= static_cast<size_t>(BuiltinTokenizer::kMaxPieceChars)) {
-      out_.push_back(PieceId(begin, end - begin));
-      return end;
+      return Add(PieceId(begin, end - begin), begin, end - begin);
     }
     for (size_t at = begin; at < end; at += BuiltinTokenizer::kChunkChars) {
-      out_.push_back(PieceId(at, std::min<size_t>(BuiltinTokenizer::kChunkChars, end - at)));
+      const size_t size = std::min<size_t>(BuiltinTokenizer::kChunkChars, end - at);
+      Add(PieceId(at, size), at, size);
     }
     return end;
+  }
+
+  // Appends `id`, standing for text_[begin, begin + size); returns where the next piece starts.
+  size_t Add(int32_t id, size_t begin, size_t size) {
+    out_.push_back(id);
+    if (pieces_ != nullptr) pieces_->push_back(text_.substr(begin, size));
+    return begin + size;
   }
 
   int32_t PieceId(size_t begin, size_t size) const {
@@ -162,6 +171,7 @@ class Scanner {
 
   std::string_view text_;
   std::vector<int32_t>& out_;
+  std::vector<std::string_view>* pieces_;
 };
 
 }  // namespace
@@ -170,6 +180,16 @@ std::vector<int32_t> BuiltinTokenizer::Encode(std::string_view text) const {
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 4);
   Scanner(text, ids).Run();
+  return ids;
+}
+
+std::vector<int32_t> BuiltinTokenizer::Encode(std::string_view text,
+                                              std::vector<std::string_view>* pieces) const {
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 3 + 4);
+  pieces->clear();
+  pieces->reserve(ids.capacity());
+  Scanner(text, ids, pieces).Run();
   return ids;
 }
 

@@ -19,6 +19,8 @@
 // Usage:
 //   BuiltinTokenizer tok;
 //   std::vector<int32_t> ids = tok.Encode("Hello, world");
+//   std::vector<std::string_view> pieces;
+//   tok.Encode("Hello, world", &pieces);   // "Hello", ",", " world"
 //
 // Thread-safety: Encode is const and thread-safe.
 #pragma once
@@ -38,6 +40,10 @@ class Tokenizer {
 
   // Token ids of `text`, in [0, VocabSize()).
   virtual std::vector<int32_t> Encode(std::string_view text) const = 0;
+  // The same, and in `pieces` (replaced) the text each id stands for: views into `text` whose
+  // concatenation is `text`.
+  virtual std::vector<int32_t> Encode(std::string_view text,
+                                      std::vector<std::string_view>* pieces) const = 0;
   virtual int32_t VocabSize() const = 0;
 };
 
@@ -54,6 +60,8 @@ class BuiltinTokenizer final : public Tokenizer {
   static constexpr int32_t kEndOfTurnId = 4;
 
   std::vector<int32_t> Encode(std::string_view text) const override;
+  std::vector<int32_t> Encode(std::string_view text,
+                              std::vector<std::string_view>* pieces) const override;
   int32_t VocabSize() const override { return kVocabSize; }
 };
 

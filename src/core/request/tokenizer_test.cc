@@ -44,6 +44,22 @@ TEST(BuiltinTokenizerTest, IsDeterministic) {
   EXPECT_EQ(a.Encode("Hello, world"), a.Encode("Hello, world"));
 }
 
+TEST(BuiltinTokenizerTest, PiecesSpellTheTextAndEachEncodesToItsId) {
+  BuiltinTokenizer tok;
+  const std::string text = std::string("<|begin_of_text|>") + kParagraph +
+                           " Supercalifragilistic 12345 don't\n\n  spaced<|eot_id|>";
+  std::vector<std::string_view> pieces = {"stale"};
+  const std::vector<int32_t> ids = tok.Encode(text, &pieces);
+  EXPECT_EQ(ids, tok.Encode(text));
+  ASSERT_EQ(pieces.size(), ids.size());
+  std::string joined;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    joined.append(pieces[i]);
+    EXPECT_THAT(tok.Encode(pieces[i]), ElementsAre(ids[i])) << "piece '" << pieces[i] << "'";
+  }
+  EXPECT_EQ(joined, text);
+}
+
 TEST(BuiltinTokenizerTest, EnglishGivesAboutFourCharactersPerToken) {
   BuiltinTokenizer tok;
   const std::string text = kParagraph;
