@@ -8,6 +8,7 @@
 //                   [--concurrency N] [--trace-speed X] [--stream | --no-stream]
 //                   [--engine-metrics http://ENGINE:PORT/metrics ...] [--out DIR]
 //                   [--timeout-s 60] [--name LABEL] [--ignore-eos] [--no-plots] [--api-key KEY]
+//                   [--api chat|completions|responses]
 //   warmroute bench compare a/results.json b/results.json ... [--out DIR]
 //
 // Contract:
@@ -15,8 +16,14 @@
 //     agent, unique, trace:FILE); multi-turn sends each session's next turn with the real answer.
 //     Open loop by default: request i is sent at start + its arrival (Poisson at --rate; a
 //     trace's timestamps / --trace-speed). --concurrency N: closed loop, N in flight.
-//   - Streaming chat/completions with stream_options.include_usage (so each answer reports
-//     prompt, completion and cached tokens); --no-stream asks for whole JSON answers.
+//   - Each request goes to its workload's endpoint (chat or completions), or with --api every
+//     request to that API's (POST /v1/chat/completions, /v1/completions, /v1/responses), its
+//     body carried over as loadgen/request_body.h says (the Responses API: the system message as
+//     `instructions`, the other messages as `input` items, the whole history every turn,
+//     store false).
+//   - Streaming with stream_options.include_usage (so each answer reports prompt, completion and
+//     cached tokens; a Responses stream reports them in response.completed); --no-stream asks
+//     for whole JSON answers.
 //   - --url may be repeated: requests go round-robin over the URLs (e.g. engines without a
 //     gateway). --engine-metrics (repeatable) scrapes each engine's /metrics every second.
 //   - Writes into --out (default ./bench-out): results.json (every request and the summary,
@@ -50,6 +57,7 @@
 #include "loadgen/load_driver.h"
 #include "loadgen/plots.h"
 #include "loadgen/report.h"
+#include "loadgen/request_body.h"
 #include "loadgen/results_json.h"
 #include "loadgen/run_outputs.h"
 
@@ -75,6 +83,7 @@ struct BenchFlags {
   std::string api_key;
   std::string name;
   bool no_plots = false;
+  std::string api;              // --api, when given
   std::set<std::string> given;  // the flags on the command line, e.g. "--rate"
 };
 
@@ -144,6 +153,11 @@ int RunBench(const BenchFlags& flags) {
     return Fail(2, absl::StrCat("--timeout-s must be in [", kMinTimeoutS, ", ", kMaxTimeoutS,
                                 "] seconds, got ", flags.timeout_s));
   }
+  if (flags.given.contains("--api")) {
+    absl::StatusOr<request::Endpoint> api = loadgen::ParseApiFlag("--api", flags.api);
+    if (!api.ok()) return Fail(2, api.status().message());
+    options.body.api = *api;
+  }
   if (absl::Status s = CheckOutputDir("--out", flags.out); !s.ok()) return Fail(2, s.message());
   options.api_key = flags.api_key;
   if (const char* env = std::getenv("WARMROUTE_API_KEY"); options.api_key.empty() && env) {
@@ -170,7 +184,8 @@ int RunBench(const BenchFlags& flags) {
 
   options.concurrency = flags.concurrency;
   options.timeout = std::chrono::milliseconds(std::llround(flags.timeout_s * 1000));
-  options.body = {.stream = flags.stream, .ignore_eos = flags.ignore_eos};
+  options.body.stream = flags.stream;
+  options.body.ignore_eos = flags.ignore_eos;
   options.expected_requests = flags.requests;
 
   loadgen::BenchRun run;
@@ -182,7 +197,8 @@ int RunBench(const BenchFlags& flags) {
                 .concurrency = flags.concurrency,
                 .seed = flags.seed,
                 .stream = flags.stream,
-                .model = flags.model};
+                .model = flags.model,
+                .api = options.body.api ? std::string(loadgen::ApiName(*options.body.api)) : ""};
   const absl::Status status = loadgen::RunLoad(**workload, options, &run);
   const bool written = WriteOutputs(flags, run);
   if (!status.ok()) return Fail(1, status.message());
@@ -261,6 +277,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--name", flags->name, "label of this run (reports, bench compare)");
   cmd->add_flag("--no-plots", flags->no_plots, "skip the PNG plots");
+  cmd->add_option("--api", flags->api,
+                  "chat, completions or responses: send every request to that API (default: "
+                  "each request to its workload's endpoint)");
 
   auto compare_flags = std::make_shared<CompareFlags>();
   CLI::App* compare =

@@ -3,14 +3,16 @@
 //
 //   warmroute demo [--out demo-out] [--requests 1000] [--time-scale 0.5]
 //                  [--policies round_robin,least_request,consistent_hash,warmroute]
-//                  [--seed 1] [--load 0.7]
+//                  [--seed 1] [--load 0.7] [--api chat|completions|responses]
 //
 // For each policy in turn, on the identical request stream (same workload, seed and rate):
 //   1. a fresh fleet: `warmroute engine` (this binary, /proc/self/exe) with 8 replicas of
 //      llama-3.1-70b-tp4-h100, kKvCapacityTokens each (cold caches, fresh counters);
 //   2. a gateway: `warmroute serve --policy P --backend <each replica>`;
 //   3. the load, in process (loadgen::RunLoad): support-bot with kSystemPrompts prompts, Poisson
-//      at --load of the fleet's capacity, the engines' /metrics scraped for the hit rate;
+//      at --load of the fleet's capacity, the engines' /metrics scraped for the hit rate; sent
+//      as chat requests, or with --api as that API's (loadgen/request_body.h: with responses,
+//      the system prompt is the `instructions` and the question the one `input` item);
 //   4. the results into OUT/P/ (results.json, report.md, plots), then gateway and fleet stopped.
 // Then one table on stdout (hit rate, TTFT p50/p99, E2E p50, load imbalance per policy), and
 // OUT/report.md, OUT/compare.txt (`bench compare` of the runs) and OUT/ttft_cdf_compare.png.
@@ -58,6 +60,7 @@
 #include "loadgen/load_driver.h"
 #include "loadgen/plots.h"
 #include "loadgen/report.h"
+#include "loadgen/request_body.h"
 #include "loadgen/results_json.h"
 #include "loadgen/run_outputs.h"
 #include "sim/capacity.h"
@@ -85,6 +88,8 @@ struct DemoFlags {
   std::string policies = "round_robin,least_request,consistent_hash,warmroute";
   uint64_t seed = 1;
   double load = 0.7;
+  std::string api;         // --api
+  bool api_given = false;  // else the workload's own API (chat)
 };
 
 int Fail(int code, absl::string_view message) {
@@ -151,7 +156,8 @@ struct PolicyRun {
 
 // Runs one policy on a fresh fleet (steps 1-4 above). The children are stopped before it returns.
 absl::StatusOr<PolicyRun> RunPolicy(const DemoFlags& flags, const std::string& policy,
-                                    const workload::WorkloadOptions& wo, double wall_rate) {
+                                    const workload::WorkloadOptions& wo,
+                                    const loadgen::BodyOptions& body, double wall_rate) {
   absl::StatusOr<std::unique_ptr<ChildProcess>> engine = ChildProcess::Spawn(
       {"engine", "--replicas", std::to_string(kReplicas), "--port", "0", "--profile", kProfile,
        "--kv-capacity-tokens", std::to_string(kKvCapacityTokens), "--time-scale",
@@ -195,6 +201,7 @@ absl::StatusOr<PolicyRun> RunPolicy(const DemoFlags& flags, const std::string& p
     options.engine_metrics.push_back(*std::move(parsed));
   }
   options.expected_requests = flags.requests;
+  options.body = body;
   workload::WorkloadOptions run_wo = wo;
   run_wo.rate_per_s = wall_rate;
   absl::StatusOr<std::unique_ptr<workload::Workload>> workload =
@@ -209,8 +216,9 @@ absl::StatusOr<PolicyRun> RunPolicy(const DemoFlags& flags, const std::string& p
                 .rate = wall_rate,
                 .concurrency = 0,
                 .seed = flags.seed,
-                .stream = true,
-                .model = ""};
+                .stream = body.stream,
+                .model = "",
+                .api = body.api ? std::string(loadgen::ApiName(*body.api)) : ""};
   // RunLoad handles SIGINT/SIGTERM itself (an Asio signal_set, which leaves the default
   // dispositions behind): a signal during the load comes back as Cancelled.
   absl::Status load = loadgen::RunLoad(**workload, options, &run);
@@ -275,6 +283,12 @@ int RunDemo(const DemoFlags& flags) {
     return Fail(2, "--time-scale must be in (0, 100]");
   }
   if (!(flags.load > 0) || flags.load > 10) return Fail(2, "--load must be in (0, 10]");
+  loadgen::BodyOptions body;
+  if (flags.api_given) {
+    absl::StatusOr<request::Endpoint> api = loadgen::ParseApiFlag("--api", flags.api);
+    if (!api.ok()) return Fail(2, api.status().message());
+    body.api = *api;
+  }
   const std::vector<std::string> policies = absl::StrSplit(flags.policies, ',', absl::SkipEmpty());
   if (policies.empty()) return Fail(2, "--policies names no policy");
   for (const std::string& name : policies) {
@@ -293,11 +307,16 @@ int RunDemo(const DemoFlags& flags) {
   const double wall_rate = rate / flags.time_scale;  // what the client sends
   if (absl::Status s = gnuplot::MakeDir(flags.out); !s.ok()) return Fail(1, s.message());
 
+  // Said only with --api: the default run's lines stay as they are.
+  const std::string sent_to =
+      body.api ? absl::StrCat(", sent to POST ", std::string(loadgen::RequestTarget(*body.api)))
+               : "";
   std::printf(
-      "warmroute demo: %d x %s (KV cache %lld tokens each), workload %s, %lld requests "
+      "warmroute demo: %d x %s (KV cache %lld tokens each), workload %s%s, %lld requests "
       "per policy, seed %llu\n",
       kReplicas, kProfile, static_cast<long long>(kKvCapacityTokens), DescribeWorkload(wo).c_str(),
-      static_cast<long long>(flags.requests), static_cast<unsigned long long>(flags.seed));
+      sent_to.c_str(), static_cast<long long>(flags.requests),
+      static_cast<unsigned long long>(flags.seed));
   std::printf("%s\n%s\n\n", Regime(flags, *capacity, rate).c_str(),
               TimeNote(flags.time_scale).c_str());
   std::fflush(stdout);
@@ -310,7 +329,7 @@ int RunDemo(const DemoFlags& flags) {
       return ExitCodeForSignal(signal);
     }
     Progress(absl::StrFormat("[%d/%d] %s", i + 1, policies.size(), policies[i]));
-    absl::StatusOr<PolicyRun> run = RunPolicy(flags, policies[i], wo, wall_rate);
+    absl::StatusOr<PolicyRun> run = RunPolicy(flags, policies[i], wo, body, wall_rate);
     if (!run.ok()) {
       if (run.status().code() == absl::StatusCode::kCancelled) {
         Progress("interrupted: stopped the fleet and the gateway");
@@ -338,7 +357,7 @@ int RunDemo(const DemoFlags& flags) {
 
   std::string report = absl::StrCat(
       "# warmroute demo\n\n", kReplicas, " x `", kProfile, "` (KV cache ", kKvCapacityTokens,
-      " tokens each), workload `", DescribeWorkload(wo), "`, ", flags.requests,
+      " tokens each), workload `", DescribeWorkload(wo), "`", sent_to, ", ", flags.requests,
       " requests per policy, seed ", flags.seed, ", each policy on a fresh fleet.\n\n",
       Regime(flags, *capacity, rate), "\n\n", TimeNote(flags.time_scale), "\n\n",
       loadgen::PolicyTable(runs, /*markdown=*/true),
@@ -386,7 +405,14 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
       ->check(SeedNumber());
   cmd->add_option("--load", flags->load, "arrival rate as a fraction of the fleet's capacity")
       ->capture_default_str();
-  cmd->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });
+  CLI::Option* api = cmd->add_option(
+      "--api", flags->api,
+      "chat, completions or responses: the API the load speaks (default: chat, the workload's "
+      "own)");
+  cmd->callback([flags, exit_code, api] {
+    flags->api_given = api->count() > 0;
+    *exit_code = RunDemo(*flags);
+  });
 }
 
 }  // namespace warmroute::cli

@@ -88,6 +88,7 @@ struct BenchConfig {
   uint64_t seed = 1;
   bool stream = true;
   std::string model;
+  std::string api;  // "chat", "completions", "responses"; "": each request's own endpoint
 };
 
 struct BenchRun {

@@ -57,8 +57,6 @@ class Driver {
     for (const HttpUrl& url : options.urls) {
       pools_.push_back(std::make_unique<net::UpstreamPool>(executor_, url.host, url.port,
                                                            net::PoolOptions{.max_idle = 8192}));
-      targets_.push_back(
-          {ApiTarget(url, "/v1/chat/completions"), ApiTarget(url, "/v1/completions")});
     }
     for (const HttpUrl& url : options.engine_metrics) {
       metrics_pools_.push_back(std::make_unique<net::UpstreamPool>(executor_, url.host, url.port));
@@ -205,10 +203,9 @@ class Driver {
 
   net::Task<void> Send(workload::WorkloadRequest request, size_t index) {
     const size_t which = next_pool_++ % pools_.size();
+    const request::Endpoint api = SentAs(request, options_.body);
     const std::string body = BuildRequestBody(request, options_.body);
-    const std::string& target = request.endpoint == request::Endpoint::kChatCompletions
-                                    ? targets_[which].first
-                                    : targets_[which].second;
+    const std::string target = ApiTarget(options_.urls[which], RequestTarget(api));
     request = {};  // the prompt is in `body` now
     const net::UpstreamRequest upstream{
         .method = "POST", .target = target, .headers = &headers_, .body = body};
@@ -237,7 +234,7 @@ class Driver {
         if (absl::EqualsIgnoreCase(name, "x-warmroute-backend")) r.backend = value;
       }
     }
-    ResponseReader reader(head.status, head.content_type);
+    ResponseReader reader(head.status, head.content_type, api);
     for (;;) {
       absl::StatusOr<std::string_view> piece = co_await (*exchange)->ReadSome();
       const double now = Seconds(Now() - sent);
@@ -374,7 +371,6 @@ class Driver {
   Timer wake_;
   const bool tty_;
   std::vector<std::unique_ptr<net::UpstreamPool>> pools_;
-  std::vector<std::pair<std::string, std::string>> targets_;  // chat, completions per URL
   std::vector<std::unique_ptr<net::UpstreamPool>> metrics_pools_;
   std::vector<bool> scrape_warned_;  // per engine: its first failed scrape was reported
   net::UpstreamTimeouts timeouts_;

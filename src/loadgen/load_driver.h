@@ -45,7 +45,7 @@ struct LoadOptions {
   std::vector<HttpUrl> engine_metrics;  // /metrics endpoints to scrape (may be empty)
   int64_t concurrency = 0;              // 0 = open loop
   std::chrono::milliseconds timeout{60'000};
-  BodyOptions body;
+  BodyOptions body;               // the bodies, and the API they go to (request_body.h)
   int64_t expected_requests = 0;  // for the progress line; 0 = unknown
   std::chrono::milliseconds scrape_interval{1000};
   bool progress = true;  // live progress on stderr

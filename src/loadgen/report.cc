@@ -115,6 +115,7 @@ std::string ReportMarkdown(const BenchRun& run, const Summary& summary,
                   c.concurrency > 0 ? absl::StrCat("closed loop, concurrency ", c.concurrency)
                                     : absl::StrFormat("open loop, %g requests/s", c.rate),
                   ", seed ", c.seed, c.stream ? ", streaming" : ", not streaming",
+                  c.api.empty() ? "" : absl::StrCat(", API ", c.api),
                   c.model.empty() ? "" : absl::StrCat(", model ", c.model), "\n");
   if (run.interrupted) absl::StrAppend(&out, "- **stopped early**: ", run.stop_reason, "\n");
   absl::StrAppend(&out, "\n## Summary\n\n", Markdown({"metric", "value"}, Rows({&summary})));

@@ -4,7 +4,6 @@
 
 #include "loadgen/engine_counters.h"
 #include "loadgen/http_url.h"
-#include "loadgen/request_body.h"
 #include "loadgen/results_json.h"
 
 namespace warmroute::loadgen {
@@ -20,7 +19,8 @@ BenchRun SampleRun() {
                 .concurrency = 0,
                 .seed = 1,
                 .stream = true,
-                .model = ""};
+                .model = "",
+                .api = "responses"};
   RequestRecord ok;
   ok.id = 0;
   ok.send_s = 0;
@@ -55,6 +55,7 @@ TEST(ReportTest, MarkdownHasErrorsBackendsAndPlots) {
   const BenchRun run = SampleRun();
   const std::string md = ReportMarkdown(run, Summarize(run), {"ttft_cdf.png"});
   EXPECT_NE(md.find("# warmroute bench: warm"), std::string::npos) << md;
+  EXPECT_NE(md.find("streaming, API responses"), std::string::npos) << md;
   EXPECT_NE(md.find("| bad_response | 1 | not an OpenAI response / \"x\" |"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| r0 | 1 | 100.0% |"), std::string::npos) << md;
@@ -64,6 +65,8 @@ TEST(ReportTest, MarkdownHasErrorsBackendsAndPlots) {
 TEST(ReportTest, ResultsJsonRoundTripsTheSummaryForCompare) {
   const BenchRun run = SampleRun();
   const Summary summary = Summarize(run);
+  EXPECT_NE(ResultsJson(run, summary).find("\"model\":\"\",\"api\":\"responses\"}"),
+            std::string::npos);
   absl::StatusOr<SavedRun> saved = ParseResultsJson(ResultsJson(run, summary), "x.json");
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_EQ(saved->name, "warm");
@@ -144,23 +147,6 @@ TEST(ReportTest, ParseResultsJsonRefusesBadFieldsNamingFileAndField) {
     EXPECT_EQ(saved.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(saved.status().message(), message);
   }
-}
-
-TEST(RequestBodyTest, StreamingChatAsksForUsage) {
-  workload::WorkloadRequest r;
-  r.model = "m";
-  r.messages = {{"system", "be \"nice\""}, {"user", "hi"}};
-  r.max_tokens = 7;
-  EXPECT_EQ(BuildRequestBody(r, {.stream = true, .ignore_eos = false}),
-            "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"be \\\"nice\\\"\"},"
-            "{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":7,\"stream\":true,"
-            "\"stream_options\":{\"include_usage\":true}}");
-  r.endpoint = request::Endpoint::kCompletions;
-  r.model = "";
-  r.prompt = "p";
-  EXPECT_EQ(BuildRequestBody(r, {.stream = false, .ignore_eos = true}),
-            "{\"prompt\":\"p\",\"max_tokens\":7,\"stream\":false,\"ignore_eos\":true}");
-  EXPECT_EQ(RequestTarget(r), "/v1/completions");
 }
 
 TEST(HttpUrlTest, ParsesHostPortAndPath) {

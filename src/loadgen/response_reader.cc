@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "loadgen/bench_result.h"
 #include "net/http1/sse.h"
 #include "simdjson.h"
@@ -53,10 +54,98 @@ std::string ErrorMessageOf(simdjson::dom::element root) {
   return "";
 }
 
+// When `line` is the SSE field `field` ("data:"), sets `value` to its value (one leading space
+// dropped) and returns true.
+bool FieldValue(std::string_view line, std::string_view field, std::string_view& value) {
+  if (line.substr(0, field.size()) != field) return false;
+  line.remove_prefix(field.size());
+  if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+  value = line;
+  return true;
+}
+
+// What one SSE event says.
+struct Reading {
+  std::string_view content;  // a content chunk's text; "" when the event is none
+  bool usage = false;        // it carries the usage
+  std::string_view error_kind;
+  std::string error;
+};
+
+Reading Content(std::string_view text) {
+  Reading reading;
+  reading.content = text;
+  return reading;
+}
+
+Reading UsageEvent() {
+  Reading reading;
+  reading.usage = true;
+  return reading;
+}
+
+// An error event of stream `what` ("error", "response.failed") and its message, if any.
+Reading ErrorEvent(std::string_view what, std::string_view message, std::string_view data) {
+  Reading reading;
+  reading.error_kind = error_kind::kBrokenStream;
+  reading.error =
+      absl::StrCat(AbslView(what),
+                   " event in the stream: ", message.empty() ? Quote(data) : std::string(message));
+  return reading;
+}
+
+// A chat or completions chunk.
+Reading ReadChatEvent(simdjson::dom::element root, std::string_view data) {
+  if (!root["error"].error() && root["choices"].error()) {
+    return ErrorEvent("error", ErrorMessageOf(root), data);
+  }
+  simdjson::dom::object usage;
+  Reading reading = Content(ContentOf(root));
+  reading.usage = root["usage"].get_object().get(usage) == simdjson::SUCCESS;
+  return reading;
+}
+
+// A Responses stream event named `name` (else by its "type").
+Reading ReadResponsesEvent(std::string_view name, simdjson::dom::element root,
+                           std::string_view data) {
+  std::string_view type = name;
+  if (type.empty() && root["type"].get_string().get(type) != simdjson::SUCCESS) return {};
+  if (type == "response.output_text.delta") {
+    std::string_view delta;
+    if (root["delta"].get_string().get(delta) != simdjson::SUCCESS) return {};
+    return Content(delta);
+  }
+  if (type == "response.completed" || type == "response.incomplete") return UsageEvent();
+  if (type == "error") return ErrorEvent(type, ErrorMessageOf(root), data);
+  if (type == "response.failed") {
+    std::string_view message;
+    if (root["response"]["error"]["message"].get_string().get(message) != simdjson::SUCCESS) {
+      message = {};
+    }
+    return ErrorEvent(type, message, data);
+  }
+  return {};
+}
+
+// The text of every output[].content[] part of a response object, in order.
+std::string OutputTextOf(simdjson::dom::array output) {
+  std::string text;
+  for (simdjson::dom::element item : output) {
+    simdjson::dom::array content;
+    if (item["content"].get_array().get(content) != simdjson::SUCCESS) continue;
+    for (simdjson::dom::element part : content) {
+      std::string_view piece;
+      if (part["text"].get_string().get(piece) == simdjson::SUCCESS) text.append(piece);
+    }
+  }
+  return text;
+}
+
 }  // namespace
 
-ResponseReader::ResponseReader(int status, std::string_view content_type)
+ResponseReader::ResponseReader(int status, std::string_view content_type, request::Endpoint api)
     : status_(status),
+      responses_(api == request::Endpoint::kResponses),
       content_type_(content_type),
       sse_(status == 200 &&
            absl::StartsWithIgnoreCase(absl::StripLeadingAsciiWhitespace(content_type_),
@@ -98,9 +187,10 @@ void ResponseReader::Feed(std::string_view piece, double now_s) {
 }
 
 void ResponseReader::Event(std::string_view event, double now_s) {
-  // The data lines of the event, joined by '\n' (SSE); other fields are ignored.
+  // The data lines of the event, joined by '\n' (SSE), and its name; other fields are ignored.
   std::string joined;
   std::string_view data;
+  std::string_view name;
   int lines = 0;
   size_t at = 0;
   while (at < event.size()) {
@@ -109,9 +199,8 @@ void ResponseReader::Event(std::string_view event, double now_s) {
     std::string_view line = event.substr(at, end - at);
     at = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.substr(0, 5) != "data:") continue;
-    line.remove_prefix(5);
-    if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    if (FieldValue(line, "event:", name)) continue;
+    if (!FieldValue(line, "data:", line)) continue;
     if (lines++ == 0) {
       data = line;
     } else {
@@ -120,10 +209,10 @@ void ResponseReader::Event(std::string_view event, double now_s) {
       data = joined;
     }
   }
-  if (lines > 0) Data(data, now_s);
+  if (lines > 0) Data(name, data, now_s);
 }
 
-void ResponseReader::Data(std::string_view data, double now_s) {
+void ResponseReader::Data(std::string_view name, std::string_view data, double now_s) {
   if (!error_kind_.empty()) return;
   ++events_;
   if (data == "[DONE]") return;
@@ -132,20 +221,18 @@ void ResponseReader::Data(std::string_view data, double now_s) {
     Fail(error_kind::kBadResponse, absl::StrCat("SSE data is not a JSON object: ", Quote(data)));
     return;
   }
-  if (!root["error"].error() && root["choices"].error()) {
-    std::string message = ErrorMessageOf(root);
-    Fail(error_kind::kBrokenStream,
-         absl::StrCat("error event in the stream: ", message.empty() ? Quote(data) : message));
+  Reading reading = responses_ ? ReadResponsesEvent(name, root, data) : ReadChatEvent(root, data);
+  if (!reading.error_kind.empty()) {
+    Fail(reading.error_kind, std::move(reading.error));
     return;
   }
-  const std::string_view content = ContentOf(root);
-  if (!content.empty()) {
+  if (!reading.content.empty()) {
     chunk_times_s_.push_back(now_s);
-    answer_.append(content);
+    answer_.append(reading.content);
   }
-  simdjson::dom::object usage;
-  if (!usage_ && root["usage"].get_object().get(usage) == simdjson::SUCCESS) {
-    usage_ = net::ReadUsage(data);
+  if (!usage_ && reading.usage) {
+    usage_ =
+        net::ReadUsage(data, responses_ ? net::UsageFormat::kResponses : net::UsageFormat::kChat);
   }
 }
 
@@ -170,17 +257,33 @@ void ResponseReader::WholeBody(double now_s) {
                                                 "): not a JSON object: ", Quote(buffer_)));
     return;
   }
-  if (root["choices"].error()) {
+  std::string_view status;
+  if (responses_ && root["status"].get_string().get(status) == simdjson::SUCCESS &&
+      status == "failed") {
+    const std::string message = ErrorMessageOf(root);
+    Fail(error_kind::kBadResponse,
+         absl::StrCat("the response failed: ", message.empty() ? Quote(buffer_) : message));
+    return;
+  }
+  simdjson::dom::array output;
+  const bool answer = responses_ ? root["output"].get_array().get(output) == simdjson::SUCCESS
+                                 : !root["choices"].error();
+  if (!answer) {
     std::string message = ErrorMessageOf(root);
     Fail(error_kind::kBadResponse,
-         absl::StrCat("not an OpenAI response: no \"choices\"",
+         absl::StrCat(responses_ ? "not an OpenAI Responses answer: no \"output\" list"
+                                 : "not an OpenAI response: no \"choices\"",
                       message.empty() ? "" : absl::StrCat(" (error: ", message, ")")));
     return;
   }
-  const std::string_view content = ContentOf(root);
-  answer_.assign(content);
+  if (responses_) {
+    answer_ = OutputTextOf(output);
+  } else {
+    answer_.assign(ContentOf(root));
+  }
   chunk_times_s_.push_back(now_s);
-  usage_ = net::ReadUsage(buffer_);
+  usage_ =
+      net::ReadUsage(buffer_, responses_ ? net::UsageFormat::kResponses : net::UsageFormat::kChat);
 }
 
 void ResponseReader::Finish(double now_s) {

@@ -214,6 +214,7 @@ std::string ResultsJson(const BenchRun& run, const Summary& summary) {
   w.Key("requests").Int(run.config.requests).Key("rate").Double(run.config.rate);
   w.Key("concurrency").Int(run.config.concurrency).Key("seed").Uint(run.config.seed);
   w.Key("stream").Bool(run.config.stream).Key("model").String(run.config.model);
+  w.Key("api").String(run.config.api);
   w.EndObject();
   w.Key("interrupted").Bool(run.interrupted).Key("stop_reason").String(run.stop_reason);
   w.Key("summary");

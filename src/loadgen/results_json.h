@@ -1,9 +1,10 @@
 // results.json of `warmroute bench`: the run's configuration, its summary and every request, and
 // the reading back of such a file for `warmroute bench compare`.
 //
-// Layout (times in seconds; a value not measured is null):
+// Layout (times in seconds; a value not measured is null; config.api is "chat", "completions" or
+// "responses", or "" when each request went to its workload's own endpoint):
 //   {"name": "...", "config": {"urls": [...], "workload", "requests", "rate", "concurrency",
-//    "seed", "stream", "model"}, "interrupted": bool, "stop_reason": "...",
+//    "seed", "stream", "model", "api"}, "interrupted": bool, "stop_reason": "...",
 //    "summary": {"requests", "sent", "succeeded", "failed", "errors": {"kind": n},
 //                "duration_s", "requests_per_s", "output_tokens_per_s", "prompt_tokens",
 //                "cached_tokens", "completion_tokens",

@@ -1,6 +1,7 @@
 """`warmroute bench` against a 2-replica `warmroute engine --profile tiny`: results.json fields,
-report and summary, engine-metrics hit rate, `bench compare`, and the error cases (unreachable
-URL, malformed trace, bad flags, a server that is not OpenAI).
+report and summary, engine-metrics hit rate, `bench compare`, the Responses API (`--api
+responses`) through a gateway, and the error cases (unreachable URL, malformed trace, bad flags, a
+server that is not OpenAI).
 
 Standard library only (http.client directly: the environment's HTTP proxy must not be used).
 """
@@ -15,6 +16,7 @@ import threading
 import unittest
 
 from emulator_process import EmulatorProcess, binary
+from gateway_process import GatewayProcess
 
 
 def run_bench(args, timeout=90):
@@ -213,6 +215,102 @@ class BenchTest(unittest.TestCase):
         self.assertTrue(any(q["cached_tokens"] > 0 for q in later))
 
 
+class BenchResponsesTest(unittest.TestCase):
+    """`bench --api responses` through a gateway in front of a 2-replica fleet: every support-bot
+    request becomes a POST /v1/responses, answered, timed and counted like a chat request."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="warmroute-bench-responses-")
+        cls.engine = EmulatorProcess(["--profile", "tiny", "--replicas", "2"], replicas=2)
+        cls.engine.__enter__()
+        try:
+            cls.gateway = GatewayProcess({
+                "listen": {"host": "127.0.0.1", "port": 0, "threads": 1},
+                "backends": [{"name": f"r{r.index}", "url": f"http://{r.host}:{r.port}"}
+                             for r in cls.engine.replicas],
+                "observability": {"access_log": "off"},
+            })
+            cls.gateway.__enter__()
+        except Exception:
+            cls.engine.__exit__(None, None, None)
+            raise
+        cls.url = f"http://{cls.gateway.host}:{cls.gateway.port}"
+        cls.metrics = []
+        for r in cls.engine.replicas:
+            cls.metrics += ["--engine-metrics", f"http://{r.host}:{r.port}/metrics"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gateway.__exit__(None, None, None)
+        cls.engine.__exit__(None, None, None)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_responses(self, name, *args):
+        """Runs `bench --api responses` at the gateway; returns (process, results or None)."""
+        out = os.path.join(self.tmp, name)
+        proc = run_bench(["--url", self.url, "--api", "responses", "--no-plots", "--out", out,
+                          *args])
+        results = os.path.join(out, "results.json")
+        return proc, load_json(results) if os.path.exists(results) else None
+
+    def assert_all_answered(self, proc, r, count):
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIsNotNone(r, proc.stderr)
+        self.assertEqual(r["config"]["api"], "responses")
+        s = r["summary"]
+        self.assertEqual(s["requests"], count)
+        self.assertEqual(s["failed"], 0, s["errors"])
+        self.assertEqual(s["succeeded"], count)
+        for q in r["requests"]:
+            self.assertEqual(q["status"], 200)
+            self.assertTrue(q["usage_reported"], q)
+            self.assertGreater(q["ttft_s"], 0)
+            self.assertGreaterEqual(q["e2e_s"], q["ttft_s"])
+            self.assertGreater(q["completion_tokens"], 0)
+            self.assertTrue(q["backend"], "the gateway's x-warmroute-backend")
+
+    def test_streamed_support_bot_reports_hit_rate_and_ttft(self):
+        proc, r = self.run_responses(
+            "stream", *self.metrics, "--workload", "support-bot",
+            "--workload-param", "system_prompts=3", "--workload-param", "system_prompt_tokens=600",
+            "--workload-param", "max_tokens=8", "--requests", "40", "--rate", "80", "--seed", "3")
+        self.assert_all_answered(proc, r, 40)
+        s = r["summary"]
+        self.assertIn("TTFT p50 (ms)", proc.stdout)
+        self.assertIn("token hit rate", proc.stdout)
+        self.assertGreater(s["ttft_s"]["p50"], 0)
+        self.assertGreater(s["itl_s"]["count"], 0, "the output_text deltas are timed")
+        for q in r["requests"]:
+            self.assertGreater(q["prompt_tokens"], 600)
+        # 3 system prompts of 600 tokens over 40 requests, routed prefix-aware: most prompt tokens
+        # are cached, by the answers' usage and by the engines' counters alike.
+        self.assertGreater(s["token_hit_rate"], 0.3)
+        self.assertIsNotNone(s["engine_hit_rate"])
+        self.assertGreater(s["engine_hit_rate"], 0.3)
+        self.assertEqual(s["backend_source"], "header")
+
+    def test_whole_answers(self):
+        proc, r = self.run_responses(
+            "json", "--no-stream", "--workload", "support-bot",
+            "--workload-param", "system_prompts=2", "--workload-param", "max_tokens=4",
+            "--requests", "10", "--rate", "50")
+        self.assert_all_answered(proc, r, 10)
+        self.assertFalse(r["config"]["stream"])
+        self.assertGreater(r["summary"]["cached_tokens"], 0)
+
+    def test_multi_turn_sends_the_whole_history_back(self):
+        proc, r = self.run_responses(
+            "mt", "--workload", "multi-turn", "--requests", "12", "--rate", "50",
+            "--concurrency", "4", "--workload-param", "answer_tokens=4",
+            "--workload-param", "think_time_mean_s=0.01")
+        self.assert_all_answered(proc, r, 12)
+        later = [q for q in r["requests"] if q["turn"] > 0]
+        self.assertTrue(later)
+        # A later turn's prompt is the earlier turns with their answers: their blocks are cached.
+        self.assertTrue(any(q["cached_tokens"] > 0 for q in later))
+
+
 class BenchErrorsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="warmroute-bench-err-")
@@ -279,6 +377,12 @@ class BenchErrorsTest(unittest.TestCase):
         self.assert_refused([*url, "--workload", f"trace:{trace}", "--rate", "5"], "--rate",
                             "trace")
         self.assert_refused([*url, "--trace-speed", "2"], "--trace-speed", "trace")
+
+    def test_a_bad_api_exits_2_naming_the_flag(self):
+        url = ["--url", "http://127.0.0.1:9", "--out", os.path.join(self.tmp, "o")]
+        for value in ("nope", "", "messages", "Responses"):
+            self.assert_refused([*url, "--api", value], "--api", f'got "{value}"',
+                                "chat, completions or responses")
 
     def test_messages_name_the_flag(self):
         url = ["--url", "http://127.0.0.1:9", "--out", os.path.join(self.tmp, "o")]

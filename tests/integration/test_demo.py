@@ -1,6 +1,7 @@
 """`warmroute demo`, shortened (few requests, fast emulated time): exit 0, one table row per
-policy, the files in --out, warmroute's engine-reported hit rate above round robin's; and SIGINT
-in the middle of a run stops every child process it started.
+policy, the files in --out, warmroute's engine-reported hit rate above round robin's, also with
+the load sent to the Responses API (`--api responses`); SIGINT in the middle of a run stops every
+child process it started; a bad --api exits 2 naming the flag.
 
 Standard library only; the binary comes from $WARMROUTE_BIN.
 """
@@ -107,6 +108,50 @@ class DemoTest(unittest.TestCase):
         self.assertIsNotNone(warm)
         self.assertIsNotNone(rr)
         self.assertGreater(warm, rr + 0.1, f"warmroute {warm:.3f} vs round_robin {rr:.3f}")
+
+
+class DemoResponsesTest(unittest.TestCase):
+    """`demo --api responses` with round robin and warmroute only: the same table, each request a
+    POST /v1/responses."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="warmroute-demo-responses-")
+        cls.out = os.path.join(cls.tmp, "demo-out")
+        cls.proc = subprocess.run(
+            [binary(), "demo", *SHORT, "--api", "responses", "--policies",
+             "round_robin,warmroute", "--out", cls.out],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def results(self, policy):
+        with open(os.path.join(self.out, policy, "results.json")) as f:
+            return json.load(f)
+
+    def test_runs_the_responses_api_and_warmroute_hits_more(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-3000:])
+        self.assertIn("sent to POST /v1/responses", self.proc.stdout)
+        for policy in ("round_robin", "warmroute"):
+            r = self.results(policy)
+            self.assertEqual(r["config"]["api"], "responses")
+            self.assertEqual(r["summary"]["failed"], 0, r["summary"]["errors"])
+            self.assertGreater(r["summary"]["ttft_s"]["p50"], 0)
+        warm = self.results("warmroute")["summary"]["engine_hit_rate"]
+        rr = self.results("round_robin")["summary"]["engine_hit_rate"]
+        self.assertGreater(warm, rr + 0.1, f"warmroute {warm:.3f} vs round_robin {rr:.3f}")
+
+    def test_a_bad_api_exits_2_naming_the_flag(self):
+        proc = subprocess.run([binary(), "demo", "--api", "anthropic", "--out",
+                               os.path.join(self.tmp, "bad")],
+                              capture_output=True, text=True, timeout=20,
+                              stdin=subprocess.DEVNULL)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--api", proc.stderr)
+        self.assertIn('got "anthropic"', proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "bad")), "refused before running")
 
 
 class DemoInterruptTest(unittest.TestCase):
