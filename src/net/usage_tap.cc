@@ -51,6 +51,44 @@ std::string_view DataOf(std::string_view event) {
   return {};
 }
 
+// The type of an event: its `event:` line's, else the first "type" member of its data.
+std::string_view EventType(std::string_view event) {
+  std::string_view rest = event;
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.starts_with("event:")) {
+      line.remove_prefix(6);
+      while (!line.empty() && IsSpace(line.front())) line.remove_prefix(1);
+      return line;
+    }
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  constexpr std::string_view kType = "\"type\":\"";
+  const size_t at = event.find(kType);
+  if (at == std::string_view::npos) return {};
+  const size_t begin = at + kType.size();
+  const size_t end = event.find('"', begin);
+  return end == std::string_view::npos ? std::string_view() : event.substr(begin, end - begin);
+}
+
+// True for the events an API sends before any output: the answer's announcement.
+bool AnnouncesOnly(UsageFormat format, std::string_view event) {
+  const std::string_view type = EventType(event);
+  switch (format) {
+    case UsageFormat::kResponses:
+      return type == "response.created" || type == "response.in_progress" ||
+             type == "response.queued";
+    case UsageFormat::kMessages:
+      return type == "message_start" || type == "ping";
+    case UsageFormat::kChat:
+      return false;
+  }
+  return false;
+}
+
 // True when the chunk's "choices" is an empty array: the usage-only chunk.
 bool HasNoChoices(simdjson::dom::element root) {
   simdjson::dom::array choices;
@@ -122,6 +160,7 @@ std::optional<Usage> ReadUsage(std::string_view json, UsageFormat format) {
 
 std::string_view SseUsageTap::Feed(std::string_view piece) {
   out_.clear();
+  if (format_ == UsageFormat::kChat && !piece.empty()) output_started_ = true;
   if (pending_.empty()) {
     // Pass complete events straight from `piece`, unless one must be dropped.
     size_t done = 0;
@@ -130,6 +169,7 @@ std::string_view SseUsageTap::Feed(std::string_view piece) {
       const std::string_view event = piece.substr(done, end - done);
       if (drop_usage_event_ && HasUsageObject(event)) break;  // slow path from here
       if (!usage_ && HasUsageObject(event)) usage_ = ReadUsage(DataOf(event), format_);
+      if (!output_started_ && !AnnouncesOnly(format_, event)) output_started_ = true;
       ++events_;
       done = end;
     }
@@ -159,6 +199,7 @@ std::string_view SseUsageTap::Finish() {
 }
 
 void SseUsageTap::Event(std::string_view event) {
+  if (!output_started_ && !AnnouncesOnly(format_, event)) output_started_ = true;
   if (HasUsageObject(event)) {
     const std::string_view data = DataOf(event);
     if (!usage_) usage_ = ReadUsage(data, format_);

@@ -69,6 +69,11 @@ class SseUsageTap {
   std::string_view Finish();
 
   const std::optional<Usage>& usage() const { return usage_; }
+  // True once the stream carried output — its first token, for TTFT and the Router: with kChat
+  // any byte (chat and completions chunks are tokens); with kResponses and kMessages the first
+  // complete event that is not the answer's announcement (response.created, .in_progress,
+  // .queued; message_start, ping), which an engine sends before it has computed anything.
+  bool output_started() const { return output_started_; }
   // Events passed on so far that carried data (for "did the client see anything").
   int64_t events() const { return events_; }
 
@@ -83,6 +88,7 @@ class SseUsageTap {
   std::string out_;
   std::optional<Usage> usage_;
   int64_t events_ = 0;
+  bool output_started_ = false;
 };
 
 }  // namespace warmroute::net

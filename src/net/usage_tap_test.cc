@@ -185,5 +185,32 @@ TEST(SseUsageTapTest, ReadsTheMessagesStreamsInputCountsFromMessageStart) {
   EXPECT_EQ(tap.usage()->cached_tokens, 32);
 }
 
+TEST(SseUsageTapTest, AResponsesStreamsOutputStartsAfterItsAnnouncement) {
+  SseUsageTap tap(/*drop_usage_event=*/false, UsageFormat::kResponses);
+  tap.Feed("event: response.created\ndata: {\"type\":\"response.created\"}\n\n");
+  tap.Feed("event: response.in_progress\ndata: {\"type\":\"response.in_progress\"}\n\n");
+  EXPECT_FALSE(tap.output_started());  // sent before the engine computed anything
+  tap.Feed("event: response.output_item.added\nda");
+  EXPECT_FALSE(tap.output_started());  // not a complete event yet
+  tap.Feed("ta: {\"type\":\"response.output_item.added\"}\n\n");
+  EXPECT_TRUE(tap.output_started());
+}
+
+TEST(SseUsageTapTest, AMessagesStreamsOutputStartsAfterMessageStartAndPings) {
+  SseUsageTap tap(/*drop_usage_event=*/false, UsageFormat::kMessages);
+  // No event: lines here: the data's type tells.
+  tap.Feed("data: {\"type\":\"message_start\",\"message\":{}}\n\ndata: {\"type\":\"ping\"}\n\n");
+  EXPECT_FALSE(tap.output_started());
+  tap.Feed("data: {\"type\":\"content_block_start\",\"index\":0}\n\n");
+  EXPECT_TRUE(tap.output_started());
+}
+
+TEST(SseUsageTapTest, AChatStreamsOutputStartsWithItsFirstByte) {
+  SseUsageTap tap(/*drop_usage_event=*/false);
+  EXPECT_FALSE(tap.output_started());
+  tap.Feed("da");
+  EXPECT_TRUE(tap.output_started());
+}
+
 }  // namespace
 }  // namespace warmroute::net

@@ -70,11 +70,11 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
       co_return;
     }
     if (piece->empty()) break;
-    if (!call.first_byte) {
+    const std::string_view out = tap.Feed(*piece);
+    if (!call.first_byte && tap.output_started()) {
       call.first_byte = context.clock.Now();
       context.backends.OnFirstToken(call.id);
     }
-    const std::string_view out = tap.Feed(*piece);
     if (out.empty()) continue;
     absl::Status written = co_await writer.WriteChunk(out);
     if (!written.ok()) co_return;  // the client left: the exchange closes upstream

@@ -5,8 +5,10 @@
 //   a whole response   sent with its status, content type and end-to-end headers; a 200's
 //                      `usage` closes the loop; a status of 400 or above fails the request in the
 //                      Router
-//   an SSE stream      passed on piece by piece as it arrives; the first piece is the first
-//                      token (the Router's, and the gateway's TTFT); the usage chunk
+//   an SSE stream      passed on piece by piece as it arrives; the first output is the first
+//                      token (the Router's, and the gateway's TTFT: the first piece of a chat
+//                      stream, the first event after a Responses or Messages stream's
+//                      announcement, net/usage_tap.h); the usage chunk
 //                      (net/usage_tap.h) closes the loop, and is dropped when the gateway added
 //                      include_usage. An upstream that fails mid-stream ends the client's stream
 //                      with an SSE error event and the connection is cut (the one place a relay
