@@ -284,7 +284,9 @@ void BuildRequestHead(std::string& out, const UpstreamRequest& request,
       out.append("\r\n"sv);
     }
   }
-  if (!request.body.empty() || SendsZeroLength(request.method)) {
+  if (request.body_stream != nullptr) {
+    out.append("Transfer-Encoding: chunked\r\n"sv);
+  } else if (!request.body.empty() || SendsZeroLength(request.method)) {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof digits, request.body.size()).ptr;
     out.append("Content-Length: "sv);
@@ -307,6 +309,54 @@ Task<beast::error_code> WriteRequest(UpstreamPool::Connection& connection, std::
   if (ec || beast::buffer_bytes(rest) == 0) co_return ec;
   auto [wec, n] = co_await asio::async_write(*connection.plain, rest, kTask);
   co_return wec;
+}
+
+// Sends `request`'s streamed body after its head: `request.body` as the first chunk, then each
+// piece its body_stream gives, chunk-framed, then the last chunk. Each write is bounded by
+// `idle`. Returns the client's body error as it came (the request cannot be sent whole), or
+// Unavailable/DeadlineExceeded naming `where` for the upstream's.
+Task<absl::Status> WriteStreamedBody(UpstreamPool::Connection& connection,
+                                     const UpstreamRequest& request, std::chrono::milliseconds idle,
+                                     const std::string& where) {
+  std::string frame;
+  std::string_view piece = request.body;
+  for (;;) {
+    if (piece.empty()) {
+      absl::StatusOr<std::string_view> next = co_await request.body_stream->ReadSome();
+      if (!next.ok()) co_return next.status();
+      piece = *next;
+    }
+    frame.clear();
+    if (piece.empty()) {
+      frame.append("0\r\n\r\n"sv);
+    } else {
+      char size[20];
+      const auto end = std::to_chars(size, size + sizeof size, piece.size(), 16).ptr;
+      frame.append(size, static_cast<size_t>(end - size));
+      frame.append("\r\n"sv);
+    }
+    const std::array<asio::const_buffer, 3> buffers = {
+        asio::buffer(frame), asio::buffer(piece.data(), piece.size()),
+        asio::buffer(piece.empty() ? std::string_view() : "\r\n"sv)};
+    connection.deadline->Arm(idle);
+    beast::error_code ec;
+    if (connection.tls) {
+      ec = co_await WriteTls(*connection.tls, buffers);
+    } else {
+      auto [wec, n] = co_await asio::async_write(*connection.plain, buffers, kTask);
+      ec = wec;
+    }
+    connection.deadline->Disarm();
+    if (ec) {
+      if (connection.deadline->TimedOut(ec)) {
+        co_return absl::DeadlineExceededError(absl::StrCat("sending to ", where, " timed out"));
+      }
+      co_return absl::UnavailableError(
+          absl::StrCat("sending the request body to ", where, " failed: ", ec.message()));
+    }
+    if (piece.empty()) co_return absl::OkStatus();
+    piece = {};
+  }
 }
 
 // One read of what the upstream sends next, into `buffer`, with a drain hint on a plaintext
@@ -384,7 +434,9 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
 
     connection.deadline->Arm(timeouts.first_byte);  // the write and the response head
     BuildRequestHead(connection.request_head, request, where);
-    const beast::error_code wec = co_await WriteRequest(connection, request.body);
+    const bool streamed = request.body_stream != nullptr;
+    const beast::error_code wec =
+        co_await WriteRequest(connection, streamed ? std::string_view() : request.body);
     if (wec) {
       connection.deadline->Disarm();
       x->failed_ = true;
@@ -394,6 +446,16 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       }
       co_return absl::UnavailableError(
           absl::StrCat("sending the request to ", where, " failed: ", wec.message()));
+    }
+    if (streamed) {
+      connection.deadline->Disarm();
+      absl::Status sent =
+          co_await WriteStreamedBody(connection, request, timeouts.idle_stream, where);
+      if (!sent.ok()) {
+        x->failed_ = true;
+        co_return sent;
+      }
+      connection.deadline->Arm(timeouts.first_byte);  // the response head
     }
     x->parser_.emplace();
     if (request.method == "HEAD") x->parser_->SkipBody();
@@ -406,7 +468,7 @@ Task<absl::StatusOr<std::unique_ptr<UpstreamExchange>>> UpstreamExchange::Start(
       x->failed_ = true;
       const bool timed_out = connection.deadline->TimedOut(rec);
       const bool nothing_read = head_bytes == 0 && connection.buffer.size() == 0;
-      if (may_retry && nothing_read && !timed_out) continue;
+      if (may_retry && nothing_read && !timed_out && !streamed) continue;  // body is spent
       if (timed_out) {
         co_return absl::DeadlineExceededError(absl::StrCat("no response from ", where, " within ",
                                                            timeouts.first_byte.count(), " ms"));

@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "net/http1/body_reader.h"
 #include "net/http1/response_parser.h"
 #include "net/http1/response_writer.h"
 #include "net/tls/tls.h"
@@ -88,6 +89,9 @@ struct UpstreamRequest {
   // Headers to send besides Host, Content-Length and Connection (which the client sets).
   const HttpHeaders* headers = nullptr;
   std::string_view body;
+  // Set: the body is sent as it is read from here, after `body` (chunked transfer coding; each
+  // write bounded by timeouts.idle_stream), and nothing is retried once a piece was read.
+  BodyReader* body_stream = nullptr;
 };
 
 class UpstreamExchange;

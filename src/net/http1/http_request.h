@@ -18,6 +18,8 @@
 
 namespace warmroute::net {
 
+class BodyReader;  // body_reader.h
+
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
 // Spare capacity HttpServer leaves after a non-empty request body (body.capacity() - body.size()
@@ -32,6 +34,9 @@ struct HttpRequest {
   std::string body;
   bool keep_alive = true;
   bool http10 = false;  // an HTTP/1.0 client: no chunked responses
+  // Set when the server streams the body to the handler (HttpServerOptions::stream_body): read
+  // it there; `body` stays empty. Null: `body` holds the whole body.
+  BodyReader* body_reader = nullptr;
 
   // The first header called `name` (case-insensitive), or an empty view.
   std::string_view Header(std::string_view name) const;

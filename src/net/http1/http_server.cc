@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "net/detached.h"
+#include "net/http1/body_reader.h"
 #include "net/http1/flat_buffer_view.h"
 #include "net/http1/request_parser.h"
 #include "net/socket/coarse_deadline.h"
@@ -241,6 +242,90 @@ Http1RequestParser::Error Feed(Http1RequestParser& parser, beast::flat_buffer& b
   buffer.consume(parser.Put(BufferView(buffer), error));
   return error;
 }
+
+// The body of a request whose head `parser` has, read from `stream` as the handler asks for it
+// (HttpServerOptions::stream_body). The parser decodes into request.body, which is swapped with
+// this reader's own buffer around each feed: the handler's request.body is its own to use, and at
+// most about one read buffer of the body is held.
+template <typename S>
+class StreamedBody final : public BodyReader {
+ public:
+  StreamedBody(S& stream, beast::flat_buffer& buffer, Http1RequestParser& parser,
+               std::chrono::milliseconds timeout, std::chrono::milliseconds write_timeout)
+      : stream_(stream),
+        buffer_(buffer),
+        parser_(parser),
+        timeout_(timeout),
+        write_timeout_(write_timeout),
+        send_continue_(parser.expects_continue()) {
+    first_.swap(parser.request.body);  // decoded with the head: the handler sees `body` empty
+  }
+
+  Task<absl::StatusOr<std::string_view>> ReadSome() override {
+    if (!first_.empty()) {
+      piece_.swap(first_);
+      first_.clear();
+      co_return std::string_view(piece_);
+    }
+    for (;;) {
+      if (!decoded_.empty()) {
+        piece_.swap(decoded_);
+        decoded_.clear();
+        co_return std::string_view(piece_);
+      }
+      if (parser_.done()) co_return std::string_view();
+      if (!failure_.ok()) co_return failure_;
+      if (send_continue_) {  // the client waits for it before it sends the body
+        send_continue_ = false;
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        TcpOf(stream_).expires_after(write_timeout_);
+        auto [wec, wn] = co_await asio::async_write(
+            stream_, asio::buffer(kContinue.data(), kContinue.size()), kTask);
+        TcpOf(stream_).expires_never();
+        if (wec) {
+          failure_ = ClientGone(wec);
+          co_return failure_;
+        }
+      }
+      TcpOf(stream_).expires_after(timeout_);
+      auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(kReadBufferBytes), kTask);
+      TcpOf(stream_).expires_never();
+      buffer_.commit(n);
+      if (n > 0) {
+        parser_.request.body.swap(decoded_);  // the parser writes into request.body
+        const Http1RequestParser::Error error = Feed(parser_, buffer_);
+        parser_.request.body.swap(decoded_);
+        if (error == Http1RequestParser::Error::kBodyTooLarge) {
+          failure_ = absl::OutOfRangeError("the request body is over the limit");
+          co_return failure_;
+        }
+        if (error != Http1RequestParser::Error::kNone) {
+          failure_ = absl::InvalidArgumentError("malformed request body: " +
+                                                std::string(Http1RequestParser::Describe(error)));
+          co_return failure_;
+        }
+      }
+      if (ec && decoded_.empty() && !parser_.done()) {
+        failure_ = ClientGone(ec);
+        co_return failure_;
+      }
+    }
+  }
+
+  bool done() const override { return first_.empty() && parser_.done() && decoded_.empty(); }
+
+ private:
+  S& stream_;
+  beast::flat_buffer& buffer_;
+  Http1RequestParser& parser_;
+  const std::chrono::milliseconds timeout_;
+  const std::chrono::milliseconds write_timeout_;
+  bool send_continue_;
+  std::string first_;    // what came with the head, handed out first
+  std::string decoded_;  // decoded since, not handed out yet
+  std::string piece_;
+  absl::Status failure_ = absl::OkStatus();
+};
 
 }  // namespace
 
@@ -538,6 +623,37 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     co_return false;
   }
 
+  // Serves a request whose body streams to the handler; the connection then closes (a keep-alive
+  // next request would have to wait for the whole body to be consumed, which a handler that
+  // refused the request never does).
+  template <typename S>
+  static Task<void> ServeStreamed(std::shared_ptr<Impl> self, S& stream,
+                                  beast::flat_buffer& buffer, Http1RequestParser& parser,
+                                  std::string& head_buffer, const std::shared_ptr<Watch>& watch) {
+    const HttpServerOptions& options = self->options_;
+    HttpRequest& request = parser.request;
+    request.keep_alive = false;
+    StreamedBody<S> body(stream, buffer, parser, options.body_timeout, options.write_timeout);
+    request.body_reader = &body;
+    ConnectionWriter<S> writer(stream, request, options.write_timeout, head_buffer,
+                               self->draining_);
+    // Polled for the client's FIN from the first tick: a peek would race the body's reads.
+    self->BeginWatch(watch, /*pipelined=*/true);
+    co_await RunHandler(self, request, writer);
+    EndWatch(*watch);
+    request.body_reader = nullptr;
+    if (watch->client_left) co_return;  // the coroutine is cancelled: no further co_await
+    if (writer.failed() || self->stopped_) co_return;
+    if (!writer.started()) {
+      spdlog::error("a request handler returned without a response");
+      co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
+    } else if (writer.streaming() && !writer.finished()) {
+      co_await writer.FinishStream();
+    }
+    beast::error_code ec;
+    TcpOf(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+
   template <typename S>
   static Task<void> ServeConnection(std::shared_ptr<Impl> self, Socket socket,
                                     std::shared_ptr<Watch> watch) {
@@ -601,6 +717,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (perr == Http1RequestParser::Error::kNone && !parser.head_done()) {
         tcp_stream.expires_after(options.header_timeout);
         perr = co_await ReadRequest(stream, buffer, parser, /*until_head=*/true, rec);
+      }
+      // A body the handler reads as it arrives (HttpServerOptions::stream_body).
+      const bool streamed = perr == Http1RequestParser::Error::kNone && !rec &&
+                            !parser.done() && options.stream_body &&
+                            options.stream_body(parser.request);
+      if (streamed) {
+        co_await ServeStreamed(self, stream, buffer, parser, head_buffer, watch);
+        co_return;
       }
       if (perr == Http1RequestParser::Error::kNone && !rec && !parser.done()) {
         if (parser.expects_continue()) {

@@ -61,6 +61,11 @@ struct HttpServerOptions {
   std::chrono::milliseconds write_timeout{60'000};   // each write to the client
   // Set: TLS on every connection (net/tls/tls.h's MakeTlsServerContext). Null: plaintext.
   std::shared_ptr<TlsContext> tls = nullptr;
+  // Set: asked with each request's head; true streams that request's body to the handler as it
+  // arrives (HttpRequest::body_reader) instead of reading it whole first. Its body limit is
+  // body_limit_bytes, and body_timeout bounds each wait for a piece (not the whole body). A
+  // handler that leaves part of it unread closes the connection after its response.
+  std::function<bool(const HttpRequest& head)> stream_body = nullptr;
 };
 
 // Handles one request. `request` and `writer` belong to the connection and are valid until the

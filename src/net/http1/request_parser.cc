@@ -115,6 +115,7 @@ Http1RequestParser::Error Http1RequestParser::ParseRequestLine(std::string_view 
 }
 
 void Http1RequestParser::Reset() {
+  chunked_bytes_ = 0;
   request.method.clear();
   request.target.clear();
   request.path.clear();
@@ -258,11 +259,12 @@ size_t Http1RequestParser::Put(std::string_view in, Error& error) {
         http1::ChunkedDecoder::Status status;
         used += chunked_.Put(rest, request.body.data() + before, rest.size(), written, status);
         request.body.resize(before + written);
+        chunked_bytes_ += written;  // the body may be taken as it comes (a streamed body)
         if (status == http1::ChunkedDecoder::Status::kBadChunk) error = Error::kBadChunk;
         if (status == http1::ChunkedDecoder::Status::kTrailersTooLarge) {
           error = Error::kHeaderTooLarge;
         }
-        if (error == Error::kNone && request.body.size() > body_limit_) {
+        if (error == Error::kNone && chunked_bytes_ > body_limit_) {
           error = Error::kBodyTooLarge;
         }
         if (error != Error::kNone || !chunked_.done()) return used;

@@ -91,6 +91,7 @@ class Http1RequestParser {
   State state_ = State::kRequestLine;
   size_t head_bytes_ = 0;
   uint64_t body_left_ = 0;
+  uint64_t chunked_bytes_ = 0;  // decoded so far of a chunked body
   int minor_version_ = 1;
   bool expects_continue_ = false;
   int hosts_ = 0;  // Host header lines seen
