@@ -153,6 +153,10 @@ class Gateway::Impl {
     options.header_timeout = config_.listen.header_timeout;
     options.body_timeout = config_.listen.body_timeout;
     options.idle_timeout = config_.listen.idle_timeout;
+    options.stream_body = [](const net::HttpRequest& head) {  // uploads: routes.h's "stream"
+      const RouteMatch route = MatchRoute(head.method, head.path);
+      return route.route != nullptr && route.route->body == RouteBody::kStream;
+    };
     if (config_.listen.tls.enabled()) {
       const ListenTlsConfig& tls = config_.listen.tls;
       absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsServerContext(

@@ -1,8 +1,8 @@
 """An engine stand-in for the gateway's pass-through routes: a real HTTP/1.1 server on loopback
 (standard library) that serves one model and answers every POST with what it received — method,
-path, the body's bytes and the headers — as JSON, so a test can see which backend a request
-reached and that it arrived unchanged. GET /health is 200 and GET /v1/models lists its model
-(a gateway config gives it kind "openai": nothing to scrape).
+path, the body's bytes (a chunked body decoded) and the headers — as JSON, so a test can see
+which backend a request reached and that it arrived unchanged. GET /health is 200 and
+GET /v1/models lists its model (a gateway config gives it kind "openai": nothing to scrape).
 
 Usage:
   with EchoBackend("bge-m3") as b:
@@ -12,6 +12,7 @@ Usage:
 import base64
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -20,6 +21,7 @@ class EchoBackend:
         self.model = model
         self.name = name
         self.requests = []
+        self.first_body_byte_at = []  # time.monotonic() of each request body's first byte
         self._lock = threading.Lock()
         backend = self
 
@@ -52,9 +54,29 @@ class EchoBackend:
             def do_DELETE(self):
                 self._echo()
 
-            def _echo(self):
+            def _read_body(self):
+                """The body, Content-Length or chunked; notes when its first byte came."""
+                if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                    body = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                        if size == 0:
+                            self.rfile.readline()  # the CRLF after the last chunk
+                            return body
+                        chunk = self.rfile.read(size)
+                        if not body:
+                            backend.first_body_byte_at.append(time.monotonic())
+                        body += chunk
+                        self.rfile.readline()
                 length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
+                if not length:
+                    return b""
+                first = self.rfile.read(1)
+                backend.first_body_byte_at.append(time.monotonic())
+                return first + self.rfile.read(length - 1)
+
+            def _echo(self):
+                body = self._read_body()
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with backend._lock:
                     backend.requests.append((self.command, self.path, body, headers))

@@ -131,6 +131,103 @@ class ResponsesThroughTwoGatewaysTest(unittest.TestCase):
         self.assertIn('route="embeddings"', self.a.metrics_text())
 
 
+def multipart(fields, boundary="wrBoundary7"):
+    """A multipart/form-data body of (name, value bytes, filename or None), in order."""
+    out = b""
+    for name, value, filename in fields:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        out += (f"--{boundary}\r\nContent-Disposition: {disposition}\r\n"
+                + ("Content-Type: audio/wav\r\n" if filename else "") + "\r\n").encode()
+        out += value + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+class AudioUploadTest(unittest.TestCase):
+    """Audio uploads are multipart bodies streamed to a backend of their model as they arrive."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.whisper = EchoBackend("whisper-1", name="whisper0").__enter__()
+        cls.other = EchoBackend("bge-m3", name="other0").__enter__()
+        config = {
+            "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
+            "backends": [{"name": b.name, "url": b.url, "kind": "openai"}
+                         for b in (cls.whisper, cls.other)],
+            "health": {"probe_interval_ms": 100, "probe_timeout_ms": 500},
+            "observability": {"access_log": "off"},
+        }
+        cls.gw = GatewayProcess(config).__enter__()
+        deadline = time.monotonic() + 10
+        while len(cls.gw.get_json("/v1/models")["data"]) < 2:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the gateway did not learn its backends' models")
+            time.sleep(0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gw.__exit__(None, None, None)
+        cls.other.__exit__(None, None, None)
+        cls.whisper.__exit__(None, None, None)
+
+    def upload(self, path, fields):
+        body, content_type = multipart(fields)
+        status, headers, data = self.gw.request("POST", path, body,
+                                                headers={"Content-Type": content_type})
+        return status, headers, data, body
+
+    def test_an_upload_reaches_a_backend_of_its_model_unchanged_model_first_or_not(self):
+        audio = bytes(range(256)) * 8192  # 2 MiB
+        for path in ("/v1/audio/transcriptions", "/v1/audio/translations"):
+            for fields in ([("model", b"whisper-1", None), ("file", audio, "a.wav")],
+                           [("file", audio[:300_000], "a.wav"), ("model", b"whisper-1", None),
+                            ("language", b"en", None)]):
+                with self.subTest(path=path, first=fields[0][0]):
+                    status, headers, data, sent = self.upload(path, fields)
+                    self.assertEqual(status, 200, data[:300])
+                    doc = json.loads(data)
+                    self.assertEqual(doc["backend"], "whisper0")
+                    self.assertEqual(doc["path"], path)
+                    self.assertEqual(base64.b64decode(doc["body_b64"]), sent)
+                    self.assertEqual(headers["x-warmroute-reason"], "least_load")
+
+    def test_the_body_reaches_the_backend_before_the_client_has_sent_it_all(self):
+        # The client sends the head and the first part, waits 1 s, then the rest: the backend
+        # sees the first bytes during that wait, so nothing held the body back.
+        head_part, content_type = multipart([("model", b"whisper-1", None),
+                                             ("file", b"x" * 50_000, "a.wav")])
+        first, rest = head_part[:30_000], head_part[30_000:]
+        before = len(self.whisper.first_body_byte_at)
+        sock = self.gw.open_raw()
+        try:
+            sock.sendall((f"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: gw\r\n"
+                          f"Content-Type: {content_type}\r\nContent-Length: {len(head_part)}\r\n"
+                          "Connection: close\r\n\r\n").encode() + first)
+            time.sleep(1.0)
+            sent_rest_at = time.monotonic()
+            sock.sendall(rest)
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+        finally:
+            sock.close()
+        self.assertIn(b" 200 ", reply.split(b"\r\n", 1)[0])
+        self.assertGreater(len(self.whisper.first_body_byte_at), before)
+        self.assertLess(self.whisper.first_body_byte_at[before], sent_rest_at)
+
+    def test_bad_uploads_are_400_and_an_unknown_model_404(self):
+        status, _, data, _ = self.upload("/v1/audio/transcriptions",
+                                         [("file", b"abc", "a.wav")])
+        self.assertEqual(status, 400, data)
+        self.assertEqual(json.loads(data)["error"]["param"], "model")
+        status, _, data = self.gw.request("POST", "/v1/audio/transcriptions", b"{}",
+                                          headers={"Content-Type": "application/json"})
+        self.assertEqual(status, 400, data)
+        status, _, data, _ = self.upload("/v1/audio/transcriptions",
+                                         [("model", b"no-such", None), ("file", b"a", "a.wav")])
+        self.assertEqual(status, 404, data)
+        self.assertIn('route="audio"', self.gw.metrics_text())
+
+
 class PassThroughRoutesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

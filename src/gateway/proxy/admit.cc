@@ -8,6 +8,7 @@
 #include "core/routing/prefix_key.h"
 #include "gateway/observability/hot_prefixes.h"
 #include "gateway/proxy/model_field.h"
+#include "gateway/proxy/multipart_field.h"
 #include "gateway/proxy/response_ids.h"
 
 namespace warmroute::gateway {
@@ -129,6 +130,34 @@ std::optional<Refusal> ReadModel(const net::HttpRequest& request, const Tenant* 
   routing.prompt_tokens = static_cast<int64_t>(request.body.size() / 4);
   routing.max_tokens = 0;
   return std::nullopt;
+}
+
+// Reads a multipart upload's beginning (into request.body) until its `model` form field is
+// complete; "" when it is not within kModelLookaheadBytes (nothing more is read). InvalidArgument
+// for a body that is not multipart/form-data or ends without a model; the client's read error
+// (Unavailable, OutOfRange) as it came.
+net::Task<absl::StatusOr<std::string>> ReadAheadForModel(net::HttpRequest& request) {
+  absl::StatusOr<std::string> boundary = MultipartBoundary(request.Header("content-type"));
+  if (!boundary.ok()) co_return boundary.status();
+  for (;;) {
+    const FormFieldSearch found = FindFormField(request.body, *boundary, "model");
+    if (found.state == FormFieldSearch::kFound) co_return found.value;
+    if (found.state == FormFieldSearch::kMissing || request.body_reader->done()) {
+      co_return InvalidParam("model", "the multipart body has no `model` field");
+    }
+    if (request.body.size() >= kModelLookaheadBytes) co_return std::string();
+    absl::StatusOr<std::string_view> piece = co_await request.body_reader->ReadSome();
+    if (!piece.ok()) co_return piece.status();
+    request.body.append(*piece);
+  }
+}
+
+// For a streamed route, before its model is known: placed where the least work is.
+void StreamedRouting(const Tenant* tenant, Call& call, routing::RoutingRequest& routing) {
+  routing.id = call.id;
+  if (tenant != nullptr) routing.pools = tenant->config.pools;
+  routing.placement = routing::Placement::kLeastLoad;
+  routing.max_tokens = 0;
 }
 
 // Places a request about the stored response `response_id` (`param`: the request parameter that
@@ -270,6 +299,9 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
       pending.usage_format = net::UsageFormat::kChat;  // usage.prompt_tokens, as OpenAI's
       refused = ReadModel(request, tenant, call, pending.routing);
       break;
+    case RouteBody::kStream:
+      StreamedRouting(tenant, call, pending.routing);
+      break;
     case RouteBody::kNone:
       pending.routing.id = call.id;
       if (tenant != nullptr) pending.routing.pools = tenant->config.pools;
@@ -286,11 +318,13 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
   }
   // The tenant's cache_salt goes to the generation APIs (their prompts are what engines cache).
   const bool salted = tenant != nullptr && route.route->body == RouteBody::kPrompt;
-  absl::StatusOr<UpstreamBody> body = UpstreamBody::Make(
-      request.body, std::move(facts.with_usage),
-      salted ? std::string_view(tenant->cache_salt_json) : "", facts.response_ids);
-  if (!body.ok()) return Refuse(body.status(), "bad_request");
-  pending.body.emplace(std::move(*body));
+  if (route.route->body != RouteBody::kStream) {  // that body is made once read ahead
+    absl::StatusOr<UpstreamBody> body = UpstreamBody::Make(
+        request.body, std::move(facts.with_usage),
+        salted ? std::string_view(tenant->cache_salt_json) : "", facts.response_ids);
+    if (!body.ok()) return Refuse(body.status(), "bad_request");
+    pending.body.emplace(std::move(*body));
+  }
   if (tenant != nullptr && tenant->config.limits.any()) {
     const TenantLimits& limits = tenant->config.limits;
     if (!context.limiter.AcquireConcurrent(call.tenant, limits)) {
@@ -303,6 +337,33 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
     pending.concurrency.emplace(context.limiter, call.tenant);
   }
   return out;
+}
+
+// A streamed upload's model, once read ahead ("" unknown): checked against the tenant's, and its
+// body (what was read ahead, then the rest as it comes) ready to send.
+std::optional<Refusal> UseStreamedModel(std::string model, const net::HttpRequest& request,
+                                        Pending& pending, Call& call) {
+  if (pending.tenant != nullptr && !model.empty() && !pending.tenant->AllowsModel(model)) {
+    return ModelNotAllowed(model);
+  }
+  call.model = model;
+  pending.routing.model = std::move(model);
+  pending.body.emplace(*UpstreamBody::Make(request.body, std::nullopt, ""));  // no edit: no error
+  return std::nullopt;
+}
+
+// ReadAheadForModel, then UseStreamedModel, on the pending request in `prepared`; false when
+// that became a refusal. (A coroutine of its own, whose frame is made only for streamed routes:
+// the admit stage's stays small.)
+net::Task<bool> ReadStreamedModel(net::HttpRequest& request,
+                                  std::variant<Refusal, Pending>& prepared, Call& call) {
+  absl::StatusOr<std::string> model = co_await ReadAheadForModel(request);
+  std::optional<Refusal> refused =
+      model.ok() ? UseStreamedModel(std::move(*model), request, std::get<Pending>(prepared), call)
+                 : Refuse(model.status(), "bad_request");
+  if (!refused) co_return true;
+  prepared = std::move(*refused);
+  co_return false;
 }
 
 // The routing decision for `pending`, which holds `ticket`; takes what `pending` holds.
@@ -342,12 +403,18 @@ net::Response ResponseOf(const Refusal& refusal) {
 
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
                              RedisRateStore* redis, const RouteMatch& route,
-                             const net::HttpRequest& request, Call& call) {
+                             net::HttpRequest& request, Call& call) {
   // The coroutine keeps only what crosses its two waits (its frame stays small enough for Asio's
   // per-thread frame recycling); the steps themselves are plain functions.
   std::variant<Refusal, Pending> prepared = Prepare(context, settings, route, request, call);
   if (Refusal* refusal = std::get_if<Refusal>(&prepared)) co_return std::move(*refusal);
   Pending& pending = std::get<Pending>(prepared);
+
+  // A streamed upload's model, read from its beginning (after the tenant was authenticated).
+  if (route.route->body == RouteBody::kStream &&
+      !co_await ReadStreamedModel(request, prepared, call)) {
+    co_return std::move(std::get<Refusal>(prepared));
+  }
 
   // Limits: the tenant's token buckets (its concurrency slot was taken by Prepare).
   if (pending.concurrency) {

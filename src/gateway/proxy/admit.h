@@ -82,8 +82,13 @@ net::Response ResponseOf(const Refusal& refusal);
 // Runs the stage for `request` on `route` (REQUIRES: route.route), with the settings it arrived
 // under; `redis` is the worker's cluster-wide limit store (null: local limits only). Notes what
 // it learns (model, stream, tenant, prompt, the decision) in `call`.
+// A streamed route's body (an audio upload) is read only as far as its `model` form field, at
+// most kModelLookaheadBytes: what was read moves into `request.body`, to be sent first, and the
+// rest stays in `request.body_reader`. A model not found that far is unknown: the request is
+// then placed among all backends (the engine answers for a model it does not serve).
+inline constexpr size_t kModelLookaheadBytes = size_t{1} << 20;
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
                              RedisRateStore* redis, const RouteMatch& route,
-                             const net::HttpRequest& request, Call& call);
+                             net::HttpRequest& request, Call& call);
 
 }  // namespace warmroute::gateway

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <deque>
 #include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
@@ -86,7 +87,11 @@ class AdmitTest : public ::testing::Test {
   }
 
   // Admits `request` on the route of its method and path.
-  AdmitResult Run(const net::HttpRequest& request) {
+  AdmitResult Run(net::HttpRequest&& request) {
+    kept_.push_back(std::move(request));  // an admitted request's body views into it
+    return Run(kept_.back());
+  }
+  AdmitResult Run(net::HttpRequest& request) {
     call_ = Call();
     call_.id = next_id_++;
     const ProxyContext context = Context();
@@ -117,11 +122,12 @@ class AdmitTest : public ::testing::Test {
   std::atomic<uint64_t> next_id_{1};
   ProxySettings settings_;
   Call call_;
+  std::deque<net::HttpRequest> kept_;
 };
 
 TEST_F(AdmitTest, AdmitsARequestWithTheDecisionAndTheBodyAsSent) {
   ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
-  const net::HttpRequest request = Post(kChat);
+  net::HttpRequest request = Post(kChat);
   AdmitResult result = Run(request);
   ASSERT_TRUE(std::holds_alternative<Admitted>(result));
   Admitted& admitted = std::get<Admitted>(result);
@@ -147,7 +153,7 @@ TEST_F(AdmitTest, AnAdmittedRequestThatEndsUnfinishedIsFailedInTheRouter) {
 TEST_F(AdmitTest, ATenantsRequestIsSaltedForEnginesThatHonourIt) {
   UseTenants();
   ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
-  const net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
+  net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
   AdmitResult result = Run(request);
   ASSERT_TRUE(std::holds_alternative<Admitted>(result));
   Admitted& admitted = std::get<Admitted>(result);
@@ -223,7 +229,7 @@ TEST_F(AdmitTest, ARequestOverItsTenantsRateIs429WithRetryAfter) {
     t.tenants[0].limits.requests = BucketLimit{.rate_per_s = 0.5, .burst = 1};
   });
   ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
-  const net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
+  net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
   EXPECT_TRUE(std::holds_alternative<Admitted>(Run(request)));  // the burst
   AdmitResult result = Run(request);
   const net::Response response = Refused(result);
@@ -239,7 +245,7 @@ TEST_F(AdmitTest, ARequestOverItsTenantsRateIs429WithRetryAfter) {
 TEST_F(AdmitTest, ARequestOverItsTenantsConcurrencyIs429UntilOneEnds) {
   UseTenants([](TenancyConfig& t) { t.tenants[0].limits.max_concurrent = 1; });
   ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
-  const net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
+  net::HttpRequest request = Post(kChat, {{"Authorization", "Bearer acme-key"}});
   std::optional<AdmitResult> first = Run(request);
   ASSERT_TRUE(std::holds_alternative<Admitted>(*first));
   AdmitResult second = Run(request);
@@ -294,7 +300,7 @@ TEST_F(AdmitTest, AModelRouteGoesWhereTheLeastWorkIsAmongTheModelsBackends) {
                   .Add(Backend(R"({"name": "emb1", "url": "http://10.0.0.3:8000",
                                    "models": ["bge"]})"))
                   .ok());
-  const net::HttpRequest request =
+  net::HttpRequest request =
       Post(R"({"model":"bge","input":["a","b"]})", {}, "/v1/embeddings");
   AdmitResult first = Run(request);
   ASSERT_TRUE(std::holds_alternative<Admitted>(first));

@@ -22,6 +22,24 @@ net::ResponseHead StreamHead(net::UpstreamExchange& exchange) {
                            .headers = std::move(upstream.headers)};
 }
 
+// A client's streamed body as it is sent upstream, noting whether the client failed it (closed,
+// stalled, malformed, over the limit): that is no failure of the backend's.
+class WatchedBody final : public net::BodyReader {
+ public:
+  explicit WatchedBody(net::BodyReader& body) : body_(body) {}
+  net::Task<absl::StatusOr<std::string_view>> ReadSome() override {
+    absl::StatusOr<std::string_view> piece = co_await body_.ReadSome();
+    if (!piece.ok()) failed_ = true;
+    co_return piece;
+  }
+  bool done() const override { return body_.done(); }
+  bool failed() const { return failed_; }
+
+ private:
+  net::BodyReader& body_;
+  bool failed_ = false;
+};
+
 }  // namespace
 
 net::Response FailureResponse(Attempt attempt) {
@@ -44,6 +62,8 @@ net::Task<Forwarded> Forward(const ProxyContext& context, const ProxySettings& s
   const AttemptLimits limits{.max_response_bytes = settings.max_response_bytes};
   Attempt attempt;
   std::string response_id;
+  std::optional<WatchedBody> streamed;  // an upload streamed as it arrives
+  if (request.body_reader != nullptr) streamed.emplace(*request.body_reader);
   for (;;) {
     response_id.clear();
     if (admitted.body.issues_response_ids() && TakesResponseIds(call.target->kind)) {
@@ -52,14 +72,19 @@ net::Task<Forwarded> Forward(const ProxyContext& context, const ProxySettings& s
     net::UpstreamRequest upstream{.method = request.method,
                                   .target = request.target,
                                   .headers = &request.headers,
-                                  .body = admitted.body.For(call.target->kind, response_id)};
+                                  .body = admitted.body.For(call.target->kind, response_id),
+                                  .body_stream = streamed ? &*streamed : nullptr};
     attempt = co_await TryBackend(pools.For(*call.target), upstream, settings.timeouts,
                                   call.target->name, limits);
-    context.backends.OnUpstreamResult(call.target->id, attempt.backend_ok);
+    context.backends.OnUpstreamResult(call.target->id,
+                                      attempt.backend_ok || (streamed && streamed->failed()));
     if (attempt.exchange) break;
     spdlog::debug("request {}: backend {} failed: {}", call.id, call.target->name,
                   std::string(attempt.error.message()));
     if (!attempt.retry || call.retries >= settings.retries) break;
+    // A streamed body is spent as it is sent: another backend can be tried only when nothing
+    // reached this one.
+    if (streamed && !net::ConnectFailed(attempt.error)) break;
     std::optional<Dispatch> next = context.backends.Reroute(call.id);
     if (!next) {
       admitted.routed.Forget();  // the Router failed it: no alternate left

@@ -4,7 +4,9 @@
 // what is retried); each failure counts against the backend's health (outlier ejection).
 //
 // The client's headers are filtered in place for the upstream (forwarding.h); each backend gets
-// the body its engine kind takes (UpstreamBody: the tenant's cache_salt only where honoured).
+// the body its engine kind takes (UpstreamBody: the tenant's cache_salt only where honoured). A
+// streamed body (an audio upload) goes on as it arrives, and is retried elsewhere only when the
+// connection to the first backend failed before anything was sent.
 //
 // It ends in the answer the client gets:
 //   an SSE stream      `stream`, its head in `response`: relay.h passes the body on as it arrives

@@ -19,6 +19,7 @@ constexpr Route kCompletions = Prompt("completions", Endpoint::kCompletions);
 constexpr Route kResponses = Prompt("responses", Endpoint::kResponses);
 constexpr Route kMessages = Prompt("messages", Endpoint::kMessages);
 constexpr Route kStoredResponse{"responses", RouteBody::kNone, Endpoint::kResponses, true};
+constexpr Route kAudio{"audio", RouteBody::kStream, Endpoint::kChatCompletions, false};
 
 struct ModelRoute {
   std::string_view path;
@@ -79,6 +80,9 @@ RouteMatch MatchRoute(std::string_view method, std::string_view path) {
   if (path == "/v1/completions") return Only(method, "POST", kCompletions);
   if (path == "/v1/responses") return Only(method, "POST", kResponses);
   if (path == "/v1/messages") return Only(method, "POST", kMessages);
+  if (path == "/v1/audio/transcriptions" || path == "/v1/audio/translations") {
+    return Only(method, "POST", kAudio);
+  }
   if (path.starts_with(kResponsesPrefix)) {
     return MatchStoredResponse(method, path.substr(kResponsesPrefix.size()));
   }

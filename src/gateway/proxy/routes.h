@@ -19,12 +19,16 @@
 //   POST    /classify                         classify     model    least outstanding work
 //   POST    /tokenize                         tokenize     model    least outstanding work
 //   POST    /detokenize                       detokenize   model    least outstanding work
+//   POST    /v1/audio/transcriptions          audio        stream   least outstanding work
+//   POST    /v1/audio/translations
 //
 // "prompt": the body is parsed as a generation request (core/request) and keyed by the prompt
 // the engine renders first; "model": only its optional "model" is read (which backends may take
 // it); "none": nothing to read. Engines reuse no KV cache across the "model" routes' requests, so
 // those go where the least work is outstanding (routing::Placement::kLeastLoad) rather than by
-// the policy. Whatever the placement, a request goes only to backends serving its model and in
+// the policy. "stream": a multipart/form-data upload passed to the engine as it arrives, never
+// held whole, its `model` form field read from the body's beginning (admit.h); placed like the
+// model routes. Whatever the placement, a request goes only to backends serving its model and in
 // its tenant's pools.
 //
 // Usage:
@@ -40,7 +44,7 @@
 
 namespace warmroute::gateway {
 
-enum class RouteBody { kPrompt, kModel, kNone };
+enum class RouteBody { kPrompt, kModel, kNone, kStream };
 
 struct Route {
   std::string_view name;  // the `route` label of the gateway's metrics and access log

@@ -37,6 +37,15 @@ TEST(MatchRouteTest, PoolingAndTokenizerPathsNameOnlyAModel) {
   EXPECT_EQ(MatchRoute("POST", "/rerank").route->name, "rerank");
 }
 
+TEST(MatchRouteTest, AudioUploadsAreStreamed) {
+  for (const char* path : {"/v1/audio/transcriptions", "/v1/audio/translations"}) {
+    const RouteMatch m = MatchRoute("POST", path);
+    ASSERT_NE(m.route, nullptr) << path;
+    EXPECT_EQ(m.route->body, RouteBody::kStream);
+    EXPECT_EQ(m.route->name, "audio");
+  }
+}
+
 TEST(MatchRouteTest, AStoredResponsesPathsCarryItsId) {
   RouteMatch m = MatchRoute("GET", "/v1/responses/resp_wr1abc");
   ASSERT_NE(m.route, nullptr);
