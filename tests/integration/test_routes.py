@@ -17,6 +17,15 @@ TOKEN = "routes-test-token"
 SYSTEM = "You answer questions about the bicycle shop's return policy. " * 30
 
 
+def wait_for_models(gw, models):
+    """Routing by model needs the backends' model lists (GET /v1/models once they are up)."""
+    deadline = time.monotonic() + 10
+    while {m["id"] for m in gw.get_json("/v1/models")["data"]} != models:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the gateway did not learn its backends' models")
+        time.sleep(0.05)
+
+
 def engine_config(engine, **sections):
     config = {
         "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
@@ -157,11 +166,7 @@ class AudioUploadTest(unittest.TestCase):
             "observability": {"access_log": "off"},
         }
         cls.gw = GatewayProcess(config).__enter__()
-        deadline = time.monotonic() + 10
-        while len(cls.gw.get_json("/v1/models")["data"]) < 2:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the gateway did not learn its backends' models")
-            time.sleep(0.05)
+        wait_for_models(cls.gw, {"whisper-1", "bge-m3"})
 
     @classmethod
     def tearDownClass(cls):
@@ -242,13 +247,7 @@ class PassThroughRoutesTest(unittest.TestCase):
             "observability": {"access_log": "off"},
         }
         cls.gw = GatewayProcess(config).__enter__()
-        # Routing by model needs the backends' model lists (GET /v1/models once they are up).
-        deadline = time.monotonic() + 10
-        while {m["id"] for m in cls.gw.get_json("/v1/models")["data"]} != {"chat-model",
-                                                                             "bge-m3"}:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the gateway did not learn its backends' models")
-            time.sleep(0.05)
+        wait_for_models(cls.gw, {"chat-model", "bge-m3"})
 
     @classmethod
     def tearDownClass(cls):
