@@ -87,6 +87,19 @@ class ResponsesThroughTwoGatewaysTest(unittest.TestCase):
         status, _, data = self.b.request("GET", f"/v1/responses/{first['id']}")
         self.assertEqual(status, 404, data)
 
+    def test_a_background_response_is_cancelled_through_the_other_gateway(self):
+        headers, started = self.create(self.a, input="Write a long story.", background=True,
+                                       store=True, max_output_tokens=20000)
+        self.assertIn(started["status"], ("queued", "in_progress"))
+        home = headers["x-warmroute-backend"]
+        status, cancel_headers, data = self.b.post(f"/v1/responses/{started['id']}/cancel", None)
+        self.assertEqual(status, 200, data)
+        self.assertEqual(json.loads(data)["status"], "cancelled")
+        self.assertEqual(cancel_headers["x-warmroute-backend"], home)
+        # input_items goes to the same replica, which answers for itself.
+        _, items_headers, _ = self.b.request("GET", f"/v1/responses/{started['id']}/input_items")
+        self.assertEqual(items_headers.get("x-warmroute-backend"), home)
+
     def test_a_streamed_response_passes_every_event_and_feeds_the_closed_loop(self):
         body = {"model": self.model(), "instructions": SYSTEM, "input": "Stream it.",
                 "max_output_tokens": 3, "stream": True}

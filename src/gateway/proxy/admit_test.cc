@@ -320,6 +320,25 @@ TEST_F(AdmitTest, AModelRouteGoesWhereTheLeastWorkIsAmongTheModelsBackends) {
   EXPECT_EQ(Refused(bad).head.status, 400);
 }
 
+TEST_F(AdmitTest, ATenantsModelsAndKeyApplyToEveryRoute) {
+  UseTenants([](TenancyConfig& t) { t.tenants[0].models = {"m"}; });
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
+  const net::HttpHeaders acme = {{"Authorization", "Bearer acme-key"}};
+  EXPECT_EQ(Refused(Run(Post(R"({"model":"bge","input":"x"})", acme, "/v1/embeddings")))
+                .head.status,
+            404);
+  EXPECT_EQ(Refused(Run(Post(R"({"model":"m","input":"x"})", {}, "/v1/embeddings"))).head.status,
+            401);
+  EXPECT_EQ(Refused(Run(Post(R"({"model":"bge","input":"hi"})", acme, "/v1/responses")))
+                .head.status,
+            404);
+  AdmitResult ok = Run(Post(R"({"model":"m","input":"x"})", acme, "/v1/embeddings"));
+  ASSERT_TRUE(std::holds_alternative<Admitted>(ok));
+  EXPECT_EQ(call_.tenant, "acme");
+  // No cache_salt on a route whose body engines do not cache.
+  EXPECT_EQ(std::get<Admitted>(ok).body.For(EngineKind::kVllm), R"({"model":"m","input":"x"})");
+}
+
 TEST_F(AdmitTest, AFollowUpGoesToTheBackendItsResponseIdNames) {
   for (const char* name : {"r0", "r1", "r2"}) {
     ASSERT_TRUE(backends_
