@@ -1,5 +1,7 @@
 #include "core/template/access.h"
 
+#include <algorithm>
+
 #include "core/template/builtins.h"
 #include "core/template/cat.h"
 #include "core/template/py_text.h"
@@ -98,7 +100,9 @@ absl::StatusOr<Value> GetItem(const Value& object, const Value& key) {
 absl::StatusOr<Value> GetSlice(const Value& object, std::optional<int64_t> start,
                                std::optional<int64_t> stop, std::optional<int64_t> step_opt) {
   if (object.is_undefined()) return absl::InvalidArgumentError(UndefinedMessage(object));
-  const int64_t step = step_opt.value_or(1);
+  // Steps past +-2^62 step past any sequence: clamped so that index arithmetic cannot overflow.
+  const int64_t step =
+      std::clamp<int64_t>(step_opt.value_or(1), -(int64_t{1} << 62), int64_t{1} << 62);
   if (step == 0) return absl::InvalidArgumentError("slice step cannot be zero");
   std::vector<char32_t> cps;
   size_t size;

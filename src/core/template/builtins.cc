@@ -159,8 +159,12 @@ absl::StatusOr<Value> CallGlobal(std::string_view name, const CallArgs& args,
       return absl::InvalidArgumentError("range expected 1 to 3 arguments");
     }
     if (step == 0) return absl::InvalidArgumentError("range() arg 3 must not be zero");
-    const int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                                   : (start > stop ? (start - stop - step - 1) / -step : 0);
+    // In 128 bits: the bounds may be any 64-bit integers.
+    const __int128 span = static_cast<__int128>(stop) - start;
+    const __int128 step128 = step;
+    const __int128 count128 = step > 0 ? (span > 0 ? (span + step128 - 1) / step128 : 0)
+                                       : (span < 0 ? (-span - step128 - 1) / -step128 : 0);
+    const int64_t count = count128 > kMaxRange ? kMaxRange + 1 : static_cast<int64_t>(count128);
     if (count > kMaxRange) {
       return absl::InvalidArgumentError(
           "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");

@@ -38,9 +38,15 @@ const char* OpText(BinaryOp op) {
 }
 
 absl::StatusOr<Value> Repeat(const Value& seq, int64_t times, size_t max_bytes) {
-  if (times <= 0) return seq.is_string() ? Value::String("") : Value::MakeList({}, seq.is_tuple());
+  const size_t size = seq.is_string() ? seq.string_value().size() : seq.items().size();
+  if (times <= 0 || size == 0) {
+    return seq.is_string() ? Value::String("") : Value::MakeList({}, seq.is_tuple());
+  }
+  if (static_cast<uint64_t>(times) > max_bytes / size) {
+    return absl::ResourceExhaustedError("a repeated string or list exceeds the output limit");
+  }
   if (seq.is_string()) {
-    if (seq.string_value().size() * static_cast<uint64_t>(times) > max_bytes) {
+    if (size * static_cast<uint64_t>(times) > max_bytes) {
       return absl::ResourceExhaustedError("a repeated string exceeds the output limit");
     }
     std::string out;
@@ -142,10 +148,12 @@ absl::StatusOr<Value> Arithmetic(BinaryOp op, const Value& a, const Value& b, si
     case BinaryOp::kPow:
       if (!numbers) return Unsupported("**", a, b);
       if (ints && b.AsInt() >= 0) {
-        int64_t r = 1;
-        for (int64_t i = 0; i < b.AsInt(); ++i) {
-          if (__builtin_mul_overflow(r, a.AsInt(), &r)) return overflow();
-          if (r == 0 || r == 1) break;
+        const int64_t base = a.AsInt(), exponent = b.AsInt();
+        if (base == 0 || base == 1) return Value::Int(exponent == 0 ? 1 : base);
+        if (base == -1) return Value::Int(exponent % 2 == 0 ? 1 : -1);
+        int64_t r = 1;  // |base| >= 2: at most 63 multiplications before an overflow
+        for (int64_t i = 0; i < exponent; ++i) {
+          if (__builtin_mul_overflow(r, base, &r)) return overflow();
         }
         return Value::Int(r);
       }

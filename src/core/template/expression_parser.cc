@@ -64,7 +64,7 @@ absl::StatusOr<ExprPtr> Parser::ParseCondExpr() {
     node->args.push_back(*std::move(cond));
     if (IsTag(Cur(), "else")) {
       Next();
-      absl::StatusOr<ExprPtr> other = ParseCondExpr();
+      absl::StatusOr<ExprPtr> other = ParseExpression(true);  // bounded nesting
       if (!other.ok()) return other;
       node->args.push_back(*std::move(other));
     } else {

@@ -12,6 +12,24 @@ namespace {
 constexpr absl::string_view kRaisedPayload = "warmroute.jinja/raised";
 constexpr absl::string_view kLinePayload = "warmroute.jinja/line";
 
+// Whether `v` is `dict` or holds it (to a bounded depth; deeper counts as holding it).
+bool Holds(const Value& v, const Dict& dict, int depth) {
+  if (depth > 64) return true;
+  if (v.is_dict()) {
+    if (&v.dict() == &dict) return true;
+    for (const auto& entry : v.dict().entries()) {
+      if (Holds(entry.second, dict, depth + 1)) return true;
+    }
+  } else if (v.is_list()) {
+    for (const Value& item : v.items()) {
+      if (Holds(item, dict, depth + 1)) return true;
+    }
+  } else if (v.is_callable() && v.callable().type == Callable::Type::kMethod) {
+    return Holds(v.callable().receiver, dict, depth + 1);
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::Status AtLine(absl::Status status, int line) {
@@ -184,6 +202,10 @@ absl::Status Renderer::ExecSet(const Stmt& stmt) {
     const Value target = Lookup(stmt.targets[0]);
     if (!target.is_namespace()) {
       return absl::InvalidArgumentError("cannot assign attribute on non-namespace object");
+    }
+    if (Holds(value, target.dict(), 0)) {
+      // Jinja2 allows it; refused here: the cycle would outlive the render.
+      return absl::InvalidArgumentError("a namespace cannot hold itself");
     }
     target.mutable_dict().Set(stmt.attribute, std::move(value));
     return absl::OkStatus();

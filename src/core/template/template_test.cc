@@ -281,6 +281,16 @@ TEST(TemplateTest, BoundsEveryRender) {
     ASSERT_FALSE(text.ok()) << source;
     EXPECT_EQ(text.status().code(), absl::StatusCode::kResourceExhausted) << source;
   }
+  EXPECT_EQ(Render("{{ 'ab' * 4611686018427387904 }}").status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(*Render("{{ [] * 4611686018427387904 }}{{ (-1) ** 9223372036854775807 }}"), "[]-1");
+  EXPECT_EQ(*Render("{{ 'abc'[::-9223372036854775807] }}"), "c");
+  EXPECT_FALSE(Render("{{ range(-9223372036854775807, 9223372036854775807)|length }}").ok());
+  EXPECT_THAT(Render("{% set ns = namespace() %}{% set ns.me = [ns] %}").status().message(),
+              HasSubstr("cannot hold itself"));
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 3000; ++i) chain += " if x else 1";
+  EXPECT_THAT(Template::Parse(chain + " }}").status().message(), HasSubstr("nests too deeply"));
   // The sandbox's own bound on range().
   EXPECT_THAT(Render("{{ range(1000000)|length }}").status().message(), HasSubstr("MAX_RANGE"));
   // Deep nesting is refused at parse time, not by the stack.
