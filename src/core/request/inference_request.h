@@ -33,8 +33,22 @@ namespace warmroute::request {
 enum class Endpoint { kCompletions, kChatCompletions, kResponses, kMessages };
 
 struct ChatMessage {
+  // How a message's `content` was given. vLLM hands a chat template either one string (text
+  // parts joined with "\n", nothing for null) or, to templates that loop over content, the parts
+  // themselves: the form and the part boundaries are kept for that.
+  enum class ContentForm : uint8_t { kString, kParts, kNull };
+
   std::string role;     // "system", "user", "assistant", "tool", ...
   std::string content;  // string content, or the text parts joined with "\n"
+  ContentForm content_form = ContentForm::kString;
+  std::vector<uint32_t> part_sizes = {};  // kParts: the byte size of each text part, in order
+  // Chat only, as vLLM passes them to the chat template (core/template/chat_prompt.h):
+  std::optional<std::string> name = {};          // "name", when a string
+  std::optional<std::string> tool_call_id = {};  // role "tool": "tool_call_id", when a string
+  std::string tool_calls =
+      {};  // role "assistant": the `tool_calls` list as minified JSON, or empty
+  std::optional<std::string> reasoning =
+      {};  // role "assistant": "reasoning" (or "reasoning_content")
 
   bool operator==(const ChatMessage&) const = default;
 };
@@ -45,9 +59,15 @@ struct InferenceRequest {
   // Chat: the messages. Responses and Messages: the conversation they render as (the
   // instructions or system text first). Completions: empty.
   std::vector<ChatMessage> messages;
-  // Responses and Messages: the `tools` list as minified JSON text, rendered at the end of the
-  // system part (chat_template.h); empty when there are none. Chat and completions: empty.
+  // Chat, Responses and Messages: the `tools` list as minified JSON text, as the request gave it
+  // (each API's own tool shape), rendered at the end of the system part (chat_template.h); empty
+  // when there are none. Completions: empty.
   std::string tools;
+  // Chat only, vLLM's extensions that reach the chat template (core/template/chat_prompt.h):
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  std::string chat_template_kwargs;  // the object as minified JSON; empty when absent or null
+  std::optional<std::string> reasoning_effort;
   // Completions: the prompt, as text or as token ids (exactly one is used: see has_token_prompt).
   std::string prompt;
   std::vector<int32_t> prompt_token_ids;
@@ -78,6 +98,7 @@ struct InferenceRequest {
 // (completions), an empty messages list or prompt, non-text content parts, token ids outside
 // [0, 2^31), max_tokens < 1, n < 1, an empty cache_salt, stream_options without stream=true;
 // the Responses and Messages APIs' own rules are in responses_request.h and messages_request.h.
+// Chat messages' `tool_calls` must be a list of objects, `chat_template_kwargs` an object.
 // Malformed JSON (including integers beyond 64 bits) and a non-object body are InvalidArgument with
 // no parameter. `model` is optional (empty: the server's default model); any optional field may be
 // null, meaning unset. Chat takes max_completion_tokens over max_tokens. Unknown fields are

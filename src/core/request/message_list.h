@@ -31,6 +31,12 @@ class MessageList {
     ChatMessage& message = messages_[used_++];
     message.role.assign(role);
     message.content.clear();
+    message.content_form = ChatMessage::ContentForm::kString;
+    message.part_sizes.clear();
+    message.name.reset();
+    message.tool_call_id.reset();
+    message.tool_calls.clear();
+    message.reasoning.reset();
     return message;
   }
 
