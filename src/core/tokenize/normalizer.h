@@ -1,0 +1,62 @@
+// The normalizer of a tokenizer.json: NFC, NFKC, NFD, NFKD (ICU), Lowercase, Replace, Prepend and
+// Sequences of them, applied as the Rust `tokenizers` library applies them — to each piece of
+// text between two added tokens that are matched before normalization.
+//
+// Cuts. Normalize(a + b) == Normalize(a) + Normalize(b) (b normalized as a continuation: no
+// Prepend) whenever `a` ends with "\n" and `b` starts with an ASCII letter or digit, provided
+// CutsAfterNewline(): no Unicode normalization form composes, reorders or decomposes across a
+// "\n" (a starter that takes part in no composition), lowercasing maps each character alone, and
+// a literal Replace whose pattern holds neither "\n" nor an ASCII letter or digit cannot match
+// across such a cut. A Replace with a regex may match anything: it rules cuts out.
+//
+// Usage:
+//   absl::StatusOr<Normalizer> n = Normalizer::FromJson(json["normalizer"]);
+//   std::string out;
+//   if (n->Apply(text, /*at_piece_start=*/true, &out)) text = out;
+//
+// Thread-safety: const methods are thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tokenize/pattern.h"
+#include "simdjson.h"
+
+namespace warmroute::tokenize {
+
+class Normalizer {
+ public:
+  // The normalizer described by `json` (null: none). InvalidArgument naming an unsupported type.
+  static absl::StatusOr<Normalizer> FromJson(simdjson::dom::element json,
+                                             std::string_view where = "normalizer");
+
+  bool empty() const { return steps_.empty(); }
+
+  // Writes the normalized `text` to `out` and returns true, or returns false (out unspecified)
+  // when normalization leaves `text` unchanged. `at_piece_start` is false for a continuation of
+  // a piece after a cut (a Prepend adds nothing there). REQUIRES: well-formed UTF-8.
+  bool Apply(std::string_view text, bool at_piece_start, std::string* out) const;
+
+  // True when pieces may be cut after a "\n" before an ASCII letter or digit (header comment).
+  bool CutsAfterNewline() const;
+
+ private:
+  enum class Kind { kNfc, kNfkc, kNfd, kNfkd, kLowercase, kReplace, kPrepend };
+  struct Step {
+    Kind kind;
+    Pattern pattern = Pattern::Literal(" ");  // kReplace
+    std::string text{};                       // kReplace: the replacement; kPrepend: the prefix
+  };
+
+  static absl::Status AddSteps(simdjson::dom::element json, std::string_view where,
+                               std::vector<Step>* steps);
+  static bool ApplyStep(const Step& step, std::string_view in, bool at_piece_start,
+                        std::string* out);
+
+  std::vector<Step> steps_;
+};
+
+}  // namespace warmroute::tokenize
