@@ -105,6 +105,8 @@ class HfTokenizer final : public request::Tokenizer {
   size_t MemoryBytes() const;
   // Bytes held by the caches now (every thread's piece cache and the prefix cache).
   size_t CacheBytes() const;
+  // How many encodes restarted from a remembered prefix.
+  uint64_t prefix_hits() const { return prefix_cache_ != nullptr ? prefix_cache_->hits() : 0; }
 
  private:
   struct Sink;

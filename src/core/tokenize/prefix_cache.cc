@@ -31,6 +31,7 @@ std::optional<PrefixCache::Hit> PrefixCache::Find(std::string_view text) const {
       std::memcmp(best->text->bytes.data(), text.data(), best->prefix_bytes) != 0) {
     return std::nullopt;
   }
+  hits_.fetch_add(1, std::memory_order_relaxed);
   return Hit{best->text->checkpoints[best->checkpoint], best->text->ids};
 }
 

@@ -26,6 +26,7 @@
 // Thread-safety: all methods may be called from any thread (a reader-writer lock).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -73,6 +74,8 @@ class PrefixCache {
 
   size_t MemoryBytes() const;
   size_t texts() const;
+  // How many Find calls returned a checkpoint.
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
 
  private:
   struct Text {
@@ -93,6 +96,7 @@ class PrefixCache {
   absl::flat_hash_map<uint64_t, Entry> index_;     // guarded by mu_
   std::deque<std::shared_ptr<const Text>> texts_;  // guarded by mu_, oldest first
   size_t bytes_ = 0;                               // guarded by mu_
+  mutable std::atomic<uint64_t> hits_{0};
 };
 
 }  // namespace warmroute::tokenize
