@@ -39,6 +39,7 @@ export const goldenTexts = [
   ['surrogate-free astral', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 𐐀𐐨 🀄'],
   ['lowercase long s', "It'ſ the 'ſ and 'K ǅ İstanbul"],
   ['added token words', 'Hello world, HelloHello Hello! say [CLS] hi [SEP]x  [CLS]  y ﬁ ﬁne'],
+  ['marks newer than unicode 9', 'a\u0d3b\u0301 e\u1abf\u0301 \u{1FBF5} \u32ff \u{1F16C} a\u0301\u08e3'],
   ['sentencepiece words', 'the world and hello is in the world 123 unknownéword Zebra'],
 ];
 

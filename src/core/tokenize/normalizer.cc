@@ -42,15 +42,53 @@ const icu::Normalizer2* IcuInstance(bool compat, bool compose) {
   return U_SUCCESS(status) ? n : nullptr;
 }
 
-bool IcuNormalize(const icu::Normalizer2* n, std::string_view in, std::string* out) {
+bool IcuNormalizeRun(const icu::Normalizer2* n, std::string_view in, std::string* out) {
   UErrorCode status = U_ZERO_ERROR;
   const icu::StringPiece piece(in.data(), static_cast<int32_t>(in.size()));
-  if (n->isNormalizedUTF8(piece, status) && U_SUCCESS(status)) return false;
-  out->clear();
+  if (n->isNormalizedUTF8(piece, status) && U_SUCCESS(status)) {
+    out->append(in);
+    return false;
+  }
   status = U_ZERO_ERROR;
-  icu::StringByteSink<std::string> sink(out, static_cast<int32_t>(in.size()));
+  std::string normalized;
+  icu::StringByteSink<std::string> sink(&normalized, static_cast<int32_t>(in.size()));
   n->normalizeUTF8(0, piece, sink, nullptr, status);
-  return U_SUCCESS(status) && *out != in;
+  if (!U_SUCCESS(status)) {
+    out->append(in);
+    return false;
+  }
+  out->append(normalized);
+  return normalized != in;
+}
+
+// True when `cp` was assigned after Unicode 9.0, the version of the Rust library's normalization
+// tables: to them it is an unassigned code point, which no normalization form changes or
+// combines with anything.
+bool NewerThanRustTables(char32_t cp) {
+  UVersionInfo age;
+  u_charAge(static_cast<UChar32>(cp), age);
+  return age[0] > 9;
+}
+
+// `n` applied as the Rust library applies it: the text between code points newer than its tables
+// is normalized run by run, and those code points are kept as they are.
+bool IcuNormalize(const icu::Normalizer2* n, std::string_view in, std::string* out) {
+  out->clear();
+  bool changed = false;
+  size_t run = 0, i = 0;
+  while (i < in.size()) {
+    if (static_cast<unsigned char>(in[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t start = i;
+    if (!NewerThanRustTables(DecodeUtf8(in, &i))) continue;
+    changed |= IcuNormalizeRun(n, in.substr(run, start - run), out);
+    out->append(in.substr(start, i - start));
+    run = i;
+  }
+  changed |= IcuNormalizeRun(n, in.substr(run), out);
+  return changed;
 }
 
 // Rust's char::to_lowercase: ICU's simple lowercase mapping of each code point, except U+0130

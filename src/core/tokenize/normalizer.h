@@ -2,6 +2,10 @@
 // Sequences of them, applied as the Rust `tokenizers` library applies them — to each piece of
 // text between two added tokens that are matched before normalization.
 //
+// Unicode versions. The Rust library normalizes with Unicode 9.0's tables (checked against it:
+// U+0D3B, new in 10.0, is a starter to it): a code point assigned later is left as it is and
+// combines with nothing, so the text around it is normalized run by run with ICU.
+//
 // Cuts. Normalize(a + b) == Normalize(a) + Normalize(b) (b normalized as a continuation: no
 // Prepend) whenever `a` ends with "\n" and `b` starts with an ASCII letter or digit, provided
 // CutsAfterNewline(): no Unicode normalization form composes, reorders or decomposes across a
