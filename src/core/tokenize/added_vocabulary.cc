@@ -47,12 +47,20 @@ size_t LeadingSpaceLength(std::string_view text) {
 }  // namespace
 
 void AddedVocabulary::Trie::Add(std::string_view pattern, int32_t token_index) {
-  if (token_at.empty()) token_at.push_back(-1);
+  if (token_at.empty()) {
+    token_at.push_back(-1);
+    below.push_back(0);
+  }
   int32_t node = 0;
-  for (const char c : pattern) {
-    const uint64_t key = (static_cast<uint64_t>(node) << 8) | static_cast<unsigned char>(c);
+  for (size_t depth = 0; depth < pattern.size(); ++depth) {
+    below[node] = std::max<uint32_t>(below[node], static_cast<uint32_t>(pattern.size() - depth));
+    const uint64_t key =
+        (static_cast<uint64_t>(node) << 8) | static_cast<unsigned char>(pattern[depth]);
     auto [it, inserted] = children.try_emplace(key, static_cast<int32_t>(token_at.size()));
-    if (inserted) token_at.push_back(-1);
+    if (inserted) {
+      token_at.push_back(-1);
+      below.push_back(0);
+    }
     node = it->second;
   }
   token_at[node] = token_index;
@@ -73,6 +81,29 @@ size_t AddedVocabulary::Trie::LongestAt(std::string_view text, size_t at, int32_
     }
   }
   return best;
+}
+
+int32_t AddedVocabulary::Trie::Walk(std::string_view text, size_t begin, size_t end) const {
+  if (token_at.empty()) return -1;
+  int32_t node = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const auto it =
+        children.find((static_cast<uint64_t>(node) << 8) | static_cast<unsigned char>(text[i]));
+    if (it == children.end()) return -1;
+    node = it->second;
+  }
+  return node;
+}
+
+size_t AddedVocabulary::ReachPast(std::string_view text, size_t cut) const {
+  size_t reach = 0;
+  const size_t from = cut >= max_length_ ? cut - max_length_ + 1 : 0;
+  for (size_t s = from; s < cut; ++s) {
+    if (!raw_.first_byte[static_cast<unsigned char>(text[s])]) continue;
+    const int32_t node = raw_.Walk(text, s, cut);
+    if (node >= 0) reach = std::max<size_t>(reach, raw_.below[node]);
+  }
+  return reach;
 }
 
 absl::StatusOr<AddedVocabulary> AddedVocabulary::FromJson(simdjson::dom::element json,
@@ -184,7 +215,7 @@ size_t AddedVocabulary::MemoryBytes() const {
   size_t bytes = tokens_.capacity() * sizeof(AddedToken) + by_id_.capacity() * 16;
   for (const AddedToken& t : tokens_) bytes += t.content.capacity();
   for (const Trie* trie : {&raw_, &normalized_}) {
-    bytes += trie->token_at.capacity() * 4 + trie->children.capacity() * 13;
+    bytes += trie->token_at.capacity() * 8 + trie->children.capacity() * 13;
   }
   return bytes;
 }

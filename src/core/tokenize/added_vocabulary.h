@@ -58,6 +58,9 @@ class AddedVocabulary {
   bool empty() const { return tokens_.empty(); }
   // The longest pattern in bytes (0 when none).
   size_t max_length() const { return max_length_; }
+  // How many bytes past `cut` a token of the first kind (normalized: false) that begins before
+  // `cut` in `text` could reach: 0 unless text[s, cut) begins such a token for some s < cut.
+  size_t ReachPast(std::string_view text, size_t cut) const;
   // True when a token strips the whitespace before it (cuts inside text are then unsafe).
   bool any_lstrip() const { return any_lstrip_; }
   // True when a normalized token's pattern contains "\n" (cuts after "\n" are then unsafe).
@@ -68,11 +71,14 @@ class AddedVocabulary {
   // A byte trie of one set of patterns.
   struct Trie {
     std::vector<int32_t> token_at;                    // per node: token index, or -1
+    std::vector<uint32_t> below;                      // per node: longest pattern below it
     absl::flat_hash_map<uint64_t, int32_t> children;  // node << 8 | byte -> node
     bool first_byte[256] = {};
     void Add(std::string_view pattern, int32_t token_index);
     // The end of the longest pattern at `at`, with *token its token index; 0 when none.
     size_t LongestAt(std::string_view text, size_t at, int32_t* token) const;
+    // The node that text[begin, end) leads to from the root, or -1.
+    int32_t Walk(std::string_view text, size_t begin, size_t end) const;
   };
 
   std::vector<AddedToken> tokens_;

@@ -100,15 +100,15 @@ absl::StatusOr<std::unique_ptr<HfTokenizer>> HfTokenizer::FromJson(std::string_v
   for (const AddedToken& t : tok->added_.tokens()) {
     tok->vocab_size_ = std::max(tok->vocab_size_, t.id + 1);
   }
-  const bool cuts = tok->normalizer_.CutsAfterNewline() && !tok->added_.any_lstrip() &&
-                    !tok->added_.normalized_newline();
-  tok->cut_before_letter_ = cuts && tok->pre_tokenizer_.CutAfterNewline(false) == CutKind::kHard;
-  tok->cut_before_digit_ = cuts && tok->pre_tokenizer_.CutAfterNewline(true) == CutKind::kHard;
+  const bool cuts = !tok->added_.any_lstrip() && !tok->added_.normalized_newline();
+  for (char c = 0x21; c < 0x7F; ++c) {
+    tok->cut_before_[c] = cuts && tok->normalizer_.CutsAfterNewline(c) &&
+                          tok->pre_tokenizer_.CutAfterNewline(c) == CutKind::kHard;
+    tok->any_cut_ |= tok->cut_before_[c];
+  }
   if (options.prefix_cache_bytes > 0) {
-    tok->prefix_cache_ =
-        std::make_unique<PrefixCache>(PrefixCache::Options{.max_bytes = options.prefix_cache_bytes,
-                                                           .min_bytes = options.prefix_min_bytes,
-                                                           .window = tok->added_.max_length() + 8});
+    tok->prefix_cache_ = std::make_unique<PrefixCache>(PrefixCache::Options{
+        .max_bytes = options.prefix_cache_bytes, .min_bytes = options.prefix_min_bytes});
   }
   return tok;
 }
@@ -128,12 +128,6 @@ std::vector<int32_t> HfTokenizer::EncodeWithSpecialTokens(std::string_view text)
 
 std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
                                              std::vector<std::string_view>* pieces) const {
-  std::string repaired;
-  std::string_view input = text;
-  if (!IsWellFormedUtf8(text)) {
-    repaired = RepairUtf8(text);
-    input = repaired;
-  }
   Sink sink;
   std::vector<uint32_t> starts;
   if (pieces != nullptr) sink.starts = &starts;
@@ -141,15 +135,31 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
   size_t start = 0;
   bool continuation = false;
   const bool cache =
-      prefix_cache_ != nullptr && pieces == nullptr && input.size() >= options_.prefix_min_bytes;
+      prefix_cache_ != nullptr && pieces == nullptr && text.size() >= options_.prefix_min_bytes;
+  std::optional<PrefixCache::Hit> hit;
+  if (cache) hit = prefix_cache_->Find(text);
+  // A remembered text is well-formed: so is the new one up to the cut, a character boundary.
+  std::string repaired;
+  std::string_view input = text;
+  if (!IsWellFormedUtf8(text.substr(hit.has_value() ? hit->checkpoint.cut : 0))) {
+    hit.reset();
+    repaired = RepairUtf8(text);
+    input = repaired;
+  }
   if (cache) {
-    if (std::optional<PrefixCache::Hit> hit = prefix_cache_->Find(input)) {
+    if (hit.has_value()) {
       sink.ids.assign(hit->ids->begin(), hit->ids->begin() + hit->checkpoint.ids);
       start = hit->checkpoint.cut;
       continuation = hit->checkpoint.in_segment;
       checkpoints.push_back(hit->checkpoint);
     }
-    if (input.size() - start >= options_.prefix_min_bytes) sink.checkpoints = &checkpoints;
+    // A text is remembered when it was new, or when what it added to a remembered one is at least
+    // a quarter of it: a chat that grows turn by turn re-encodes at most that much, and a prompt
+    // that only adds a short message to a shared system prompt costs no copy.
+    const size_t added = input.size() - start;
+    if (added >= options_.prefix_min_bytes && (start == 0 || added * 4 >= input.size())) {
+      sink.checkpoints = &checkpoints;
+    }
   }
   if (options_.piece_cache_entries > 0) {
     piece_caches_.WithLocal([&](PieceCache& piece_cache) {
@@ -162,7 +172,12 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
   } else {
     EncodeRange(input, start, continuation, sink);
   }
-  if (sink.checkpoints != nullptr) prefix_cache_->Remember(input, sink.ids, checkpoints);
+  if (sink.checkpoints != nullptr) {
+    // The bytes past a cut that decide it: the character after it, and what an added token that
+    // begins before it could reach.
+    const auto window = [&](size_t cut) { return added_.ReachPast(input, cut) + 4; };
+    prefix_cache_->Remember(input, sink.ids, checkpoints, window);
+  }
   if (pieces != nullptr) {
     pieces->clear();
     const size_t n = sink.ids.size();
@@ -199,7 +214,7 @@ void HfTokenizer::EncodeRange(std::string_view text, size_t start, bool continua
 void HfTokenizer::EncodePiece(std::string_view text, size_t begin, size_t end, bool continuation,
                               Sink& sink) const {
   size_t part = begin;
-  if (cut_before_letter_ || cut_before_digit_) {
+  if (any_cut_) {
     const char* data = text.data();
     size_t at = begin;
     while (at + 1 < end) {
@@ -208,9 +223,7 @@ void HfTokenizer::EncodePiece(std::string_view text, size_t begin, size_t end, b
       const size_t cut = static_cast<const char*>(found) - data + 1;
       at = cut;
       const auto c = static_cast<unsigned char>(text[cut]);
-      const bool digit = c >= '0' && c <= '9';
-      const bool letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-      if ((digit && cut_before_digit_) || (letter && cut_before_letter_)) {
+      if (c < 0x80 && cut_before_[c]) {
         EncodePart(text, part, cut, part == begin && !continuation, sink);
         sink.Checkpoint(cut, true);
         part = cut;

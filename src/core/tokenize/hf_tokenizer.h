@@ -19,15 +19,16 @@
 // other:
 //  - right after an added token of the first kind: the Rust library itself encodes each piece
 //    between those tokens apart (normalizer, pre-tokenizer and model see one piece at a time);
-//  - inside a piece, after a "\n" followed by an ASCII letter or digit, when (a) the normalizer
+//  - inside a piece, after a "\n" followed by a printable ASCII character, when (a) the normalizer
 //    gives the same text normalized in two parts (Normalizer::CutsAfterNewline), (b) the
 //    pre-tokenizer splits there whatever follows (PreTokenizer::CutAfterNewline is kHard: for
 //    the regexes of real files, split_matcher.h says why), (c) no added token strips the spaces
 //    before it (lstrip) and no normalized added token contains "\n".
 // Which pre-tokens and added tokens a full encode makes before a cut depends only on the bytes
-// before it and a few after (the longest added token, the character after the "\n"); a restart
-// from a remembered text's checkpoint is taken only when the new text has those same bytes
-// (compared, not just hashed). The parts after the cut are encoded as a full encode would:
+// before it and a few after: the character after it, and as many as an added token that begins
+// before the cut could reach past it (AddedVocabulary::ReachPast); a restart from a remembered
+// text's checkpoint is taken only when the new text has those same bytes (compared, not just
+// hashed). The parts after the cut are encoded as a full encode would:
 // a restart inside a piece normalizes its rest as a continuation (no Prepend), and no Metaspace
 // "first" or ByteLevel prefix space applies there (a cut is refused when one would).
 //
@@ -43,6 +44,7 @@
 // Thread-safety: every const method may run on many threads at once.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -132,8 +134,9 @@ class HfTokenizer final : public request::Tokenizer {
   PostProcessor post_processor_;
   Decoder decoder_;
   int32_t vocab_size_ = 0;
-  bool cut_before_letter_ = false;  // checkpoints after "\n" before an ASCII letter
-  bool cut_before_digit_ = false;   // and before an ASCII digit
+  // Per ASCII character: whether a piece is cut after "\n" before it.
+  std::array<bool, 128> cut_before_{};
+  bool any_cut_ = false;
   mutable PerThread<PieceCache> piece_caches_;
   std::unique_ptr<PrefixCache> prefix_cache_;
 };

@@ -74,8 +74,24 @@ bool NewerThanRustTables(char32_t cp) {
 // is normalized run by run, and those code points are kept as they are.
 bool IcuNormalize(const icu::Normalizer2* n, std::string_view in, std::string* out) {
   out->clear();
+  size_t i = 0;
+  bool newer = false;
+  while (i < in.size() && !newer) {
+    if (static_cast<unsigned char>(in[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    newer = NewerThanRustTables(DecodeUtf8(in, &i));
+  }
+  if (!newer) {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::StringPiece piece(in.data(), static_cast<int32_t>(in.size()));
+    if (n->isNormalizedUTF8(piece, status) && U_SUCCESS(status)) return false;
+    return IcuNormalizeRun(n, in, out);
+  }
   bool changed = false;
-  size_t run = 0, i = 0;
+  size_t run = 0;
+  i = 0;
   while (i < in.size()) {
     if (static_cast<unsigned char>(in[i]) < 0x80) {
       ++i;
@@ -237,13 +253,14 @@ bool Normalizer::Apply(std::string_view text, bool at_piece_start, std::string* 
   return changed;
 }
 
-bool Normalizer::CutsAfterNewline() const {
+bool Normalizer::CutsAfterNewline(char after) const {
+  const auto u = static_cast<unsigned char>(after);
+  const char lower = static_cast<char>(std::tolower(u)), upper = static_cast<char>(std::toupper(u));
   for (const Step& step : steps_) {
     if (step.kind != Kind::kReplace) continue;
     if (!step.pattern.is_literal()) return false;
-    for (const char c : step.pattern.source()) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '\n' || (u < 0x80 && std::isalnum(u))) return false;
+    if (step.pattern.source().find_first_of(std::string{'\n', lower, upper}) != std::string::npos) {
+      return false;
     }
   }
   return true;

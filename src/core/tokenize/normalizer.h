@@ -7,11 +7,12 @@
 // combines with nothing, so the text around it is normalized run by run with ICU.
 //
 // Cuts. Normalize(a + b) == Normalize(a) + Normalize(b) (b normalized as a continuation: no
-// Prepend) whenever `a` ends with "\n" and `b` starts with an ASCII letter or digit, provided
-// CutsAfterNewline(): no Unicode normalization form composes, reorders or decomposes across a
-// "\n" (a starter that takes part in no composition), lowercasing maps each character alone, and
-// a literal Replace whose pattern holds neither "\n" nor an ASCII letter or digit cannot match
-// across such a cut. A Replace with a regex may match anything: it rules cuts out.
+// Prepend) whenever `a` ends with "\n" and `b` starts with a printable ASCII character c,
+// provided CutsAfterNewline(c): no Unicode normalization form composes, reorders or decomposes
+// across a "\n" (a starter that takes part in no composition), lowercasing maps each character
+// alone, and a literal Replace whose pattern holds no "\n" cannot match across such a cut (nor,
+// when it holds no c in either case, change c, which a pre-tokenizer then sees as it is). A
+// Replace with a regex may match anything: it rules cuts out.
 //
 // Usage:
 //   absl::StatusOr<Normalizer> n = Normalizer::FromJson(json["normalizer"]);
@@ -44,8 +45,8 @@ class Normalizer {
   // a piece after a cut (a Prepend adds nothing there). REQUIRES: well-formed UTF-8.
   bool Apply(std::string_view text, bool at_piece_start, std::string* out) const;
 
-  // True when pieces may be cut after a "\n" before an ASCII letter or digit (header comment).
-  bool CutsAfterNewline() const;
+  // True when pieces may be cut after a "\n" before `after` (0x21 to 0x7E; header comment).
+  bool CutsAfterNewline(char after) const;
 
  private:
   enum class Kind { kNfc, kNfkc, kNfd, kNfkd, kLowercase, kReplace, kPrepend };

@@ -1,42 +1,46 @@
 #include "core/tokenize/piece_cache.h"
 
-#include <utility>
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#define XXH_INLINE_ALL  // pre-tokens are a few bytes: an inlined XXH3 beats a library call
+#include "xxhash.h"
 
 namespace warmroute::tokenize {
 
-bool PieceCache::Lookup(std::string_view piece, std::vector<int32_t>* ids) {
-  if (const auto it = young_.index.find(piece); it != young_.index.end()) {
-    const auto [offset, count] = it->second;
-    ids->insert(ids->end(), young_.ids.begin() + offset, young_.ids.begin() + offset + count);
-    return true;
+void PieceCache::set_capacity(size_t slots) {
+  capacity_ = slots;
+  slots_.clear();
+  slots_.shrink_to_fit();
+  if (slots == 0) return;
+  slots_.resize(std::bit_ceil(slots));
+  mask_ = slots_.size() - 1;
+}
+
+bool PieceCache::Lookup(std::string_view piece, std::vector<int32_t>* ids) const {
+  if (slots_.empty() || piece.size() > kMaxPieceBytes) return false;
+  const uint64_t hash = XXH3_64bits(piece.data(), piece.size());
+  const Slot& slot = slots_[hash & mask_];
+  if (slot.count == 0 || slot.hash != static_cast<uint32_t>(hash >> 32) ||
+      slot.length != piece.size() || std::memcmp(slot.bytes, piece.data(), piece.size()) != 0) {
+    return false;
   }
-  const auto it = old_.index.find(piece);
-  if (it == old_.index.end()) return false;
-  const auto [offset, count] = it->second;
-  const size_t first = ids->size();
-  ids->insert(ids->end(), old_.ids.begin() + offset, old_.ids.begin() + offset + count);
-  Insert(piece, std::span<const int32_t>(ids->data() + first, count));
+  ids->insert(ids->end(), slot.ids, slot.ids + slot.count);
   return true;
 }
 
 void PieceCache::Insert(std::string_view piece, std::span<const int32_t> ids) {
-  if (capacity_ < 2 || piece.size() > kMaxPieceBytes) return;
-  if (young_.index.size() >= capacity_ / 2) {
-    old_ = std::move(young_);
-    young_ = Generation();
+  if (slots_.empty() || piece.size() > kMaxPieceBytes || ids.empty() || ids.size() > kMaxIds) {
+    return;
   }
-  const auto offset = static_cast<uint32_t>(young_.ids.size());
-  if (!young_.index.try_emplace(piece, offset, static_cast<uint32_t>(ids.size())).second) return;
-  young_.ids.insert(young_.ids.end(), ids.begin(), ids.end());
-}
-
-size_t PieceCache::MemoryBytes() const {
-  size_t bytes = 0;
-  for (const Generation* g : {&young_, &old_}) {
-    bytes += g->index.capacity() * (sizeof(std::string) + 8 + 1) + g->ids.capacity() * 4;
-    for (const auto& [key, value] : g->index) bytes += key.capacity() > 15 ? key.capacity() : 0;
-  }
-  return bytes;
+  const uint64_t hash = XXH3_64bits(piece.data(), piece.size());
+  Slot& slot = slots_[hash & mask_];
+  slot.hash = static_cast<uint32_t>(hash >> 32);
+  slot.length = static_cast<uint8_t>(piece.size());
+  slot.count = static_cast<uint8_t>(ids.size());
+  std::memcpy(slot.bytes, piece.data(), piece.size());
+  std::copy(ids.begin(), ids.end(), slot.ids);
 }
 
 }  // namespace warmroute::tokenize

@@ -2,10 +2,11 @@
 // one in a PerThread): most pre-tokens of a prompt (" the", ",", " function") were seen before,
 // and a lookup costs far less than running the BPE merges again.
 //
-// Bounded by entries: two generations of at most capacity/2 entries each. A hit in the old
-// generation moves the entry to the young one; when the young one is full, the old one is
-// dropped and the young one becomes old. So an entry that is used survives and memory stays
-// within `capacity` entries of at most kMaxPieceBytes bytes each.
+// A direct-mapped table of `capacity` slots (a power of two), each holding one pre-token of at
+// most kMaxPieceBytes bytes and its at most kMaxIds ids inline: a pre-token goes to the slot its
+// hash (XXH3) picks and replaces what was there. So memory is fixed once the table is made
+// (about 64 bytes a slot), and lookups and inserts never allocate. Longer pre-tokens, or ones
+// with more ids, are not cached.
 //
 // Usage:
 //   PieceCache cache;
@@ -17,39 +18,39 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 #include <string_view>
 #include <vector>
-
-#include "core/tokenize/string_map.h"
 
 namespace warmroute::tokenize {
 
 class PieceCache {
  public:
-  static constexpr size_t kMaxPieceBytes = 256;  // longer pre-tokens are not cached
+  static constexpr size_t kMaxPieceBytes = 22;
+  static constexpr size_t kMaxIds = 7;
 
-  void set_capacity(size_t entries) { capacity_ = entries; }
+  // Empties the cache and gives it `slots` slots (rounded up to a power of two; 0: no cache).
+  void set_capacity(size_t slots);
   size_t capacity() const { return capacity_; }
 
   // Appends the cached ids of `piece` to `ids` and returns true, or returns false.
-  bool Lookup(std::string_view piece, std::vector<int32_t>* ids);
-  // Remembers the ids of `piece` (REQUIRES: not cached).
+  bool Lookup(std::string_view piece, std::vector<int32_t>* ids) const;
+  // Remembers the ids of `piece`, replacing what its slot held.
   void Insert(std::string_view piece, std::span<const int32_t> ids);
 
-  size_t size() const { return young_.index.size() + old_.index.size(); }
-  size_t MemoryBytes() const;
+  size_t MemoryBytes() const { return slots_.capacity() * sizeof(Slot); }
 
  private:
-  struct Generation {
-    // piece -> (offset, count) in ids
-    StringMap<std::pair<uint32_t, uint32_t>> index;
-    std::vector<int32_t> ids;
+  struct Slot {
+    uint32_t hash = 0;  // the upper half of the pre-token's hash
+    uint8_t length = 0;
+    uint8_t count = 0;  // ids; 0: empty
+    char bytes[kMaxPieceBytes];
+    int32_t ids[kMaxIds];
   };
 
-  size_t capacity_ = 0;
-  Generation young_;
-  Generation old_;
+  size_t capacity_ = 0;  // what set_capacity was asked for
+  size_t mask_ = 0;
+  std::vector<Slot> slots_;
 };
 
 }  // namespace warmroute::tokenize

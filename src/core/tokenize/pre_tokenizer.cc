@@ -126,6 +126,12 @@ absl::StatusOr<PreTokenizer> PreTokenizer::FromJson(simdjson::dom::element json,
     }
     pre.byte_level_ = true;
   }
+  // A ByteLevel stage without its regex or prefix space leaves the text as it is (the model maps
+  // the bytes): drop it.
+  if (!pre.stages_.empty() && pre.stages_.back().kind == Kind::kByteLevel &&
+      !pre.stages_.back().use_regex && !pre.stages_.back().add_prefix_space) {
+    pre.stages_.pop_back();
+  }
   return pre;
 }
 
@@ -219,8 +225,8 @@ void PreTokenizer::Split(const Piece& piece, Arena* arena, std::vector<Piece>* o
     out->push_back(piece);
     return;
   }
-  std::vector<Piece> current{piece};
-  std::vector<Piece> next;
+  thread_local std::vector<Piece> current, next;
+  current.assign(1, piece);
   for (size_t s = 0; s < stages_.size(); ++s) {
     std::vector<Piece>* target = s + 1 == stages_.size() ? out : &next;
     if (target == &next) next.clear();
@@ -310,41 +316,37 @@ void PreTokenizer::ApplyStage(const Stage& stage, const Piece& piece, Arena* are
   }
 }
 
-CutKind PreTokenizer::CutAfterNewline(bool digit_after) const {
+CutKind PreTokenizer::CutAfterNewline(char after) const {
   for (const Stage& stage : stages_) {
-    const CutKind kind = StageCut(stage, digit_after);
+    const CutKind kind = StageCut(stage, after);
     if (kind != CutKind::kNeutral) return kind;
   }
   return CutKind::kNeutral;
 }
 
-CutKind PreTokenizer::StageCut(const Stage& stage, bool digit_after) {
+CutKind PreTokenizer::StageCut(const Stage& stage, char after) {
   switch (stage.kind) {
     case Kind::kSplit:
       if (stage.pattern->is_literal()) {
-        // A literal without "\n", letters or digits cannot match across the cut: the runs
-        // before it, and the start of the run that holds it, do not depend on what follows.
-        for (const char c : stage.pattern->source()) {
-          const auto u = static_cast<unsigned char>(c);
-          if (c == '\n' || (u < 0x80 && std::isalnum(u))) return CutKind::kUnsafe;
-        }
-        return CutKind::kNeutral;
+        // A literal without "\n" cannot match across the cut: the runs before it, and the start
+        // of the run that holds it, do not depend on what follows.
+        return stage.pattern->source().find('\n') == std::string::npos ? CutKind::kNeutral
+                                                                       : CutKind::kUnsafe;
       }
       if (stage.matcher == nullptr || stage.invert) return CutKind::kUnsafe;
       if (stage.behavior != SplitBehavior::kIsolated && stage.behavior != SplitBehavior::kRemoved) {
         return CutKind::kUnsafe;
       }
-      return stage.matcher->CutAfterNewline(digit_after);
+      return stage.matcher->CutAfterNewline(after);
     case Kind::kByteLevel:
       if (stage.add_prefix_space) return CutKind::kUnsafe;
       if (!stage.use_regex) return CutKind::kNeutral;
-      return stage.matcher != nullptr ? stage.matcher->CutAfterNewline(digit_after)
-                                      : CutKind::kUnsafe;
+      return stage.matcher != nullptr ? stage.matcher->CutAfterNewline(after) : CutKind::kUnsafe;
     case Kind::kMetaspace:
       // A part after a cut does not start the text: only "always" prepends to it.
       return stage.prepend == Prepend::kAlways ? CutKind::kUnsafe : CutKind::kNeutral;
     case Kind::kDigits:
-      return digit_after ? CutKind::kHard : CutKind::kNeutral;
+      return after >= '0' && after <= '9' ? CutKind::kHard : CutKind::kNeutral;
   }
   return CutKind::kUnsafe;
 }

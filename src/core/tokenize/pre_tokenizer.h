@@ -8,7 +8,7 @@
 // alphabet token (bpe_model.h). So ByteLevel must be the last stage.
 //
 // Cuts (see hf_tokenizer.h). CutAfterNewline() tells whether a piece may be cut after a "\n"
-// that is followed by an ASCII letter or digit, pre-tokenizing the two parts apart, without
+// that is followed by a printable ASCII character, pre-tokenizing the two parts apart, without
 // changing the pre-tokens: kHard when a stage is known to split there whatever follows and
 // every stage before it is "local" (kNeutral: its splits near the cut depend only on the two
 // characters around it, and it treats the start of a part like the middle of a piece).
@@ -53,8 +53,8 @@ class PreTokenizer {
   // True when a stage is ByteLevel: the model takes bytes, not characters.
   bool byte_level() const { return byte_level_; }
 
-  // Whether a piece may be cut after "\n" before an ASCII digit (`digit_after`) or letter.
-  CutKind CutAfterNewline(bool digit_after) const;
+  // Whether a piece may be cut after "\n" before `after` (0x21 to 0x7E).
+  CutKind CutAfterNewline(char after) const;
 
  private:
   enum class Kind { kSplit, kByteLevel, kMetaspace, kDigits };
@@ -81,7 +81,7 @@ class PreTokenizer {
                                 std::vector<Stage>* stages);
   static void ApplyStage(const Stage& stage, const Piece& piece, Arena* arena,
                          std::vector<Piece>* out);
-  static CutKind StageCut(const Stage& stage, bool digit_after);
+  static CutKind StageCut(const Stage& stage, char after);
 
   std::vector<Stage> stages_;
   bool byte_level_ = false;

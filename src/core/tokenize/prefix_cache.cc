@@ -1,5 +1,6 @@
 #include "core/tokenize/prefix_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -27,56 +28,55 @@ std::optional<PrefixCache::Hit> PrefixCache::Find(std::string_view text) const {
     if (it != index_.end()) best = &it->second;
   }
   if (best == nullptr) return std::nullopt;
-  if (best->prefix_bytes > text.size() ||
-      std::memcmp(best->text->bytes.data(), text.data(), best->prefix_bytes) != 0) {
-    return std::nullopt;
+  const std::string& bytes = best->text->bytes;
+  if (std::memcmp(bytes.data(), text.data(), best->prefix_bytes) != 0) return std::nullopt;
+  // Where the texts part.
+  size_t common = best->prefix_bytes;
+  const size_t limit = std::min(bytes.size(), text.size());
+  while (common < limit && bytes[common] == text[common]) ++common;
+  // The last checkpoint that fits.
+  const std::vector<Checkpoint>& checkpoints = best->text->checkpoints;
+  auto it = std::upper_bound(checkpoints.begin(), checkpoints.end(), common,
+                             [](size_t n, const Checkpoint& c) { return n < c.cut; });
+  while (it != checkpoints.begin()) {
+    --it;
+    if (it->cut + it->window <= common) {
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return Hit{*it, best->text->ids};
+    }
   }
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  return Hit{best->text->checkpoints[best->checkpoint], best->text->ids};
+  return std::nullopt;
 }
 
-void PrefixCache::Remember(std::string_view text, std::vector<int32_t> ids,
-                           const std::vector<Checkpoint>& checkpoints) {
+void PrefixCache::Remember(std::string_view text, std::span<const int32_t> ids,
+                           const std::vector<Checkpoint>& checkpoints,
+                           const std::function<size_t(size_t cut)>& window_at) {
   if (text.size() < options_.min_bytes || checkpoints.empty()) return;
   auto remembered = std::make_shared<Text>();
   remembered->bytes = std::string(text);
-  remembered->ids = std::make_shared<const std::vector<int32_t>>(std::move(ids));
-  // For each block boundary, the last checkpoint whose cut + window lies within it.
-  std::vector<std::pair<uint64_t, Entry>> entries;
+  remembered->ids = std::make_shared<const std::vector<int32_t>>(ids.begin(), ids.end());
+  remembered->checkpoints = checkpoints;
+  for (Checkpoint& c : remembered->checkpoints) c.window = static_cast<uint32_t>(window_at(c.cut));
+  // Index every block that ends past the first checkpoint's window: a lookup that matches one
+  // finds this text.
+  const Checkpoint& first = remembered->checkpoints.front();
+  std::vector<uint64_t>& keys = remembered->keys;
+  std::vector<uint32_t> ends;
   uint64_t hash = 0;
-  size_t next = 0;
-  bool any = false;
-  for (size_t k = 1; k * kBlockBytes <= text.size(); ++k) {
-    const size_t end = k * kBlockBytes;
+  for (size_t end = kBlockBytes; end <= text.size(); end += kBlockBytes) {
     hash = ChainHash(hash, text.substr(end - kBlockBytes, kBlockBytes));
-    bool advanced = false;
-    while (next < checkpoints.size() && checkpoints[next].cut + options_.window <= end) {
-      ++next;
-      advanced = true;
-    }
-    if (next == 0) continue;
-    if (!advanced && any) {
-      // The same checkpoint as the block before: index it only at its first block and then every
-      // 16 blocks, so a text that parts from this one a little later still finds it.
-      if (k % 16 != 0) continue;
-    }
-    any = true;
-    entries.push_back(
-        {hash, Entry{nullptr, static_cast<uint32_t>(next - 1), static_cast<uint32_t>(end)}});
+    if (first.cut + first.window > end) continue;
+    keys.push_back(hash);
+    ends.push_back(static_cast<uint32_t>(end));
   }
-  if (entries.empty()) return;
-  for (size_t i = 0; i < next; ++i) remembered->checkpoints.push_back(checkpoints[i]);
+  if (keys.empty()) return;
   remembered->cost = remembered->bytes.capacity() + remembered->ids->capacity() * 4 +
                      remembered->checkpoints.capacity() * sizeof(Checkpoint) +
-                     entries.size() * (sizeof(Entry) + 2 * sizeof(uint64_t) + 1);
-  for (const auto& [key, entry] : entries) remembered->keys.push_back(key);
+                     keys.size() * (sizeof(Entry) + 2 * sizeof(uint64_t) + 1);
   std::shared_ptr<const Text> shared = remembered;
 
   std::unique_lock lock(mu_);
-  for (auto& [key, entry] : entries) {
-    entry.text = shared;
-    index_.insert_or_assign(key, entry);
-  }
+  for (size_t k = 0; k < keys.size(); ++k) index_.insert_or_assign(keys[k], Entry{shared, ends[k]});
   texts_.push_back(shared);
   bytes_ += shared->cost;
   while (bytes_ > options_.max_bytes && texts_.size() > 1) {

@@ -4,16 +4,19 @@
 //
 // A remembered text keeps its bytes, its ids and its checkpoints: byte offsets where encoding
 // may restart (see hf_tokenizer.h for why the ids then equal a full encode's), each with the
-// number of ids before it. A checkpoint at `cut` may serve a new text only when the new text
-// equals the remembered one on the first cut + `window` bytes (the window covers whatever the
-// encoder reads past a cut to decide it: the longest added token, the character after a "\n").
+// number of ids before it and its window. A checkpoint at `cut` may serve a new text only when
+// the new text equals the remembered one on the first cut + window bytes (the window covers
+// what the encoder reads past a cut to decide it: the character after it, an added token that
+// could reach past it).
 //
 // Lookup. Texts are hashed in blocks of kBlockBytes, each block's hash chained to the previous
 // one (XXH3, seeded with it); the index maps the chain hash of a text's first k blocks to the
-// last checkpoint whose cut + window fits in them. A lookup hashes the new text's blocks, keeps
-// the longest indexed prefix, and then compares its bytes with the remembered text, so a hash
-// collision can cost a miss but never a wrong id. Cost: one pass of XXH3 (~10 GB/s) and a hash
-// probe per 256 bytes.
+// remembered text. A lookup hashes the new text's blocks and keeps the longest indexed prefix;
+// it then compares bytes with that remembered text, from the start and on past the blocks to
+// where the two texts part, and takes the last checkpoint whose cut + window lies before that.
+// So a hash collision can cost a miss but never a wrong id, and a text that parts from a
+// remembered one in the middle of a block still restarts from the checkpoint just before.
+// Cost: one pass of XXH3 (~10 GB/s), a hash probe per 256 bytes and a memcmp.
 //
 // Bounded: texts are dropped oldest first once their bytes (text, ids and index) exceed
 // `max_bytes`; texts shorter than `min_bytes` are not remembered.
@@ -21,7 +24,7 @@
 // Usage:
 //   PrefixCache cache({.max_bytes = 64 << 20});
 //   if (std::optional<PrefixCache::Hit> hit = cache.Find(text)) { ... resume at hit->cut ... }
-//   cache.Remember(text, ids, checkpoints);
+//   cache.Remember(text, ids, checkpoints, window_at);
 //
 // Thread-safety: all methods may be called from any thread (a reader-writer lock).
 #pragma once
@@ -29,9 +32,11 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,13 +52,13 @@ class PrefixCache {
   struct Options {
     size_t max_bytes = 64 << 20;
     size_t min_bytes = 1024;
-    size_t window = 64;  // bytes past a cut that must match too
   };
 
   struct Checkpoint {
-    uint32_t cut;     // byte offset where encoding may restart
-    uint32_t ids;     // ids before it
-    bool in_segment;  // the cut is inside a piece of text (not right after an added token)
+    uint32_t cut;         // byte offset where encoding may restart
+    uint32_t ids;         // ids before it
+    bool in_segment;      // the cut is inside a piece of text (not right after an added token)
+    uint32_t window = 0;  // bytes past the cut that must match too (set by Remember)
   };
 
   struct Hit {
@@ -68,9 +73,11 @@ class PrefixCache {
   // The remembered checkpoint that lets `text` skip the most bytes, if any.
   std::optional<Hit> Find(std::string_view text) const;
 
-  // Remembers `text`, its `ids` and its `checkpoints` (in increasing order of cut).
-  void Remember(std::string_view text, std::vector<int32_t> ids,
-                const std::vector<Checkpoint>& checkpoints);
+  // Remembers `text`, its `ids` and its `checkpoints` (in increasing order of cut), each with
+  // the window `window_at(cut)`.
+  void Remember(std::string_view text, std::span<const int32_t> ids,
+                const std::vector<Checkpoint>& checkpoints,
+                const std::function<size_t(size_t cut)>& window_at);
 
   size_t MemoryBytes() const;
   size_t texts() const;
@@ -87,7 +94,6 @@ class PrefixCache {
   };
   struct Entry {
     std::shared_ptr<const Text> text;
-    uint32_t checkpoint;    // index in text->checkpoints
     uint32_t prefix_bytes;  // the blocks hashed: text->bytes[0, prefix_bytes)
   };
 

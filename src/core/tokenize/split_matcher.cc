@@ -14,6 +14,7 @@ class Cursor {
   explicit Cursor(std::string_view text) : text_(text), classes_(CharClasses::Get()) {}
 
   size_t size() const { return text_.size(); }
+  bool IsApostrophe(size_t at) const { return text_[at] == '\''; }
   // The code point at `at` (REQUIRES: at < size()) and, in *next, the offset after it.
   char32_t At(size_t at, size_t* next) const {
     const auto b = static_cast<unsigned char>(text_[at]);
@@ -98,7 +99,7 @@ size_t MatchSpaces(const Cursor& t, size_t s) {
 // match.
 size_t MatchContraction(const Cursor& t, size_t s, bool case_insensitive) {
   size_t i;
-  if (t.At(s, &i) != '\'' || i >= t.size()) return 0;
+  if (t.At(s, &i) != '\'' || i >= t.size()) return 0;  // (callers test for "'" first)
   const auto is = [&](char32_t c, char lower) {
     if (c == static_cast<char32_t>(lower)) return true;
     if (!case_insensitive) return false;
@@ -127,11 +128,13 @@ class Gpt4Matcher final : public SplitMatcher {
     FindGapless(text, matches, [this](const Cursor& t, size_t s) { return MatchAt(t, s); });
   }
 
-  CutKind CutAfterNewline(bool) const override { return CutKind::kHard; }
+  CutKind CutAfterNewline(char) const override { return CutKind::kHard; }
 
  private:
   size_t MatchAt(const Cursor& t, size_t s) const {
-    if (const size_t e = MatchContraction(t, s, true); e != 0) return e;
+    if (t.IsApostrophe(s)) {
+      if (const size_t e = MatchContraction(t, s, true); e != 0) return e;
+    }
     size_t i1;
     const char32_t c0 = t.At(s, &i1);
     const uint8_t k0 = t.ClassOf(c0);
@@ -171,11 +174,13 @@ class Gpt2Matcher final : public SplitMatcher {
     FindGapless(text, matches, &MatchAt);
   }
 
-  CutKind CutAfterNewline(bool) const override { return CutKind::kHard; }
+  CutKind CutAfterNewline(char) const override { return CutKind::kHard; }
 
  private:
   static size_t MatchAt(const Cursor& t, size_t s) {
-    if (const size_t e = MatchContraction(t, s, false); e != 0) return e;
+    if (t.IsApostrophe(s)) {
+      if (const size_t e = MatchContraction(t, s, false); e != 0) return e;
+    }
     size_t i1;
     const char32_t c0 = t.At(s, &i1);
     const uint8_t k0 = t.ClassOf(c0);
@@ -223,7 +228,7 @@ class DeepSeekMatcher final : public SplitMatcher {
     }
   }
 
-  CutKind CutAfterNewline(bool) const override { return CutKind::kHard; }
+  CutKind CutAfterNewline(char) const override { return CutKind::kHard; }
 
  private:
   static bool AsciiPunct(char32_t c) {
@@ -299,8 +304,8 @@ class RunMatcher final : public SplitMatcher {
   }
 
   // "\n" is in neither class; a run starts at a cut before a character of it.
-  CutKind CutAfterNewline(bool digit_after) const override {
-    return in_(digit_after ? '0' : 'a') ? CutKind::kHard : CutKind::kNeutral;
+  CutKind CutAfterNewline(char after) const override {
+    return in_(static_cast<unsigned char>(after)) ? CutKind::kHard : CutKind::kNeutral;
   }
 
  private:

@@ -16,8 +16,8 @@
 // Each also states where a text may be cut (pre_tokenizer.h): the first three split after
 // every "\n" that a non-space follows, whatever follows it (no alternative matches a "\n"
 // followed by a non-space, and each match's end depends only on the character after it), so
-// they are kHard there; digit groups are kHard before a digit and kNeutral before a letter; the
-// CJK runs are kNeutral before ASCII.
+// they are kHard there; digit groups are kHard before a digit and kNeutral before anything else;
+// the CJK runs are kNeutral before ASCII.
 //
 // Thread-safety: const methods are thread-safe.
 #pragma once
@@ -41,8 +41,9 @@ class SplitMatcher {
   // The matches Regex::FindAll would give for the pattern. REQUIRES: well-formed UTF-8.
   virtual void FindAll(std::string_view text, std::vector<Match>* matches) const = 0;
 
-  // Whether a text may be cut after "\n" before an ASCII digit (`digit_after`) or letter.
-  virtual CutKind CutAfterNewline(bool digit_after) const = 0;
+  // Whether a text may be cut after "\n" before `after`, an ASCII character other than a space
+  // or a control (0x21 to 0x7E).
+  virtual CutKind CutAfterNewline(char after) const = 0;
 };
 
 }  // namespace warmroute::tokenize
