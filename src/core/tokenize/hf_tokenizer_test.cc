@@ -158,7 +158,12 @@ TEST(HfTokenizerTest, RestartsFromRememberedPrefixesGiveFullEncodeIds) {
                                    "\u2581\u2581",
                                    "<start_of_turn>",
                                    "😀",
-                                   "   \n   "};
+                                   "   \n   ",
+                                   "\n- item",
+                                   "\n| a |",
+                                   "\n#",
+                                   "\n\"q\"",
+                                   "\n<"};
   for (const std::string name : {"qwen3", "llama3_1", "deepseek_v3", "gemma3"}) {
     const std::string path = testing::TokenizerPath(name);
     if (!testing::Exists(path)) continue;
