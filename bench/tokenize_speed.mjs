@@ -71,8 +71,8 @@ function plan(name) {
   const runs = [];
   for (const [bytes, label, count] of sizes) {
     const shell = render[name]('', '').length;
-    const cold = Array.from({ length: count }, () => {
-      const s = take(Math.floor((bytes - shell) * 5 / 6));
+    const cold = Array.from({ length: count }, (_, i) => {
+      const s = `Request ${i} of ${label}.\n` + take(Math.floor((bytes - shell) * 5 / 6) - 24);
       return render[name](s, take(bytes - shell - s.length));
     });
     runs.push({ name: `${label} cold`, prime: [], texts: cold });

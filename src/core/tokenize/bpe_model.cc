@@ -170,6 +170,19 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(simdjson::dom::element json, bool by
     const auto ic = by_text.find(model.byte_char_[b]);
     model.byte_id_[b] = ic == by_text.end() ? -1 : ic->second;
   }
+  constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581
+  model.split_words_ =
+      !byte_level && model.prefix_.empty() && model.suffix_.empty() && by_text.contains(kSpace);
+  if (model.split_words_) {
+    for (const auto& [text, id] : by_text) {
+      for (size_t at = text.find(kSpace, 1); at != std::string::npos;
+           at = text.find(kSpace, at + 1)) {
+        if (IsWellFormedUtf8(std::string_view(text).substr(0, at))) {
+          model.joins_space_.insert(DecodeUtf8Before(text, at));
+        }
+      }
+    }
+  }
   if (!byte_level) {
     model.vocab_ = std::move(by_text);
   } else {
@@ -180,6 +193,23 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(simdjson::dom::element json, bool by
     }
   }
   return model;
+}
+
+void BpeModel::SplitWord(std::string_view piece, std::vector<std::string_view>* parts) const {
+  parts->clear();
+  constexpr std::string_view kSpace = "\xE2\x96\x81";
+  if (!split_words_ || (ignore_merges_ && vocab_.contains(piece))) {
+    parts->push_back(piece);
+    return;
+  }
+  size_t begin = 0;
+  for (size_t at = piece.find(kSpace, 1); at != std::string_view::npos;
+       at = piece.find(kSpace, at + kSpace.size())) {
+    if (joins_space_.contains(DecodeUtf8Before(piece, at))) continue;
+    parts->push_back(piece.substr(begin, at - begin));
+    begin = at;
+  }
+  parts->push_back(piece.substr(begin));
 }
 
 std::optional<int32_t> BpeModel::TokenId(std::string_view token) const {

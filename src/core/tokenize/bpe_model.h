@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "core/tokenize/string_map.h"
 #include "simdjson.h"
@@ -41,6 +42,13 @@ class BpeModel {
   // overcount the piece only when a byte-level model lacks a byte of its alphabet).
   void Encode(std::string_view piece, std::vector<int32_t>* ids,
               std::vector<uint32_t>* lengths) const;
+
+  // Cuts `piece` into parts whose ids, each encoded alone, are the ids of `piece`: before each
+  // U+2581 (SentencePiece's space) that follows a character x with which no vocabulary entry
+  // contains "x\u2581" — no merge can then join across, so the parts merge independently. One
+  // part (`piece` itself) for byte-level models, with a subword prefix or suffix, or when
+  // ignore_merges finds `piece` whole in the vocabulary.
+  void SplitWord(std::string_view piece, std::vector<std::string_view>* parts) const;
 
   // The id of the vocabulary entry `token` (as written in the file), if any.
   std::optional<int32_t> TokenId(std::string_view token) const;
@@ -80,6 +88,10 @@ class BpeModel {
   std::array<int32_t, 256> byte_id_{};      // byte-level: each byte's alphabet token, or -1
   std::array<int32_t, 256> fallback_id_{};  // <0xNN>, or -1
   std::array<std::string, 256> byte_char_;  // byte-level: each byte's alphabet character
+  // SplitWord: whether it may cut at all, and the characters x of the entries containing
+  // "x\u2581".
+  bool split_words_ = false;
+  absl::flat_hash_set<char32_t> joins_space_;
 };
 
 // GPT-2's byte alphabet: the character that stands for byte `b` (as UTF-8), and back.

@@ -18,6 +18,7 @@ struct HfTokenizer::Sink {
   PieceCache* cache = nullptr;
   Arena arena;
   std::vector<Piece> pre_tokens;
+  std::vector<std::string_view> words;
   std::vector<uint32_t> lengths;
 
   void Checkpoint(size_t cut, bool in_segment) {
@@ -248,27 +249,30 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
     sink.pre_tokens.clear();
     pre_tokenizer_.Split(p, &sink.arena, &sink.pre_tokens);
     for (const Piece& pre : sink.pre_tokens) {
-      if (sink.starts != nullptr) {
-        sink.lengths.clear();
-        const size_t first = sink.ids.size();
-        model_->Encode(pre.text, &sink.ids, &sink.lengths);
-        uint32_t at = pre.orig_begin;
-        for (size_t i = first; i < sink.ids.size(); ++i) {
-          sink.starts->push_back(pre.exact ? std::min(at, pre.orig_end)
-                                           : (i == first ? pre.orig_begin : pre.orig_end));
-          at += sink.lengths[i - first];
+      model_->SplitWord(pre.text, &sink.words);
+      for (const std::string_view word : sink.words) {
+        if (sink.starts != nullptr) {
+          sink.lengths.clear();
+          const size_t first = sink.ids.size();
+          model_->Encode(word, &sink.ids, &sink.lengths);
+          const auto offset = static_cast<uint32_t>(word.data() - pre.text.data());
+          uint32_t at = pre.orig_begin + offset;
+          for (size_t i = first; i < sink.ids.size(); ++i) {
+            sink.starts->push_back(
+                pre.exact ? std::min(at, pre.orig_end)
+                          : (i == first && offset == 0 ? pre.orig_begin : pre.orig_end));
+            at += sink.lengths[i - first];
+          }
+          continue;
         }
-        continue;
+        if (sink.cache != nullptr && sink.cache->Lookup(word, &sink.ids)) continue;
+        const size_t first = sink.ids.size();
+        model_->Encode(word, &sink.ids, nullptr);
+        if (sink.cache != nullptr) {
+          sink.cache->Insert(
+              word, std::span<const int32_t>(sink.ids.data() + first, sink.ids.size() - first));
+        }
       }
-      if (sink.cache == nullptr) {
-        model_->Encode(pre.text, &sink.ids, nullptr);
-        continue;
-      }
-      if (sink.cache->Lookup(pre.text, &sink.ids)) continue;
-      const size_t first = sink.ids.size();
-      model_->Encode(pre.text, &sink.ids, nullptr);
-      sink.cache->Insert(
-          pre.text, std::span<const int32_t>(sink.ids.data() + first, sink.ids.size() - first));
     }
   };
   if (added_.empty()) {
