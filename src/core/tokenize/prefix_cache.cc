@@ -1,0 +1,103 @@
+#include "core/tokenize/prefix_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "xxhash.h"
+
+namespace warmroute::tokenize {
+namespace {
+
+uint64_t ChainHash(uint64_t previous, std::string_view block) {
+  return XXH3_64bits_withSeed(block.data(), block.size(), previous);
+}
+
+}  // namespace
+
+std::optional<PrefixCache::Hit> PrefixCache::Find(std::string_view text) const {
+  const size_t blocks = text.size() / kBlockBytes;
+  if (blocks == 0) return std::nullopt;
+  std::shared_lock lock(mu_);
+  if (index_.empty()) return std::nullopt;
+  const Entry* best = nullptr;
+  uint64_t hash = 0;
+  for (size_t k = 0; k < blocks; ++k) {
+    hash = ChainHash(hash, text.substr(k * kBlockBytes, kBlockBytes));
+    const auto it = index_.find(hash);
+    if (it != index_.end()) best = &it->second;
+  }
+  if (best == nullptr) return std::nullopt;
+  const std::string& bytes = best->text->bytes;
+  if (std::memcmp(bytes.data(), text.data(), best->prefix_bytes) != 0) return std::nullopt;
+  // Where the texts part.
+  size_t common = best->prefix_bytes;
+  const size_t limit = std::min(bytes.size(), text.size());
+  while (common < limit && bytes[common] == text[common]) ++common;
+  // The last checkpoint that fits.
+  const std::vector<Checkpoint>& checkpoints = best->text->checkpoints;
+  auto it = std::upper_bound(checkpoints.begin(), checkpoints.end(), common,
+                             [](size_t n, const Checkpoint& c) { return n < c.cut; });
+  while (it != checkpoints.begin()) {
+    --it;
+    if (it->cut + it->window <= common) {
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return Hit{*it, best->text->ids};
+    }
+  }
+  return std::nullopt;
+}
+
+void PrefixCache::Remember(std::string_view text, std::span<const int32_t> ids,
+                           const std::vector<Checkpoint>& checkpoints,
+                           const std::function<size_t(size_t cut)>& window_at) {
+  if (text.size() < options_.min_bytes || checkpoints.empty()) return;
+  auto remembered = std::make_shared<Text>();
+  remembered->bytes = std::string(text);
+  remembered->ids = std::make_shared<const std::vector<int32_t>>(ids.begin(), ids.end());
+  remembered->checkpoints = checkpoints;
+  for (Checkpoint& c : remembered->checkpoints) c.window = static_cast<uint32_t>(window_at(c.cut));
+  // Index every block that ends past the first checkpoint's window: a lookup that matches one
+  // finds this text.
+  const Checkpoint& first = remembered->checkpoints.front();
+  std::vector<uint64_t>& keys = remembered->keys;
+  std::vector<uint32_t> ends;
+  uint64_t hash = 0;
+  for (size_t end = kBlockBytes; end <= text.size(); end += kBlockBytes) {
+    hash = ChainHash(hash, text.substr(end - kBlockBytes, kBlockBytes));
+    if (first.cut + first.window > end) continue;
+    keys.push_back(hash);
+    ends.push_back(static_cast<uint32_t>(end));
+  }
+  if (keys.empty()) return;
+  remembered->cost = remembered->bytes.capacity() + remembered->ids->capacity() * 4 +
+                     remembered->checkpoints.capacity() * sizeof(Checkpoint) +
+                     keys.size() * (sizeof(Entry) + 2 * sizeof(uint64_t) + 1);
+  std::shared_ptr<const Text> shared = remembered;
+
+  std::unique_lock lock(mu_);
+  for (size_t k = 0; k < keys.size(); ++k) index_.insert_or_assign(keys[k], Entry{shared, ends[k]});
+  texts_.push_back(shared);
+  bytes_ += shared->cost;
+  while (bytes_ > options_.max_bytes && texts_.size() > 1) {
+    const std::shared_ptr<const Text> oldest = texts_.front();
+    texts_.pop_front();
+    bytes_ -= oldest->cost;
+    for (const uint64_t key : oldest->keys) {
+      const auto it = index_.find(key);
+      if (it != index_.end() && it->second.text == oldest) index_.erase(it);
+    }
+  }
+}
+
+size_t PrefixCache::MemoryBytes() const {
+  std::shared_lock lock(mu_);
+  return bytes_ + index_.capacity() * (sizeof(Entry) + sizeof(uint64_t) + 1);
+}
+
+size_t PrefixCache::texts() const {
+  std::shared_lock lock(mu_);
+  return texts_.size();
+}
+
+}  // namespace warmroute::tokenize
