@@ -4,7 +4,9 @@
 // (1 KB, 12 KB, 100 KB), a chat prompt rendered in that model's format:
 //   cold  every prompt new (a system and a user message never seen before);
 //   warm  a system prompt of 5/6 of the size seen before (one prompt with it encoded first),
-//         then prompts with it and a new user message (the remaining 1/6).
+//         then prompts with it and a new user message (the remaining 1/6);
+//   seen + question  the same with a 200-byte user message (a long system prompt and a short
+//         question: the shape of most production chats).
 // Texts are windows of this repository's docs and headers (English prose, Markdown and C++).
 // Reports the median and the 10th-90th percentiles of each encode's time, MB/s, and the memory
 // of each loaded tokenizer. docs/performance.md records a run.
@@ -66,6 +68,7 @@ function take(n) {
   return text.slice(start, start + n);
 }
 
+const kQuestionBytes = 200;  // the question of a `seen + question` prompt
 const sizes = [[1024, '1 KB', 300], [12288, '12 KB', 100], [102400, '100 KB', 12]];
 function plan(name) {
   const runs = [];
@@ -82,6 +85,12 @@ function plan(name) {
       name: `${label} warm`,
       prime: [render[name](system, user())],
       texts: Array.from({ length: count }, () => render[name](system, user())),
+    });
+    const long = take(bytes - shell - kQuestionBytes);
+    runs.push({
+      name: `${label} seen + question`,
+      prime: [render[name](long, take(kQuestionBytes))],
+      texts: Array.from({ length: count }, () => render[name](long, take(kQuestionBytes))),
     });
   }
   return { runs };
