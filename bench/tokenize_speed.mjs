@@ -4,12 +4,14 @@
 // (1 KB, 12 KB, 100 KB), a chat prompt rendered in that model's format:
 //   cold  every prompt new (a system and a user message never seen before);
 //   warm  a system prompt of 5/6 of the size seen before (one prompt with it encoded first),
-//         then prompts with it and a new user message (the remaining 1/6).
+//         then prompts with it and a new user message (the remaining 1/6);
+//   seen + question  the same with a 200-byte user message (a long system prompt and a short
+//         question: the shape of most production chats).
 // Texts are windows of this repository's docs and headers (English prose, Markdown and C++).
 // Reports the median and the 10th-90th percentiles of each encode's time, MB/s, and the memory
 // of each loaded tokenizer. docs/performance.md records a run.
 //
-//   node bench/tokenize_speed.mjs --tool build/release/tokenize_bench [--qwen3 PATH] [--only NAME]
+//   node --expose-gc bench/tokenize_speed.mjs --tool build/release/tokenize_bench [--qwen3 PATH] [--only NAME]
 // (the `tokenize_speed` CMake target builds the tool and runs this.)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -66,6 +68,7 @@ function take(n) {
   return text.slice(start, start + n);
 }
 
+const kQuestionBytes = 200;  // the question of a `seen + question` prompt
 const sizes = [[1024, '1 KB', 300], [12288, '12 KB', 100], [102400, '100 KB', 12]];
 function plan(name) {
   const runs = [];
@@ -82,6 +85,12 @@ function plan(name) {
       name: `${label} warm`,
       prime: [render[name](system, user())],
       texts: Array.from({ length: count }, () => render[name](system, user())),
+    });
+    const long = take(bytes - shell - kQuestionBytes);
+    runs.push({
+      name: `${label} seen + question`,
+      prime: [render[name](long, take(kQuestionBytes))],
+      texts: Array.from({ length: count }, () => render[name](long, take(kQuestionBytes))),
     });
   }
   return { runs };
@@ -108,11 +117,13 @@ for (const [name, file] of Object.entries(files)) {
   fs.writeFileSync(planPath, JSON.stringify(p));
   const ours = JSON.parse(execFileSync(args.tool, [file, planPath], { maxBuffer: 1 << 26 }).toString());
 
+  globalThis.gc?.();  // node --expose-gc: the growth below is then the tokenizer's, not garbage's
   const rssBefore = process.memoryUsage().rss;
   const t0 = process.hrtime.bigint();
   const tok = Tokenizer.fromFile(file);
   await tok.encode('warm up', null, { addSpecialTokens: false });
   const rustLoadMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  globalThis.gc?.();
   const rustRss = process.memoryUsage().rss - rssBefore;
   memory.push({ name, ours, rustLoadMs, rustRss });
 
@@ -149,5 +160,6 @@ console.log(`| tokenizer | warmroute load | warmroute MemoryBytes() | warmroute 
 console.log(`| --- | --- | --- | --- | --- | --- |`);
 for (const m of memory) {
   console.log(`| ${m.name} | ${m.ours.load_ms.toFixed(0)} ms | ${(m.ours.memory_bytes / 1048576).toFixed(1)} MiB | ` +
-    `${(m.ours.rss_bytes / 1048576).toFixed(1)} MiB | ${m.rustLoadMs.toFixed(0)} ms | ${(m.rustRss / 1048576).toFixed(1)} MiB |`);
+    `${(m.ours.rss_bytes / 1048576).toFixed(1)} MiB | ${m.rustLoadMs.toFixed(0)} ms | ` +
+    (m.rustRss > 0 ? `${(m.rustRss / 1048576).toFixed(1)} MiB |` : 'not measured (the heap shrank meanwhile) |'));
 }

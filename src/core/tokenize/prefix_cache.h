@@ -16,7 +16,7 @@
 // where the two texts part, and takes the last checkpoint whose cut + window lies before that.
 // So a hash collision can cost a miss but never a wrong id, and a text that parts from a
 // remembered one in the middle of a block still restarts from the checkpoint just before.
-// Cost: one pass of XXH3 (~10 GB/s), a hash probe per 256 bytes and a memcmp.
+// Cost: one pass of unseeded XXH3 (~10 GB/s), a hash probe per 256 bytes and a memcmp.
 //
 // Bounded: texts are dropped oldest first once their bytes (text, ids and index) exceed
 // `max_bytes`; texts shorter than `min_bytes` are not remembered.
