@@ -4,6 +4,7 @@
 // or SIGTERM (exit 0):
 //   replica 0 listening on 127.0.0.1:8000
 //   replica 0 kv-events on tcp://*:5557          (with --kv-events)
+//   replica 0 kv-events-replay on tcp://*:5558   (with a replay_endpoint in --kv-events-config)
 // Invalid flags exit 2 with a message on stderr (TLS files are read and checked at start:
 // "--tls-cert: cannot read '/x': No such file or directory"); a port that cannot be bound exits 1.
 // With --tls-cert/--tls-key every replica serves HTTPS (TLS >= 1.2), and with --tls-client-ca
@@ -19,6 +20,7 @@
 #include "cli/workload_flags.h"
 #include "common/status.h"
 #include "emulator/fleet.h"
+#include "emulator/kv_events_config.h"
 
 namespace warmroute::cli {
 namespace {
@@ -26,6 +28,8 @@ namespace {
 struct EngineFlags {
   emulator::FleetOptions fleet;
   std::string kv_events_encoding = "map";
+  std::string kv_events_config;  // vLLM's --kv-events-config JSON
+  bool kv_events_flags = false;  // --kv-events or --kv-events-endpoint given
   double body_limit_mb = 32;
   double responses_store_mb = 64;
   bool no_jitter = false;
@@ -42,6 +46,18 @@ int RunEngine(EngineFlags flags) {
     std::cerr << "warmroute engine: --kv-events-encoding must be 'array' or 'map', got '"
               << flags.kv_events_encoding << "'\n";
     return 2;
+  }
+  if (!flags.kv_events_config.empty()) {
+    if (flags.kv_events_flags) {
+      std::cerr << "warmroute engine: --kv-events-config replaces --kv-events and "
+                   "--kv-events-endpoint; give one or the other\n";
+      return 2;
+    }
+    if (absl::Status applied = emulator::ApplyKvEventsConfig(flags.kv_events_config, flags.fleet);
+        !applied.ok()) {
+      std::cerr << "warmroute engine: " << applied.message() << "\n";
+      return 2;
+    }
   }
   if (!(flags.body_limit_mb > 0) || flags.body_limit_mb > 1 << 20) {
     std::cerr << "warmroute engine: --body-limit-mb must be in (0, 1048576]\n";
@@ -66,6 +82,10 @@ int RunEngine(EngineFlags flags) {
     std::printf("replica %d listening on %s:%u\n", r.index, r.host.c_str(), r.port);
     if (!r.kv_events_endpoint.empty()) {
       std::printf("replica %d kv-events on %s\n", r.index, r.kv_events_endpoint.c_str());
+    }
+    if (!r.kv_events_replay_endpoint.empty()) {
+      std::printf("replica %d kv-events-replay on %s\n", r.index,
+                  r.kv_events_replay_endpoint.c_str());
     }
   }
   std::fflush(stdout);
@@ -105,10 +125,17 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
       ->check(SeedNumber());
   cmd->add_option("--threads", f.threads, "I/O threads (replicas are spread over them)")
       ->capture_default_str();
-  cmd->add_flag("--kv-events", f.kv_events, "publish vLLM KV events over ZMQ");
-  cmd->add_option("--kv-events-endpoint", f.kv_events_endpoint,
-                  "ZMQ PUB endpoint of replica 0; replica i binds port + i")
-      ->capture_default_str();
+  CLI::Option* kv_events =
+      cmd->add_flag("--kv-events", f.kv_events, "publish vLLM KV events over ZMQ");
+  CLI::Option* kv_endpoint =
+      cmd->add_option("--kv-events-endpoint", f.kv_events_endpoint,
+                      "ZMQ PUB endpoint of replica 0; replica i binds port + i")
+          ->capture_default_str();
+  cmd->add_option(
+      "--kv-events-config", flags->kv_events_config,
+      "vLLM's KVEventsConfig JSON, e.g. '{\"enable_kv_cache_events\": true, "
+      "\"endpoint\": \"tcp://*:5557\", \"replay_endpoint\": \"tcp://*:5558\"}' "
+      "(instead of --kv-events and --kv-events-endpoint; replica i binds both ports + i)");
   cmd->add_option("--kv-events-encoding", flags->kv_events_encoding,
                   "KV event encoding: map (vLLM's current form, the default) or array (the older "
                   "tagged-array form, vLLM <= 0.23)")
@@ -130,7 +157,10 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--embedding-dims", f.embedding_dims, "length of /v1/embeddings vectors")
       ->capture_default_str();
   AddLogLevelOption(*cmd, flags->log_level);
-  cmd->callback([flags, exit_code] { *exit_code = RunEngine(*flags); });
+  cmd->callback([flags, exit_code, kv_events, kv_endpoint] {
+    flags->kv_events_flags = kv_events->count() > 0 || kv_endpoint->count() > 0;
+    *exit_code = RunEngine(*flags);
+  });
 }
 
 }  // namespace warmroute::cli

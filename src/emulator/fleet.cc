@@ -12,6 +12,7 @@
 #include <utility>
 #include <zmq.hpp>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/engine/engine_core.h"
@@ -90,8 +91,10 @@ absl::Status Validate(const FleetOptions& o) {
 }
 
 // The KV-event endpoint of replica `index`: a numeric TCP port is offset by the index, a "*"
-// port kept; other transports get a "-<index>" suffix when there are several replicas.
-absl::StatusOr<std::string> KvEndpointFor(const std::string& base, int index, int replicas) {
+// port kept; other transports get a "-<index>" suffix when there are several replicas. `flag`
+// names the setting in errors.
+absl::StatusOr<std::string> KvEndpointFor(const std::string& base, int index, int replicas,
+                                          std::string_view flag = "kv-events-endpoint") {
   const size_t colon = base.rfind(':');
   if (base.rfind("tcp://", 0) == 0 && colon != std::string::npos && colon > 5) {
     const std::string port_text = base.substr(colon + 1);
@@ -100,13 +103,49 @@ absl::StatusOr<std::string> KvEndpointFor(const std::string& base, int index, in
     auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
         port + index > 65535) {
-      return InvalidParam("kv-events-endpoint",
-                          "--kv-events-endpoint must look like tcp://HOST:PORT, got " + base);
+      return InvalidParam(flag, absl::StrCat("--", std::string(flag),
+                                             " must look like tcp://HOST:PORT with "
+                                             "room for ",
+                                             replicas, " ports, got ", base));
     }
     return absl::StrCat(base.substr(0, colon + 1), port + index);
   }
   if (replicas == 1) return base;
   return absl::StrCat(base, "-", index);
+}
+
+// Every replica's publisher options; InvalidArgument when an endpoint is malformed or two
+// sockets would share one (a replay port within the publishers' port range).
+absl::StatusOr<std::vector<KvEventPublisherOptions>> KvPublisherOptions(const FleetOptions& o) {
+  std::vector<KvEventPublisherOptions> all;
+  absl::flat_hash_map<std::string, int> owner;  // endpoint -> replica
+  for (int i = 0; i < o.replicas; ++i) {
+    KvEventPublisherOptions p;
+    p.topic = o.kv_events_topic;
+    p.encoding = o.kv_events_encoding;
+    p.buffer_steps = o.kv_events_buffer_steps;
+    p.hwm = o.kv_events_hwm;
+    WR_ASSIGN_OR_RETURN(p.endpoint, KvEndpointFor(o.kv_events_endpoint, i, o.replicas));
+    if (!o.kv_events_replay_endpoint.empty()) {
+      WR_ASSIGN_OR_RETURN(p.replay_endpoint, KvEndpointFor(o.kv_events_replay_endpoint, i,
+                                                           o.replicas, "kv-events-config"));
+    }
+    for (const std::string* endpoint : {&p.endpoint, &p.replay_endpoint}) {
+      if (endpoint->empty() || endpoint->ends_with(":*")) continue;
+      auto [it, inserted] = owner.try_emplace(*endpoint, i);
+      if (!inserted) {
+        return InvalidParam(
+            "kv-events-config",
+            absl::StrCat("replica ", i, " would bind ", *endpoint, ", which replica ", it->second,
+                         " binds too: with ", o.replicas,
+                         " replicas each takes a port from the "
+                         "endpoint's and one from replay_endpoint's, so they must be ",
+                         o.replicas, " or more apart"));
+      }
+    }
+    all.push_back(std::move(p));
+  }
+  return all;
 }
 
 // The TLS context of every replica's server (null without --tls-cert/--tls-key/--tls-client-ca);
@@ -166,16 +205,20 @@ class Fleet::Impl {
 
     const int threads = std::min(o.threads, o.replicas);
     for (int t = 0; t < threads; ++t) ios_.push_back(std::make_unique<asio::io_context>(1));
-    if (o.kv_events) zmq_ = std::make_unique<zmq::context_t>(1);
+    std::vector<KvEventPublisherOptions> kv_options;
+    if (o.kv_events) {
+      WR_ASSIGN_OR_RETURN(kv_options, KvPublisherOptions(o));
+      zmq_ = std::make_unique<zmq::context_t>(1);
+    }
 
     for (int i = 0; i < o.replicas; ++i) {
       asio::io_context& io = *ios_[static_cast<size_t>(i % threads)];
       std::unique_ptr<KvEventPublisher> publisher;
+      std::string replay_endpoint;
       if (o.kv_events) {
-        WR_ASSIGN_OR_RETURN(std::string endpoint,
-                            KvEndpointFor(o.kv_events_endpoint, i, o.replicas));
         WR_ASSIGN_OR_RETURN(publisher,
-                            KvEventPublisher::Create(*zmq_, endpoint, "", o.kv_events_encoding));
+                            KvEventPublisher::Create(*zmq_, io.get_executor(), kv_options[i]));
+        replay_endpoint = publisher->replay_endpoint();
       }
       ReplicaOptions ro;
       ro.index = i;
@@ -190,8 +233,8 @@ class Fleet::Impl {
           .responses = {.max_responses = static_cast<size_t>(o.responses_store_max),
                         .max_bytes = static_cast<size_t>(o.responses_store_bytes)},
           .embedding_dims = o.embedding_dims};
-      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), tokenizer_, token_texts_,
-                                                  api_options));
+      apis_.push_back(
+          std::make_unique<EngineApi>(*replicas_.back(), tokenizer_, token_texts_, api_options));
 
       net::HttpServerOptions so;
       so.host = o.host;
@@ -207,7 +250,8 @@ class Fleet::Impl {
       endpoints_.push_back({.index = i,
                             .host = o.host,
                             .port = server->port(),
-                            .kv_events_endpoint = replicas_.back()->kv_events_endpoint()});
+                            .kv_events_endpoint = replicas_.back()->kv_events_endpoint(),
+                            .kv_events_replay_endpoint = replay_endpoint});
       servers_.push_back(std::move(server));
     }
     return absl::OkStatus();

@@ -42,8 +42,13 @@ struct FleetOptions {
   int threads = 1;
   bool jitter = true;  // the profile's step-time jitter
   bool kv_events = false;
-  // Replica i binds the port + i (a "*" port: an ephemeral port each).
+  // Replica i binds the port + i (a "*" port: an ephemeral port each); so does the replay
+  // endpoint (empty: no replay), whose ports must not meet the publishers'.
   std::string kv_events_endpoint = "tcp://*:5557";
+  std::string kv_events_replay_endpoint;
+  std::string kv_events_topic;
+  size_t kv_events_buffer_steps = 10'000;  // messages kept for replay, per replica
+  int kv_events_hwm = 100'000;             // PUB send high-water mark
   KvEventEncoding kv_events_encoding = KvEventEncoding::kArray;
   size_t body_limit_bytes = size_t{32} << 20;
   // The Responses API's stored responses, per replica: at most this many, and this many bytes
@@ -60,7 +65,8 @@ struct ReplicaEndpoint {
   int index = 0;
   std::string host;
   uint16_t port = 0;
-  std::string kv_events_endpoint;  // empty without KV events
+  std::string kv_events_endpoint;         // empty without KV events
+  std::string kv_events_replay_endpoint;  // empty without replay
 };
 
 // The names of the built-in timing profiles, comma-separated (for messages).

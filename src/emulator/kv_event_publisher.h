@@ -16,11 +16,22 @@
 //     kv_cache_spec_kind ("full_attention"), and for BlockRemoved group_idx (0).
 // The outer batch is an array in both.
 //
-// Usage:
-//   auto pub = KvEventPublisher::Create(ctx, "tcp://*:5557", "", KvEventEncoding::kArray);
-//   (*pub)->Publish(now_seconds, out.kv_events);
+// With a replay endpoint, every published message is also kept in a KvEventReplayBuffer of the
+// last `buffer_steps` messages and served on a ROUTER socket, as vLLM's ZmqEventPublisher does
+// (emulator/kv_event_replay.h has the protocol). Without one no buffer is kept (vLLM keeps it
+// regardless; nobody could read it).
 //
-// Thread-safety: a publisher is used by one thread at a time (ZMQ sockets are not thread-safe).
+// Sequence numbers start at 0 with each publisher, as vLLM's do (`itertools.count()` per
+// publisher): a restarted engine starts again from 0, and its replay buffer starts empty.
+//
+// Usage:
+//   KvEventPublisherOptions options{.endpoint = "tcp://*:5557", .replay_endpoint = "tcp://*:5558"};
+//   auto pub = KvEventPublisher::Create(ctx, io.get_executor(), options);
+//   (*pub)->Publish(now_seconds, out.kv_events);
+//   (*pub)->Stop();  // before the io_context should run out of work (the replay socket waits)
+//
+// Thread-safety: a publisher is used on its executor's thread only (ZMQ sockets are not
+// thread-safe, and the replay socket is served there).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +43,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/kv_event.h"
+#include "emulator/kv_event_replay.h"
+#include "net/task.h"
 
 namespace zmq {
 class context_t;
@@ -46,13 +59,24 @@ enum class KvEventEncoding { kArray, kMap };
 std::string EncodeKvEventBatch(double ts, std::span<const engine::KvEvent> events,
                                std::optional<int> data_parallel_rank, KvEventEncoding encoding);
 
+class KvEventReplayServer;
+
+// vLLM's KVEventsConfig fields that shape one publisher (vllm/config/kv_events.py).
+struct KvEventPublisherOptions {
+  std::string endpoint = "tcp://*:5557";  // PUB socket, bound
+  std::string replay_endpoint;            // ROUTER socket, bound; empty: no replay
+  std::string topic;                      // frame 1 of every message
+  KvEventEncoding encoding = KvEventEncoding::kMap;
+  size_t buffer_steps = 10'000;  // messages kept for replay
+  int hwm = 100'000;             // PUB send high-water mark; 0: none
+};
+
 class KvEventPublisher {
  public:
-  // Binds a PUB socket to `endpoint` (e.g. "tcp://*:5557"). Unavailable if it cannot bind.
-  static absl::StatusOr<std::unique_ptr<KvEventPublisher>> Create(zmq::context_t& context,
-                                                                  const std::string& endpoint,
-                                                                  std::string topic,
-                                                                  KvEventEncoding encoding);
+  // Binds a PUB socket to options.endpoint and, with options.replay_endpoint, a ROUTER socket
+  // served on `executor`. Unavailable if either cannot bind.
+  static absl::StatusOr<std::unique_ptr<KvEventPublisher>> Create(
+      zmq::context_t& context, net::Executor executor, const KvEventPublisherOptions& options);
   ~KvEventPublisher();
   KvEventPublisher(const KvEventPublisher&) = delete;
   KvEventPublisher& operator=(const KvEventPublisher&) = delete;
@@ -60,16 +84,22 @@ class KvEventPublisher {
   // Sends one message with all of `events`; does nothing when `events` is empty. Never blocks.
   void Publish(double ts, std::span<const engine::KvEvent> events);
 
-  // The endpoint actually bound (with the real port when bound to port 0 or "*").
+  // Stops serving replay requests. Idempotent.
+  void Stop();
+
+  // The endpoints actually bound (with the real port when bound to port "*"); the replay
+  // endpoint is empty without replay.
   std::string endpoint() const;
+  std::string replay_endpoint() const;
 
  private:
-  KvEventPublisher(std::unique_ptr<zmq::socket_t> socket, std::string topic,
-                   KvEventEncoding encoding);
+  KvEventPublisher(std::unique_ptr<zmq::socket_t> socket, const KvEventPublisherOptions& options);
   std::unique_ptr<zmq::socket_t> socket_;
   std::string topic_;
   KvEventEncoding encoding_;
   uint64_t sequence_ = 0;
+  KvEventReplayBuffer replay_buffer_;
+  std::unique_ptr<KvEventReplayServer> replay_;  // null without replay
 };
 
 }  // namespace warmroute::emulator

@@ -132,6 +132,7 @@ void Replica::Stop() {
   stopped_ = true;
   wake_.cancel();
   step_timer_.cancel();
+  if (kv_events_) kv_events_->Stop();  // its replay socket's wait would keep the loop running
   for (auto& [id, request] : inflight_) {
     request->closed = true;
     request->notify.cancel();

@@ -99,6 +99,7 @@ class Message:
     events: list
     data_parallel_rank: Optional[int]
     encoding: str  # "array", "map", or "empty" for a batch without events
+    payload: bytes = field(default=b"", repr=False)  # frame 3 as received
 
 
 def _decode_event(raw, where):
@@ -199,21 +200,25 @@ def decode_message(frames):
         raise SchemaError(f"the sequence frame must be 8 bytes, got {len(seq_bytes)}")
     seq = int.from_bytes(seq_bytes, "big", signed=False)
     ts, events, rank, encoding = decode_payload(payload)
-    return Message(topic, seq, ts, events, rank, encoding)
+    return Message(topic, seq, ts, events, rank, encoding, payload)
 
 
 class Subscriber:
     """A SUB socket on one endpoint that decodes and checks every message it receives: sequence
     numbers must be consecutive from the first message received (a late joiner may start above
-    0). Keeps every Message in `messages`."""
+    0). Keeps every Message in `messages`. With allow_restart, a sequence below the last one is
+    a restarted engine (its publisher counts from 0 again): it is counted in `restarts` and the
+    count continues from there; a jump forward is still an error."""
 
-    def __init__(self, endpoint, topic=b"", context=None):
+    def __init__(self, endpoint, topic=b"", context=None, allow_restart=False):
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.SUBSCRIBE, topic)
         self._socket.connect(endpoint)
         self.messages = []
+        self.allow_restart = allow_restart
+        self.restarts = 0
 
     def close(self):
         self._socket.close(0)
@@ -232,7 +237,9 @@ class Subscriber:
         frames = self._socket.recv_multipart()
         message = decode_message(frames)
         if self.messages and message.seq != self.messages[-1].seq + 1:
-            raise SchemaError(f"sequence jumped from {self.messages[-1].seq} to {message.seq}")
+            if not (self.allow_restart and message.seq <= self.messages[-1].seq):
+                raise SchemaError(f"sequence jumped from {self.messages[-1].seq} to {message.seq}")
+            self.restarts += 1
         self.messages.append(message)
         return message
 
@@ -244,6 +251,45 @@ class Subscriber:
             if message is None:
                 return new
             new.append(message)
+
+
+REPLAY_END_SEQ = (-1).to_bytes(8, "big", signed=True)
+
+
+def request_replay(endpoint, start, timeout_s=5.0, context=None):
+    """Asks a replay endpoint (vLLM's ZMQ ROUTER) for the buffered messages from sequence `start`
+    and returns them as [Message] (topic b"": the topic is not replayed), after checking that
+    the answer ends with vLLM's end marker (sequence -1 as 8 signed big-endian bytes, an empty
+    payload). Uses a DEALER socket, which sends the empty delimiter frame itself: vLLM's example
+    client uses REQ, which reads only the first message of the answer."""
+    context = context or zmq.Context.instance()
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(endpoint)
+    try:
+        socket.send_multipart([b"", start.to_bytes(8, "big")])
+        messages = []
+        while True:
+            if not socket.poll(int(timeout_s * 1000)):
+                raise SchemaError(f"replay from {start}: no end marker within {timeout_s} s "
+                                  f"({len(messages)} messages received)")
+            frames = socket.recv_multipart()
+            if len(frames) != 3 or frames[0] != b"":
+                raise SchemaError(f"a replay message is [empty, seq, payload], got {frames!r}")
+            _, seq_bytes, payload = frames
+            if seq_bytes == REPLAY_END_SEQ:
+                if payload != b"":
+                    raise SchemaError("the end marker's payload must be empty")
+                return messages
+            message = decode_message([b"", seq_bytes, payload])
+            if message.seq < start:
+                raise SchemaError(f"replay from {start} returned sequence {message.seq}")
+            if messages and message.seq != messages[-1].seq + 1:
+                raise SchemaError(f"replayed sequences jump from {messages[-1].seq} to "
+                                  f"{message.seq}")
+            messages.append(message)
+    finally:
+        socket.close(0)
 
 
 def main():

@@ -1,13 +1,19 @@
 """`warmroute engine --kv-events`: vLLM's KV-event stream over ZMQ, read by an independent
 decoder (kv_event_decoder.py) that checks the schema strictly, the sequence numbers, the block
-hash chains, evictions and the cache reset, in both event encodings.
+hash chains, evictions and the cache reset, in both event encodings; and vLLM's
+`--kv-events-config` with its replay endpoint, the cache reset's effect on events and hits, and
+sequence numbers across an engine restart.
 """
 import collections
+import json
+import subprocess
 import time
 import unittest
 
-from emulator_process import EmulatorProcess, free_tcp_port
-from kv_event_decoder import Subscriber
+import zmq
+
+from emulator_process import EmulatorProcess, binary, free_tcp_port
+from kv_event_decoder import REPLAY_END_SEQ, Subscriber, request_replay
 
 BLOCK_SIZE = 16  # vLLM's default block size, the emulator's too
 QUIET_S = 1.5  # no message for this long: the engine has published everything
@@ -156,6 +162,230 @@ class KvEventsTests:
         self.assertEqual(check.cleared, cleared_before + 1)
         last = self.sub.messages[-1]
         self.assertEqual(last.events[-1].type, "AllBlocksCleared")
+
+
+def cached_tokens(response):
+    return response["usage"]["prompt_tokens_details"]["cached_tokens"]
+
+
+class KvEventsConfigTest(unittest.TestCase):
+    """`--kv-events-config` in vLLM's JSON form, with a topic and a replay endpoint."""
+    TOPIC = b"kv-test"
+
+    def config(self, buffer_steps):
+        return json.dumps({
+            "enable_kv_cache_events": True, "publisher": "zmq",
+            "endpoint": f"tcp://*:{self.pub_port}", "replay_endpoint": f"tcp://*:{self.replay_port}",
+            "topic": self.TOPIC.decode(), "buffer_steps": buffer_steps})
+
+    def start_engine(self, buffer_steps=1000, extra_args=()):
+        """Starts (or, called again, restarts) the engine on the same ZMQ ports."""
+        if not hasattr(self, "pub_port"):
+            self.pub_port = free_tcp_port()
+            self.replay_port = free_tcp_port()
+        self.engine = EmulatorProcess(["--profile", "tiny", "--kv-events-config",
+                                       self.config(buffer_steps), *extra_args])
+        self.engine.__enter__()
+        self.addCleanup(self.engine.__exit__, None, None, None)
+        self.replica = self.engine.replicas[0]
+        self.model = self.replica.model()
+        self.replay_endpoint = f"tcp://127.0.0.1:{self.replay_port}"
+        return self.engine
+
+    def subscribe(self):
+        self.sub = Subscriber(f"tcp://127.0.0.1:{self.pub_port}", topic=self.TOPIC,
+                              allow_restart=True)
+        self.addCleanup(self.sub.close)
+
+    def wait_for_events(self, label):
+        """ZMQ's slow joiner: sends small requests until one of their events arrives; returns
+        the messages received."""
+        for i in range(40):
+            self.replica.chat(self.model, f"{label} request number {i}: say hello", max_tokens=2)
+            first = self.sub.receive(0.5)
+            if first is not None:
+                return [first] + self.sub.drain(QUIET_S)
+        self.fail("no KV event arrived after 40 requests")
+
+    def test_prints_endpoints_and_publishes_on_the_topic(self):
+        self.start_engine()
+        self.subscribe()
+        received = self.wait_for_events("warm-up")
+        log = self.engine.log()
+        self.assertIn(f"replica 0 kv-events on tcp://0.0.0.0:{self.pub_port}", log)
+        self.assertIn(f"replica 0 kv-events-replay on tcp://0.0.0.0:{self.replay_port}", log)
+        for m in received:
+            self.assertEqual(m.topic, self.TOPIC)
+            self.assertEqual(m.encoding, "map")
+            self.assertEqual(m.data_parallel_rank, 0)
+        self.assertTrue(any(e.type == "BlockStored" for m in received for e in m.events))
+
+    def test_replay_returns_exactly_the_missed_messages_then_the_end_marker(self):
+        self.start_engine()
+        self.subscribe()
+        seen = self.wait_for_events("warm-up")
+        last_seen = seen[-1].seq
+        # Replay from an earlier sequence: byte for byte what was published, then the end marker.
+        replayed = request_replay(self.replay_endpoint, seen[0].seq)
+        self.assertEqual([m.seq for m in replayed], [m.seq for m in seen])
+        self.assertEqual([m.payload for m in replayed], [m.payload for m in seen])
+        self.assertEqual([m.topic for m in replayed], [b""] * len(seen), "no topic in replay")
+
+        # The subscriber goes away; the engine goes on publishing.
+        self.sub.close()
+        for topic in TOPICS[:3]:
+            self.replica.chat(self.model, essay_prompt(topic), max_tokens=4)
+        time.sleep(QUIET_S)
+        missed = request_replay(self.replay_endpoint, last_seen + 1)
+        self.assertGreaterEqual(len(missed), 3, "each request stores its prompt's blocks")
+        self.assertEqual(missed[0].seq, last_seen + 1)
+        self.assertEqual([m.seq for m in missed],
+                         list(range(last_seen + 1, last_seen + 1 + len(missed))))
+        stored = [e for m in missed for e in m.events if e.type == "BlockStored"]
+        self.assertGreaterEqual(len(stored), 3)
+        self.assertEqual(request_replay(self.replay_endpoint, missed[-1].seq + 1), [],
+                         "a start past the newest message gets the end marker alone")
+
+        # A new subscriber continues where the replay ended: replayed + live are consecutive.
+        self.subscribe()
+        live = self.wait_for_events("rejoin")
+        gap = request_replay(self.replay_endpoint, missed[-1].seq + 1)
+        self.assertEqual([m.seq for m in gap][-len(live):], [m.seq for m in live])
+        self.assertEqual(gap[0].seq, missed[-1].seq + 1)
+
+    def test_replay_from_before_the_buffer_returns_what_is_left(self):
+        self.start_engine(buffer_steps=4)
+        self.subscribe()
+        seen = self.wait_for_events("warm-up")
+        for topic in TOPICS[:8]:  # one message each: the prompt's blocks
+            self.replica.chat(self.model, essay_prompt(topic), max_tokens=4)
+        seen += self.sub.drain(QUIET_S)
+        self.assertGreater(seen[-1].seq, 7)
+        replayed = request_replay(self.replay_endpoint, 0)
+        self.assertEqual([m.seq for m in replayed], [m.seq for m in seen[-4:]],
+                         "buffer_steps 4 keeps the last 4 messages; the gap shows in the first")
+
+    def test_malformed_requests_get_no_answer_and_vllms_req_client_works(self):
+        self.start_engine()
+        self.subscribe()
+        seen = self.wait_for_events("warm-up")
+        context = zmq.Context.instance()
+        dealer = context.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.connect(self.replay_endpoint)
+        self.addCleanup(dealer.close, 0)
+        dealer.send_multipart([b"", (0).to_bytes(8, "big"), b"extra"])  # 4 frames at the ROUTER
+        self.assertEqual(dealer.poll(500), 0, "vLLM ignores a request that is not 3 frames")
+        # vLLM's examples/online_serving/kv_events_subscriber.py: a REQ socket sending the start.
+        req = context.socket(zmq.REQ)
+        req.setsockopt(zmq.LINGER, 0)
+        req.connect(self.replay_endpoint)
+        self.addCleanup(req.close, 0)
+        req.send(seen[0].seq.to_bytes(8, "big"))
+        self.assertTrue(req.poll(5000))
+        seq_bytes, payload = req.recv_multipart()
+        self.assertEqual(int.from_bytes(seq_bytes, "big"), seen[0].seq)
+        self.assertEqual(payload, seen[0].payload)
+        self.assertNotEqual(seq_bytes, REPLAY_END_SEQ)
+        # The engine still answers well-formed requests after the malformed one.
+        self.assertEqual([m.seq for m in request_replay(self.replay_endpoint, seen[0].seq)],
+                         [m.seq for m in seen])
+
+    def test_reset_prefix_cache_clears_hits_and_publishes_all_blocks_cleared(self):
+        self.start_engine()
+        self.subscribe()
+        self.wait_for_events("warm-up")
+        prompt = essay_prompt("lighthouse optics")
+        self.replica.chat(self.model, prompt)
+        self.assertGreater(cached_tokens(self.replica.chat(self.model, prompt)), 0)
+        self.sub.drain(QUIET_S)
+
+        before = self.sub.messages[-1].seq
+        self.replica.post_json("/reset_prefix_cache", None)
+        cleared = self.sub.drain(QUIET_S)
+        self.assertEqual(len(cleared), 1)
+        self.assertEqual([e.type for e in cleared[0].events], ["AllBlocksCleared"])
+        self.assertEqual(cleared[0].seq, before + 1)
+        self.assertEqual(request_replay(self.replay_endpoint, before + 1)[0].payload,
+                         cleared[0].payload, "the reset's message is replayable too")
+
+        # Nothing is cached: the prompt misses and its blocks are stored again from the root.
+        self.assertEqual(cached_tokens(self.replica.chat(self.model, prompt)), 0)
+        stored = [e for m in self.sub.drain(QUIET_S) for e in m.events if e.type == "BlockStored"]
+        self.assertTrue(stored)
+        self.assertIsNone(stored[0].parent_block_hash)
+
+    def test_sequence_numbers_restart_with_the_engine(self):
+        engine = self.start_engine()
+        self.subscribe()
+        seen = self.wait_for_events("first life")
+        for topic in TOPICS[:6]:
+            self.replica.chat(self.model, essay_prompt(topic), max_tokens=4)
+        seen += self.sub.drain(QUIET_S)
+        first_life_last = seen[-1].seq
+        self.assertGreaterEqual(first_life_last, 6)
+
+        engine.__exit__(None, None, None)  # SIGTERM
+        self.start_engine()  # the same ZMQ ports; the subscriber reconnects by itself
+        after = self.wait_for_events("second life")
+        self.assertEqual(self.sub.restarts, 1)
+        self.assertLess(after[0].seq, first_life_last)
+        # The new engine's publisher counted from 0 and its replay buffer holds only its own
+        # messages.
+        replayed = request_replay(self.replay_endpoint, 0)
+        self.assertEqual(replayed[0].seq, 0)
+        self.assertEqual([m.seq for m in replayed][-len(after):], [m.seq for m in after])
+        self.assertEqual(replayed[-1].seq, after[-1].seq)
+
+    def test_replicas_take_consecutive_ports(self):
+        self.pub_port = free_tcp_port(4)
+        self.replay_port = self.pub_port + 2
+        engine = EmulatorProcess(["--profile", "tiny", "--replicas", "2", "--kv-events-config",
+                                  self.config(100)], replicas=2)
+        engine.__enter__()
+        self.addCleanup(engine.__exit__, None, None, None)
+        log = engine.log()
+        for i in range(2):
+            self.assertIn(f"replica {i} kv-events on tcp://0.0.0.0:{self.pub_port + i}", log)
+            self.assertIn(f"replica {i} kv-events-replay on tcp://0.0.0.0:{self.replay_port + i}",
+                          log)
+            self.assertEqual(request_replay(f"tcp://127.0.0.1:{self.replay_port + i}", 0), [])
+
+
+class KvEventsConfigCommandLineTest(unittest.TestCase):
+    def run_engine(self, *args):
+        return subprocess.run([binary(), "engine", "--port", "0", "--profile", "tiny", *args],
+                              capture_output=True, text=True, timeout=20)
+
+    def test_bad_configs_exit_2_naming_the_problem(self):
+        for config, problem in (
+                ("{not json", "not a JSON object"),
+                ('{"enable_kv_cache_events": true, "replay_endpiont": "tcp://*:5558"}',
+                 "unknown key 'replay_endpiont'"),
+                ('{"enable_kv_cache_events": true, "publisher": "kafka"}',
+                 "unknown publisher 'kafka'"),
+                ('{"enable_kv_cache_events": true, "buffer_steps": -1}', "'buffer_steps'"),
+                ('{"enable_kv_cache_events": true, "endpoint": "localhost:5557"}', "'endpoint'")):
+            with self.subTest(config=config):
+                proc = self.run_engine("--kv-events-config", config)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn("--kv-events-config", proc.stderr)
+                self.assertIn(problem, proc.stderr)
+
+    def test_replay_ports_overlapping_the_publishers_exit_2(self):
+        port = free_tcp_port(3)
+        config = json.dumps({"enable_kv_cache_events": True, "endpoint": f"tcp://*:{port}",
+                             "replay_endpoint": f"tcp://*:{port + 1}"})
+        proc = self.run_engine("--replicas", "2", "--kv-events-config", config)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f"tcp://*:{port + 1}", proc.stderr)
+        self.assertIn("replica 1", proc.stderr)
+
+    def test_config_and_the_older_flags_do_not_mix(self):
+        proc = self.run_engine("--kv-events", "--kv-events-config",
+                               '{"enable_kv_cache_events": true}')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--kv-events-config replaces --kv-events", proc.stderr)
 
 
 class KvEventsMapEncodingTest(KvEventsTests, unittest.TestCase):
