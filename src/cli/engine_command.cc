@@ -42,8 +42,10 @@ int RunEngine(EngineFlags flags) {
     flags.fleet.kv_events_encoding = emulator::KvEventEncoding::kArray;
   } else if (flags.kv_events_encoding == "map") {
     flags.fleet.kv_events_encoding = emulator::KvEventEncoding::kMap;
+  } else if (flags.kv_events_encoding == "sglang") {
+    flags.fleet.kv_events_encoding = emulator::KvEventEncoding::kSglang;
   } else {
-    std::cerr << "warmroute engine: --kv-events-encoding must be 'array' or 'map', got '"
+    std::cerr << "warmroute engine: --kv-events-encoding must be 'array', 'map' or 'sglang', got '"
               << flags.kv_events_encoding << "'\n";
     return 2;
   }
@@ -138,7 +140,7 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
       "(instead of --kv-events and --kv-events-endpoint; replica i binds both ports + i)");
   cmd->add_option("--kv-events-encoding", flags->kv_events_encoding,
                   "KV event encoding: map (vLLM's current form, the default) or array (the older "
-                  "tagged-array form, vLLM <= 0.23)")
+                  "tagged-array form, vLLM <= 0.23) or sglang (SGLang's array form)")
       ->capture_default_str();
   cmd->add_option("--tls-cert", f.tls.cert_file,
                   "PEM certificate chain: serve HTTPS with it (with --tls-key)");

@@ -94,24 +94,28 @@ class MsgpackWriter {
   std::array<char, 16> buf_{};
 };
 
-void EncodeArrayEvent(const engine::KvEvent& event, MsgpackWriter& w) {
+// The array_like forms: vLLM's (up to v0.23) and SGLang's, which is vLLM's without medium and
+// lora_name (`vllm_fields` false).
+void EncodeArrayEvent(const engine::KvEvent& event, bool vllm_fields, MsgpackWriter& w) {
   switch (event.kind) {
     case engine::KvEvent::Kind::kBlockStored:
-      w.Array(8);
+      w.Array(vllm_fields ? 8 : 6);
       w.Str("BlockStored");
       w.UintArray(event.block_hashes);
       w.OptionalUint(event.parent_block_hash);
       w.IntArray(event.token_ids);
       w.Int(event.block_size);
       w.Nil();  // lora_id
-      w.Str(kMediumGpu);
-      w.Nil();  // lora_name
+      if (vllm_fields) {
+        w.Str(kMediumGpu);
+        w.Nil();  // lora_name
+      }
       return;
     case engine::KvEvent::Kind::kBlockRemoved:
-      w.Array(3);
+      w.Array(vllm_fields ? 3 : 2);
       w.Str("BlockRemoved");
       w.UintArray(event.block_hashes);
-      w.Str(kMediumGpu);
+      if (vllm_fields) w.Str(kMediumGpu);
       return;
     case engine::KvEvent::Kind::kAllBlocksCleared:
       w.Array(1);
@@ -182,10 +186,16 @@ std::string EncodeKvEventBatch(double ts, std::span<const engine::KvEvent> event
   w.Double(ts);
   w.Array(static_cast<uint32_t>(events.size()));
   for (const engine::KvEvent& event : events) {
-    if (encoding == KvEventEncoding::kMap) {
-      EncodeMapEvent(event, w);
-    } else {
-      EncodeArrayEvent(event, w);
+    switch (encoding) {
+      case KvEventEncoding::kMap:
+        EncodeMapEvent(event, w);
+        break;
+      case KvEventEncoding::kSglang:
+        EncodeArrayEvent(event, /*vllm_fields=*/false, w);
+        break;
+      case KvEventEncoding::kArray:
+        EncodeArrayEvent(event, /*vllm_fields=*/true, w);
+        break;
     }
   }
   if (data_parallel_rank.has_value()) w.Int(*data_parallel_rank);

@@ -14,7 +14,15 @@
 //   kMap: vLLM's current form (vllm-project/vllm#42892) — {"type": tag, field: value, ...} with
 //     the same fields plus, for BlockStored, extra_keys (nil per block), group_idx (0) and
 //     kv_cache_spec_kind ("full_attention"), and for BlockRemoved group_idx (0).
-// The outer batch is an array in both.
+//   kSglang: SGLang's copy of the schema (python/sglang/srt/disaggregation/kv_events.py),
+//   array_like
+//     with fewer fields and the rank named attn_dp_rank:
+//     ["BlockStored", block_hashes, parent_block_hash|nil, token_ids, block_size, lora_id|nil]
+//     ["BlockRemoved", block_hashes]
+//     ["AllBlocksCleared"]
+//     Only the shape is SGLang's: hashes and blocks stay the emulator's (vLLM-style 16-token
+//     blocks), where SGLang hashes its radix cache's pages.
+// The outer batch is an array in all three.
 //
 // With a replay endpoint, every published message is also kept in a KvEventReplayBuffer of the
 // last `buffer_steps` messages and served on a ROUTER socket, as vLLM's ZmqEventPublisher does
@@ -53,7 +61,7 @@ class socket_t;
 
 namespace warmroute::emulator {
 
-enum class KvEventEncoding { kArray, kMap };
+enum class KvEventEncoding { kArray, kMap, kSglang };
 
 // The msgpack payload of one batch (frame 3). Pure; unit-testable.
 std::string EncodeKvEventBatch(double ts, std::span<const engine::KvEvent> events,

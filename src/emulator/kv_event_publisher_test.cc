@@ -240,6 +240,27 @@ TEST(EncodeKvEventBatchTest, MapBlockRemovedAndCleared) {
   EXPECT_EQ(cleared["type"].s, "AllBlocksCleared");
 }
 
+TEST(EncodeKvEventBatchTest, SglangEventsHaveSglangsFields) {
+  const std::vector<KvEvent> events = {Stored({kHighHash, 7}, 42, 4), Removed({9}), Cleared()};
+  const Value batch = DecodePayload(EncodeKvEventBatch(7.0, events, 0, KvEventEncoding::kSglang));
+  ASSERT_EQ(batch.items.size(), 3u) << "[ts, events, attn_dp_rank]";
+  const Value& stored = batch[1][0];
+  ASSERT_EQ(stored.type, Value::Type::kArray);
+  ASSERT_EQ(stored.items.size(), 6u) << "tag, block_hashes, parent, token_ids, block_size, lora_id";
+  EXPECT_EQ(stored[0].s, "BlockStored");
+  EXPECT_THAT(Uints(stored[1]), testing::ElementsAre(kHighHash, 7u));
+  EXPECT_EQ(stored[2].u, 42u);
+  EXPECT_EQ(stored[3].items.size(), 8u);
+  EXPECT_EQ(stored[4].u, 4u);
+  EXPECT_TRUE(stored[5].is_nil());
+  const Value& removed = batch[1][1];
+  ASSERT_EQ(removed.items.size(), 2u) << "SGLang's BlockRemoved has no medium";
+  EXPECT_EQ(removed[0].s, "BlockRemoved");
+  EXPECT_THAT(Uints(removed[1]), testing::ElementsAre(9u));
+  ASSERT_EQ(batch[1][2].items.size(), 1u);
+  EXPECT_EQ(batch[1][2][0].s, "AllBlocksCleared");
+}
+
 TEST(EncodeKvEventBatchTest, KeepsEventOrderAndLargeBatches) {
   std::vector<KvEvent> events;
   for (uint64_t k = 0; k < 70000; ++k) events.push_back(Removed({k}));

@@ -10,6 +10,7 @@ import subprocess
 import time
 import unittest
 
+import msgpack
 import zmq
 
 from emulator_process import EmulatorProcess, binary, free_tcp_port
@@ -350,6 +351,52 @@ class KvEventsConfigTest(unittest.TestCase):
             self.assertIn(f"replica {i} kv-events-replay on tcp://0.0.0.0:{self.replay_port + i}",
                           log)
             self.assertEqual(request_replay(f"tcp://127.0.0.1:{self.replay_port + i}", 0), [])
+
+
+class SglangEncodingTest(unittest.TestCase):
+    """`--kv-events-encoding sglang`: SGLang's event shape (its kv_events.py: array_like
+    BlockStored [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id],
+    BlockRemoved [tag, block_hashes], AllBlocksCleared [tag]; batch [ts, events, attn_dp_rank]),
+    read here with plain msgpack."""
+
+    def test_events_have_sglangs_shape(self):
+        port = free_tcp_port()
+        engine = EmulatorProcess(["--profile", "tiny", "--kv-events-encoding", "sglang",
+                                  "--kv-events-config",
+                                  json.dumps({"enable_kv_cache_events": True, "publisher": "zmq",
+                                              "endpoint": f"tcp://127.0.0.1:{port}"})])
+        engine.__enter__()
+        self.addCleanup(engine.__exit__, None, None, None)
+        replica = engine.replicas[0]
+        model = replica.model()
+        sub = zmq.Context.instance().socket(zmq.SUB)
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.connect(f"tcp://127.0.0.1:{port}")
+        self.addCleanup(sub.close, 0)
+        batches = []
+        for i in range(40):  # slow joiner
+            replica.chat(model, f"sglang warm-up {i}: say hello", max_tokens=2)
+            if sub.poll(500):
+                break
+        else:
+            self.fail("no KV event arrived")
+        replica.post_json("/reset_prefix_cache", None)
+        while sub.poll(int(QUIET_S * 1000)):
+            _, _, payload = sub.recv_multipart()
+            batches.append(msgpack.unpackb(payload, raw=False))
+        events = [e for b in batches for e in b[1]]
+        for batch in batches:
+            self.assertEqual(len(batch), 3)
+            self.assertIsInstance(batch[0], float)
+            self.assertEqual(batch[2], 0, "attn_dp_rank")
+        stored = [e for e in events if e[0] == "BlockStored"]
+        self.assertTrue(stored)
+        for e in stored:
+            self.assertEqual(len(e), 6)
+            self.assertEqual(len(e[3]), len(e[1]) * e[4])
+            self.assertIsNone(e[5])
+        self.assertIn(["AllBlocksCleared"], events)
 
 
 class KvEventsConfigCommandLineTest(unittest.TestCase):
