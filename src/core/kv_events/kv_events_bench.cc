@@ -11,6 +11,8 @@
 //
 //   BM_ApplyDecoded     writer.Apply + IndexUpdates::ApplyTo on pre-decoded batches
 //   BM_DecodeAndApply   DecodeEventBatch + the same
+//   BM_WriterOnly       writer.Apply alone (the index untouched), to split the cost
+//   BM_DecodeOnly       DecodeEventBatch alone
 // items/s counts block events (a block stored or removed). Counters: mem_per_block, the bytes
 // of the index (PrefixIndex::MemoryBytes) plus the writer's maps (BlockIndexWriter::
 // MemoryBytes) per indexed block, and attribution_bytes_per_block, the dispatch records'.
@@ -145,6 +147,21 @@ void BM_DecodeAndApply(benchmark::State& state) {
   engine.Report(state);
 }
 BENCHMARK(BM_DecodeAndApply)->ArgName("live_prompts")->Arg(2048)->Arg(16384);
+
+// The writer alone (its map and hashing; the index untouched), to split the cost.
+void BM_WriterOnly(benchmark::State& state) {
+  Engine engine(static_cast<size_t>(state.range(0)));
+  size_t j = 0;
+  for (auto _ : state) {
+    engine.updates.clear();
+    if (!engine.writer.Apply(0, engine.decoded[j], engine.attribution, engine.updates).ok()) {
+      std::abort();
+    }
+    if (++j == engine.decoded.size()) j = 0;
+  }
+  state.SetItemsProcessed(state.iterations() * kBlockEventsPerMessage);
+}
+BENCHMARK(BM_WriterOnly)->ArgName("live_prompts")->Arg(2048)->Arg(16384);
 
 void BM_DecodeOnly(benchmark::State& state) {
   Engine engine(2048);
