@@ -27,6 +27,15 @@ struct EngineMetricsSample {
   TimePoint scraped_at{};
 };
 
+// Where a backend's slice of the prefix index comes from (Router::SetKvEventState).
+enum class KvEventState : uint8_t {
+  kNone,       // no KV-event stream: the slice is the approximate estimate (speculative inserts
+               // corrected by reported cached tokens)
+  kPrecise,    // the engine's KV events keep the slice, in sequence
+  kUncertain,  // the stream lost messages (awaiting a replay, or rebuilding from live events):
+               // the slice may lack blocks; a precise-mode caller treats it as approximate
+};
+
 struct BackendState {
   std::string name;
   std::vector<std::string> models;  // served models; empty = any
@@ -35,6 +44,7 @@ struct BackendState {
   bool healthy = true;
   bool draining = false;
   int64_t kv_capacity_tokens = 0;
+  KvEventState kv_events = KvEventState::kNone;
 
   // The router's own accounting of requests it dispatched here.
   int64_t in_flight = 0;                   // dispatched, not finished or failed

@@ -69,6 +69,7 @@ struct Router::InFlight {
   TimePoint dispatched_at{};
   std::optional<Duration> ttft;
   bool inserted = false;  // the chain is in the index for `backend` (CommitInsert)
+  DispatchDomain domain;  // precise mode: recorded at each insert (SetDispatchDomain)
 };
 
 Router::Router(std::unique_ptr<Policy> policy, RouterOptions options, const Clock& clock,
@@ -77,7 +78,8 @@ Router::Router(std::unique_ptr<Policy> policy, RouterOptions options, const Cloc
       options_(std::move(options)),
       clock_(clock),
       rng_(seed),
-      index_(std::make_unique<PrefixIndex>(options_.index)) {
+      index_(std::make_unique<PrefixIndex>(options_.index)),
+      attribution_(options_.attribution) {
   if (!(options_.tokens_per_block > 0)) options_.tokens_per_block = 16;
   if (!(options_.initial_prefill_tokens_per_s > 0)) options_.initial_prefill_tokens_per_s = 10000;
 }
@@ -122,7 +124,35 @@ void Router::RemoveBackend(BackendId backend) {
   if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
   fleet_.mutable_backend(backend).present = false;
   index_->SetCapacity(backend, 0);
+  attribution_.Forget(backend);
+  fleet_.mutable_backend(backend).kv_events = KvEventState::kNone;
   policy_->OnBackendRemoved(backend);
+}
+
+void Router::SetDispatchDomain(uint64_t request_id, const DispatchDomain& domain) {
+  auto it = in_flight_.find(request_id);
+  if (it == in_flight_.end()) return;
+  InFlight& flight = *it->second;
+  flight.domain = domain;
+  // Already inserted (the caller committed first): record now.
+  if (flight.inserted && domain.first_block != 0) {
+    attribution_.Record(flight.backend, domain.first_block, domain.record);
+  }
+}
+
+void Router::ApplyIndexUpdates(BackendId backend, const IndexUpdates& updates) {
+  if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
+  updates.ApplyTo(*index_, backend);
+}
+
+void Router::ClearIndex(BackendId backend) {
+  if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
+  index_->Clear(backend);
+}
+
+void Router::SetKvEventState(BackendId backend, KvEventState state) {
+  if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
+  fleet_.mutable_backend(backend).kv_events = state;
 }
 
 void Router::SetHealthy(BackendId backend, bool healthy) {
@@ -327,6 +357,9 @@ void Router::InsertChain(InFlight& flight) {
   index_->Insert(flight.backend, flight.request.key.block_hashes,
                  static_cast<size_t>(std::max(0, flight.matched_before)));
   flight.inserted = true;
+  if (flight.domain.first_block != 0) {
+    attribution_.Record(flight.backend, flight.domain.first_block, flight.domain.record);
+  }
 }
 
 void Router::Unaccount(InFlight& flight, bool completed) {

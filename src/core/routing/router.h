@@ -27,6 +27,24 @@
 //                  if no first token was seen).
 // Unknown request ids are ignored by every hook (e.g. a late event after a failure).
 //
+// Precise mode (KV events; src/core/kv_events and docs/precise-mode.md). The caller keys a
+// precise-mode request by its exact token ids (MakePrefixKeyFromTokens with block_tokens = the
+// engines' block size) and, right after Route, gives its DispatchDomain (DomainOfTokenPrompt) to
+// SetDispatchDomain: when its chain is inserted (CommitInsert, again after a reroute), the
+// Router records the dispatch in attribution(), so that a kv_events::BlockIndexWriter can
+// attribute the engine's stored first block to the request's domain. The caller decodes each
+// backend's KV events, turns them into IndexUpdates with the writer (reading attribution()), and
+// hands them to ApplyIndexUpdates; it reports each backend's stream state with SetKvEventState
+// (kPrecise, kUncertain) and clears a slice that must be rebuilt (ClearIndex). Speculative
+// inserts and the closed loop on cached_tokens keep working unchanged in every state: events
+// confirm or remove what the speculative insert predicted, with the same hashes.
+// The fall-back contract: a backend whose state is kUncertain has had its slice cleared and is
+// rebuilding it from live events plus speculative inserts, so its matched depth is an
+// approximate estimate (it may lack blocks the engine holds, never keeps blocks the stream
+// reported removed). The Router routes on it as it is; a caller that selects a mode per request
+// (the gateway) reads fleet().backend(b).kv_events to label the decision approximate, or to key
+// the request by text instead while no candidate is kPrecise.
+//
 // Usage:
 //   Router router(MakePolicy("warmroute", {}).value(), RouterOptions{}, clock, /*seed=*/1);
 //   BackendId b = router.AddBackend({.name = "r0", .kv_capacity_tokens = 460000});
@@ -48,7 +66,9 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/rng.h"
+#include "core/routing/domain_attribution.h"
 #include "core/routing/fleet_view.h"
+#include "core/routing/index_updates.h"
 #include "core/routing/policy.h"
 #include "core/routing/prefix_index.h"
 
@@ -86,6 +106,10 @@ struct RouterOptions {
   // so dropping it would make the index forget what the engine now holds; the misprediction is
   // instead evidence that the backend's least recently used entries are stale (see router.cc).
   bool closed_loop_truncate_chain = false;
+
+  // Precise mode: the window of recent dispatches per backend that attributes stored first
+  // blocks to domains (domain_attribution.h).
+  DomainAttributionOptions attribution{};
 };
 
 struct BackendSpec {
@@ -151,6 +175,18 @@ class Router {
   void OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens);
   void OnFailed(uint64_t request_id);
 
+  // Precise mode (see the top of this file). Each is a no-op for an unknown request id, or an
+  // unknown or removed backend.
+  // The domain of an in-flight token-keyed request, recorded with each insert of its chain.
+  void SetDispatchDomain(uint64_t request_id, const DispatchDomain& domain);
+  // Applies a backend's index changes made from its KV events, in order.
+  void ApplyIndexUpdates(BackendId backend, const IndexUpdates& updates);
+  // Forgets everything the backend's slice holds (a stream's rebuild, a health flap, a
+  // /reset_prefix_cache); speculative inserts refill it as requests are routed.
+  void ClearIndex(BackendId backend);
+  void SetKvEventState(BackendId backend, KvEventState state);
+  const DomainAttribution& attribution() const { return attribution_; }
+
   const FleetView& fleet() const { return fleet_; }
   const PrefixIndex& index() const { return *index_; }
   const Policy& policy() const { return *policy_; }
@@ -176,6 +212,7 @@ class Router {
   Rng rng_;
   FleetView fleet_;
   std::unique_ptr<PrefixIndex> index_;
+  DomainAttribution attribution_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<InFlight>> in_flight_;
   RouterStats stats_;
   // Per backend: its KV capacity in index blocks, and its current index slice (the capacity

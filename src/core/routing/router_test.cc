@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "common/clock.h"
 #include "common/rng.h"
+#include "core/request/block_hash.h"
 #include "core/routing/policies/policy_test_util.h"
 #include "core/routing/policy_registry.h"
 #include "gtest/gtest.h"
@@ -587,6 +588,78 @@ TEST_F(RouterTest, SetModelsNarrowsABackendThatServedAnyModel) {
   request.id = 3;
   request.model = "";  // the server's default model: any backend
   EXPECT_TRUE(Dispatch(*router, request).ok());
+}
+
+// Precise mode: index changes made from a backend's KV events (kv_events::BlockIndexWriter's
+// output) go into that backend's slice; speculative inserts keep working beside them.
+TEST_F(RouterTest, IndexUpdatesFromEventsChangeOnlyTheirBackendsSlice) {
+  auto router = Make("warmroute");
+  const BackendId b0 = router->AddBackend({.name = "r0"});
+  const BackendId b1 = router->AddBackend({.name = "r1"});
+  const std::vector<uint64_t> chain = Chain(7, 6);
+  IndexUpdates stored;
+  stored.Insert(std::span<const uint64_t>(chain).first(4));
+  stored.Insert(std::span<const uint64_t>(chain).subspan(3));  // a run after its parent
+  router->ApplyIndexUpdates(b1, stored);
+  EXPECT_EQ(router->index().Match(chain)[b1], 6);
+  EXPECT_EQ(router->index().Match(chain)[b0], 0);
+
+  IndexUpdates removed;
+  removed.Remove(std::span<const uint64_t>(chain).subspan(2, 1));
+  router->ApplyIndexUpdates(b1, removed);
+  EXPECT_EQ(router->index().Match(chain)[b1], 2);
+
+  IndexUpdates cleared;
+  cleared.ClearAll();
+  router->ApplyIndexUpdates(b1, cleared);
+  EXPECT_EQ(router->index().entries(b1), 0u);
+
+  // The speculative insert of a routed request still lands, and ClearIndex drops it.
+  ASSERT_TRUE(Dispatch(*router, Request(1, chain, 6 * 16)).ok());
+  EXPECT_EQ(router->index().entries(), 6u);
+  router->ClearIndex(router->index().entries(b0) > 0 ? b0 : b1);
+  EXPECT_EQ(router->index().entries(), 0u);
+}
+
+TEST_F(RouterTest, ARemovedBackendKeepsNoEventEntriesOrState) {
+  auto router = Make("warmroute");
+  const BackendId b0 = router->AddBackend({.name = "r0"});
+  router->SetKvEventState(b0, KvEventState::kUncertain);
+  EXPECT_EQ(router->fleet().backend(b0).kv_events, KvEventState::kUncertain);
+  IndexUpdates stored;
+  const std::vector<uint64_t> chain = Chain(3, 5);
+  stored.Insert(chain);
+  router->ApplyIndexUpdates(b0, stored);
+  EXPECT_EQ(router->index().entries(b0), 5u);
+  router->RemoveBackend(b0);
+  EXPECT_EQ(router->index().entries(), 0u);
+  EXPECT_EQ(router->fleet().backend(b0).kv_events, KvEventState::kNone);
+  router->ApplyIndexUpdates(b0, stored);  // late events of a removed backend: ignored
+  EXPECT_EQ(router->index().entries(), 0u);
+}
+
+TEST_F(RouterTest, ATokenKeyedDispatchIsRecordedForAttribution) {
+  auto router = Make("round_robin");
+  const BackendId b0 = router->AddBackend({.name = "r0"});
+  std::vector<int32_t> tokens(40);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(i);
+  RoutingRequest request = Request(1, {}, 40);
+  request.model = "m";
+  request.key = MakePrefixKeyFromTokens("m", PrefixKeySalt("", "s"), tokens, {.block_tokens = 16});
+  const DispatchDomain domain = DomainOfTokenPrompt("m", "", "s", tokens, 16);
+  const uint64_t first = FirstBlockContentHash(std::span<const int32_t>(tokens).first(16));
+  ASSERT_EQ(domain.first_block, first);
+  ASSERT_TRUE(router->Route(request).ok());
+  router->SetDispatchDomain(1, domain);
+  EXPECT_TRUE(router->attribution().Candidates(b0, first).empty());  // not before the insert
+  router->CommitInsert(1);
+  ASSERT_EQ(router->attribution().Candidates(b0, first).size(), 1u);
+  const DomainRecord& record = router->attribution().Candidates(b0, first)[0];
+  // The root MakePrefixKeyFromTokens chains from: its first block hash is ChainBlockHash(root,...).
+  EXPECT_EQ(request::ChainBlockHash(record.root, std::span<const int32_t>(tokens).first(16)),
+            request.key.block_hashes[0]);
+  EXPECT_EQ(record.salt_fp, SaltFingerprint("s"));
+  EXPECT_EQ(record.model_fp, ModelFingerprint("m"));
 }
 
 }  // namespace

@@ -1,0 +1,259 @@
+#include "core/kv_events/block_index_writer.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/request/block_hash.h"
+#include "core/routing/prefix_key.h"
+
+namespace warmroute::kv_events {
+namespace {
+
+uint8_t TierBit(Medium medium) {
+  switch (medium) {
+    case Medium::kUnspecified:
+    case Medium::kGpu:
+      return 1;
+    case Medium::kCpu:
+      return 2;
+    case Medium::kDisk:
+      return 4;
+    case Medium::kOther:
+      return 8;
+  }
+  return 8;
+}
+
+// Whether candidate `r` is consistent with the salt evidence of first-block event `e`.
+bool SaltConsistent(const routing::DomainRecord& r, const EventBatch& batch, const Event& e) {
+  if (e.cache_salt.has_value()) return r.salt_fp == routing::SaltFingerprint(*e.cache_salt);
+  switch (e.extra_keys) {
+    case Event::ExtraKeys::kAbsent:
+      return true;
+    case Event::ExtraKeys::kFirstNil:
+      return r.salt_fp == 0;
+    case Event::ExtraKeys::kFirstTuple: {
+      bool salted = false;
+      for (std::string_view s : batch.strings(e)) {
+        if (e.lora_name.has_value() && s == *e.lora_name) continue;
+        salted = true;
+        if (r.salt_fp != 0 && r.salt_fp == routing::SaltFingerprint(s)) return true;
+      }
+      return !salted && r.salt_fp == 0;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+BlockIndexWriter::BlockIndexWriter(BlockIndexWriterOptions options) : options_(options) {
+  options_.block_size = std::max(1, options_.block_size);
+  options_.max_domains_per_block = std::max<size_t>(1, options_.max_domains_per_block);
+}
+
+BlockIndexWriter::Backend& BlockIndexWriter::StateOf(routing::BackendId backend) {
+  if (backend >= backends_.size()) backends_.resize(size_t{backend} + 1);
+  return backends_[backend];
+}
+
+absl::Status BlockIndexWriter::Apply(routing::BackendId backend, const EventBatch& batch,
+                                     const routing::DomainAttribution& attribution,
+                                     routing::IndexUpdates& out) {
+  for (const Event& e : batch.events) {
+    if (e.kind == EventKind::kBlockStored && e.block_size != options_.block_size) {
+      ++counters_.block_size_mismatches;
+      return absl::FailedPreconditionError(
+          absl::StrCat("KV event of backend ", backend, " has block_size ", e.block_size,
+                       ", but the configured block size is ", options_.block_size,
+                       " (the engine's --block-size must equal the routing key's block_tokens)"));
+    }
+  }
+  Backend& state = StateOf(backend);
+  for (const Event& e : batch.events) {
+    switch (e.kind) {
+      case EventKind::kBlockStored:
+        Stored(backend, state, batch, e, attribution, out);
+        break;
+      case EventKind::kBlockRemoved:
+        Removed(state, batch, e, out);
+        break;
+      case EventKind::kAllBlocksCleared:
+        state = Backend{};
+        out.ClearAll();
+        ++counters_.cleared;
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+BlockIndexWriter::Roots BlockIndexWriter::Attribute(routing::BackendId backend,
+                                                    const EventBatch& batch, const Event& e,
+                                                    const routing::DomainAttribution& attribution,
+                                                    size_t blocks) {
+  const uint64_t content = routing::FirstBlockContentHash(
+      batch.tokens(e).first(static_cast<size_t>(options_.block_size)));
+  const uint64_t lora_fp =
+      e.lora_name.has_value() ? routing::ModelFingerprint(*e.lora_name) : uint64_t{0};
+  Roots roots;
+  bool salted = false;
+  bool one_model = true;
+  uint64_t model_fp = 0;
+  for (const routing::DomainRecord& r : attribution.Candidates(backend, content)) {
+    if (e.lora_name.has_value() && r.model_fp != lora_fp) continue;
+    if (!SaltConsistent(r, batch, e)) continue;
+    if (roots.empty()) model_fp = r.model_fp;
+    one_model = one_model && r.model_fp == model_fp;
+    salted = salted || r.salt_fp != 0;
+    roots.push_back(r.root);  // Candidates are distinct by root
+  }
+  if (roots.empty()) {
+    counters_.unattributed_blocks += static_cast<int64_t>(blocks);
+  } else if (roots.size() > 1 &&
+             (salted || !one_model || roots.size() > options_.max_domains_per_block)) {
+    counters_.ambiguous_blocks += static_cast<int64_t>(blocks);
+    roots.clear();
+  }
+  return roots;
+}
+
+void BlockIndexWriter::Stored(routing::BackendId backend, Backend& state, const EventBatch& batch,
+                              const Event& e, const routing::DomainAttribution& attribution,
+                              routing::IndexUpdates& out) {
+  const std::span<const uint64_t> hashes = batch.hashes(e);
+  const std::span<const int32_t> tokens = batch.tokens(e);
+  const size_t n = hashes.size();
+  if (n == 0) return;
+  const uint8_t bit = TierBit(e.medium);
+  // Per domain, the key the run continues from: the parent's key(s), or for a first block its
+  // domains' roots. A first block already in the map (stored again, or on another tier) keeps
+  // the domains it was attributed to: the run continues from its keys.
+  Roots parents;
+  size_t first = 0;
+  bool with_parent = e.has_parent;
+  auto keys_of = [&state](uint64_t engine_hash, const Node& node, Roots& keys) {
+    keys.push_back(node.ours);
+    if (node.more) {
+      const auto& more = state.more.at(engine_hash);
+      keys.insert(keys.end(), more.begin(), more.end());
+    }
+  };
+  if (e.has_parent) {
+    auto it = state.blocks.find(e.parent_hash);
+    if (it == state.blocks.end()) {
+      counters_.orphan_blocks += static_cast<int64_t>(n);
+      return;
+    }
+    keys_of(e.parent_hash, it->second, parents);
+  } else if (auto it = state.blocks.find(hashes[0]); it != state.blocks.end()) {
+    if ((it->second.tiers & bit) == 0) ++counters_.tier_changes;
+    it->second.tiers |= bit;
+    keys_of(hashes[0], it->second, parents);
+    first = 1;
+    with_parent = true;
+  } else {
+    parents = Attribute(backend, batch, e, attribution, n);
+    if (parents.empty()) return;
+  }
+  const size_t count = n - first;  // blocks whose keys are computed here
+  if (state.blocks.size() + count > options_.max_blocks_per_backend) {
+    counters_.over_capacity += static_cast<int64_t>(count);
+    return;
+  }
+  // Keys per domain, each run after the key it continues: scratch_[d * stride] that key,
+  // scratch_[d * stride + 1 + j] block first + j. A run with a parent is inserted with it
+  // (touching the parent keeps the slice's LRU order prefix-closed, as PrefixIndex::Insert of a
+  // whole chain does).
+  const size_t stride = count + 1;
+  const size_t domains = parents.size();
+  scratch_.resize(domains * stride);
+  const auto block = static_cast<size_t>(options_.block_size);
+  for (size_t d = 0; d < domains; ++d) {
+    uint64_t* run = scratch_.data() + d * stride;
+    run[0] = parents[d];
+    for (size_t j = 0; j < count; ++j) {
+      run[j + 1] = request::ChainBlockHash(run[j], tokens.subspan((first + j) * block, block));
+    }
+    out.Insert(std::span<const uint64_t>(run + (with_parent ? 0 : 1), with_parent ? stride : count));
+  }
+  for (size_t j = 0; j < count; ++j) {
+    auto [it, added] = state.blocks.try_emplace(hashes[first + j]);
+    Node& node = it->second;
+    if (!added) {
+      // Known block: another tier now holds it too (or the engine stored it again).
+      if ((node.tiers & bit) == 0) ++counters_.tier_changes;
+      node.tiers |= bit;
+      continue;
+    }
+    node.ours = scratch_[1 + j];
+    node.tiers = bit;
+    node.more = domains > 1;
+    if (node.more) {
+      auto& more = state.more[hashes[first + j]];
+      more.clear();
+      for (size_t d = 1; d < domains; ++d) more.push_back(scratch_[d * stride + 1 + j]);
+    }
+    ++counters_.stored_blocks;
+  }
+}
+
+void BlockIndexWriter::Removed(Backend& state, const EventBatch& batch, const Event& e,
+                               routing::IndexUpdates& out) {
+  const uint8_t bit = TierBit(e.medium);
+  bool begun = false;
+  for (uint64_t hash : batch.hashes(e)) {
+    auto it = state.blocks.find(hash);
+    if (it == state.blocks.end()) {
+      ++counters_.unknown_removals;
+      continue;
+    }
+    Node& node = it->second;
+    node.tiers &= static_cast<uint8_t>(~bit);
+    if (node.tiers != 0) {
+      ++counters_.tier_changes;
+      continue;
+    }
+    if (!begun) {
+      out.Begin(routing::IndexUpdates::Kind::kRemove);
+      begun = true;
+    }
+    out.Append(node.ours);
+    if (node.more) {
+      auto more = state.more.find(hash);
+      for (uint64_t key : more->second) out.Append(key);
+      state.more.erase(more);
+    }
+    state.blocks.erase(it);
+    ++counters_.removed_blocks;
+  }
+}
+
+void BlockIndexWriter::Clear(routing::BackendId backend, routing::IndexUpdates& out) {
+  StateOf(backend) = Backend{};
+  out.ClearAll();
+  ++counters_.cleared;
+}
+
+void BlockIndexWriter::RemoveBackend(routing::BackendId backend) {
+  if (backend < backends_.size()) backends_[backend] = Backend{};
+}
+
+size_t BlockIndexWriter::blocks(routing::BackendId backend) const {
+  return backend < backends_.size() ? backends_[backend].blocks.size() : 0;
+}
+
+size_t BlockIndexWriter::MemoryBytes() const {
+  size_t bytes = sizeof(*this) + backends_.capacity() * sizeof(Backend) +
+                 scratch_.capacity() * sizeof(uint64_t);
+  for (const Backend& b : backends_) {
+    // flat_hash_map: one slot and one control byte per bucket.
+    bytes += b.blocks.capacity() * (sizeof(std::pair<const uint64_t, Node>) + 1);
+    bytes += b.more.capacity() *
+             (sizeof(std::pair<const uint64_t, absl::InlinedVector<uint64_t, 3>>) + 1);
+  }
+  return bytes;
+}
+
+}  // namespace warmroute::kv_events
