@@ -13,6 +13,7 @@ import tempfile
 import time
 import unittest
 
+from emulator_process import EmulatorProcess
 from gateway_process import GatewayProcess, run_serve
 from test_gateway import metric_sum
 from tokenize_backend import TokenizeBackend
@@ -183,6 +184,28 @@ class PreciseKeysTest(unittest.TestCase):
                 self.assertEqual(line["prefix_key"], "precise")
         finally:
             shutil.rmtree(tmp)
+
+    def test_the_emulators_built_in_tokenizer_is_a_mismatch(self):
+        # `warmroute engine` without a tokenizer encodes with its built-in stand-in, whose ids
+        # are not Qwen 3's: the parity check says so and the model gets approximate keys.
+        with EmulatorProcess(["--profile", "tiny", "--no-jitter", "--model", MODEL]) as engine:
+            replica = engine.replicas[0]
+            config = {"prefix_key": {"mode": "precise"},
+                      "models": [{"name": MODEL, "tokenizer": QWEN3, "block_size": BLOCK}],
+                      "backends": [{"name": "e0", "url": f"http://{replica.host}:{replica.port}"}],
+                      "health": {"probe_interval_ms": 100}}
+            with GatewayProcess(config) as gw:
+                self.wait_parity(gw, "mismatch")
+                self.assertIn("backend e0: model Qwen/Qwen3-8B: token ids differ", gw.log())
+                wait_for(lambda: metric_sum(gw.metrics_text(), "warmroute_prefix_key_precise",
+                                            model=MODEL) == 0, what="the model switched off")
+                status, _, body = gw.post("/v1/chat/completions", {
+                    "model": MODEL, "max_tokens": 4,
+                    "messages": [{"role": "user", "content": "Bonjour"}]})
+                self.assertEqual(status, 200, body)
+                line = wait_for(lambda: [l for l in access_lines(gw) if l["route"] == "chat"],
+                                what="the access-log line")[0]
+                self.assertEqual(line["prefix_key_reason"], "parity_mismatch")
 
     def test_an_unloadable_tokenizer_is_a_config_error(self):
         code, _, err = run_serve({"models": [{"name": MODEL, "tokenizer": "/nonexistent/qwen"}]},
