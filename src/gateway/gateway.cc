@@ -24,6 +24,8 @@
 #include "gateway/admin_api.h"
 #include "gateway/fleet/backends.h"
 #include "gateway/fleet/poller.h"
+#include "gateway/keys/model_tokenizers.h"
+#include "gateway/keys/parity_prober.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/proxy/proxy.h"
@@ -67,8 +69,11 @@ std::string PercentDecoded(std::string_view text) {
   return out;
 }
 
-std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c) {
+std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c,
+                                                std::shared_ptr<const ModelTokenizers> models) {
   auto s = std::make_shared<ProxySettings>();
+  s->key_mode = c.prefix_key_mode;
+  s->models = std::move(models);
   s->timeouts = net::UpstreamTimeouts{
       .connect = c.timeouts.connect, .first_byte = c.timeouts.first_byte,
       .idle_stream = c.timeouts.idle_stream};
@@ -87,6 +92,15 @@ PollerOptions PollerOptionsOf(const GatewayConfig& c) {
                        .probe_timeout = c.health.probe_timeout,
                        .scrape_interval = c.scrape.interval,
                        .scrape_timeout = c.scrape.timeout};
+}
+
+// The tokenizers of `c`'s models (none in approximate mode), reusing what `previous` loaded.
+absl::StatusOr<std::shared_ptr<const ModelTokenizers>> LoadModels(
+    const GatewayConfig& c, const ModelTokenizers* previous, const WallClock& clock) {
+  if (c.prefix_key_mode == PrefixKeyMode::kApproximate || c.models.empty()) {
+    return std::shared_ptr<const ModelTokenizers>();
+  }
+  return ModelTokenizers::Load(c.models, previous, clock);
 }
 
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
@@ -113,6 +127,11 @@ class Gateway::Impl {
       auto added = backends_->Add(b);
       if (!added.ok()) return added.status();
     }
+    absl::StatusOr<std::shared_ptr<const ModelTokenizers>> models =
+        LoadModels(config_, nullptr, wall_clock_);
+    if (!models.ok()) return models.status();
+    models_ = std::move(*models);
+    LogModels(models_.get());
     absl::StatusOr<std::unique_ptr<AccessLog>> log = AccessLog::Open(config_.observability.access_log);
     if (!log.ok()) return log.status();
     access_log_ = std::move(*log);
@@ -131,10 +150,13 @@ class Gateway::Impl {
         });
     poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
                                        PollerOptionsOf(config_));
+    parity_ = std::make_unique<ParityProber>(
+        control_io_.get_executor(), *backends_, clock_, metrics_, [this] { return Models(); },
+        config_.parity_check_interval, config_.health.probe_timeout * 5);
 
     int threads = config_.listen.threads;
     if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    const std::shared_ptr<const ProxySettings> settings = SettingsOf(config_);
+    const std::shared_ptr<const ProxySettings> settings = SettingsOf(config_, models_);
     proxy_context_ = std::make_unique<const ProxyContext>(
         ProxyContext{.backends = *backends_,
                      .admission = *admission_,
@@ -204,6 +226,7 @@ class Gateway::Impl {
       std::lock_guard lock(run_mu_);
       stop_control_ = [this, &work, &signals] {
         poller_->Stop();
+        parity_->Stop();
         boost::system::error_code ec;
         signals.cancel(ec);
         drain_timer_.cancel();
@@ -212,6 +235,7 @@ class Gateway::Impl {
       };
     }
     poller_->Start();
+    parity_->Start();
     std::vector<std::thread> threads;
     for (auto& w : workers_) {
       w->server->Start();
@@ -249,6 +273,15 @@ class Gateway::Impl {
     }
     GatewayConfig next = std::move(*loaded);
     std::lock_guard reload_lock(reload_mu_);
+    // The models' tokenizers, loaded before anything changes: a file that cannot be loaded is a
+    // config error like any other.
+    absl::StatusOr<std::shared_ptr<const ModelTokenizers>> models =
+        LoadModels(next, Models().get(), wall_clock_);
+    if (!models.ok()) {
+      spdlog::error("reload: {}: {}; the running config stays", path_,
+                    std::string(models.status().message()));
+      return models.status();
+    }
     // An empty file is a valid config (every default, no backends), and also what a reload
     // finds while an editor or a tool is rewriting the file: one that would remove every
     // running backend is refused, not applied.
@@ -324,12 +357,21 @@ class Gateway::Impl {
     next.admission = previous.admission;
     next.observability.access_log = previous.observability.access_log;
     // Per-request settings and the control loop's options.
-    const std::shared_ptr<const ProxySettings> settings = SettingsOf(next);
+    {
+      std::lock_guard lock(models_mu_);
+      models_ = *models;
+    }
+    LogModels(models->get());
+    const std::shared_ptr<const ProxySettings> settings = SettingsOf(next, *models);
     for (auto& w : workers_) {
       asio::post(w->io, [w = w.get(), settings] { w->proxy->SetSettings(settings); });
     }
     const PollerOptions poller_options = PollerOptionsOf(next);
-    asio::post(control_io_, [this, poller_options] { poller_->SetOptions(poller_options); });
+    asio::post(control_io_, [this, poller_options, interval = next.parity_check_interval,
+                             timeout = next.health.probe_timeout * 5] {
+      poller_->SetOptions(poller_options);
+      parity_->SetInterval(interval, timeout);
+    });
     {
       std::lock_guard lock(config_mu_);
       config_ = std::move(next);
@@ -352,6 +394,20 @@ class Gateway::Impl {
   GatewayConfig Config() const {
     std::lock_guard lock(config_mu_);
     return config_;
+  }
+
+  std::shared_ptr<const ModelTokenizers> Models() const {
+    std::lock_guard lock(models_mu_);
+    return models_;
+  }
+
+  static void LogModels(const ModelTokenizers* models) {
+    if (models == nullptr) return;
+    for (const auto& m : models->models()) {
+      if (m->files() == nullptr) continue;
+      spdlog::info("model {}: precise prefix keys with {} (blocks of {} tokens)", m->name(),
+                   m->files()->dir, m->block_size());
+    }
   }
 
   // What runs, for GET /admin/config: the config with the backends that serve now (those added
@@ -565,6 +621,9 @@ class Gateway::Impl {
   GatewayConfig config_;
   std::mutex reload_mu_;
   SystemClock clock_;
+  SystemWallClock wall_clock_;  // the chat templates' strftime_now
+  mutable std::mutex models_mu_;
+  std::shared_ptr<const ModelTokenizers> models_;  // null: none (or approximate mode)
   LocalRateLimiter limiter_{clock_};
   HotPrefixes hot_prefixes_{clock_, HotPrefixes::Options{}};
   std::unique_ptr<Backends> backends_;
@@ -583,6 +642,7 @@ class Gateway::Impl {
   asio::steady_timer flush_timer_{control_io_};
   std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
+  std::unique_ptr<ParityProber> parity_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex run_mu_;
   std::function<void()> stop_control_;

@@ -1,5 +1,9 @@
 // `warmroute serve` as a library: the whole gateway built from a GatewayConfig.
 //
+// Precise prefix keys: the configured models' tokenizers (gateway/keys/request_key.h), checked
+// against the backends' /tokenize by the parity prober (gateway/keys/parity_prober.h) on the
+// control thread.
+//
 // Threads: `listen.threads` workers (0: one per core), each with its own io_context, its own
 // listener on the same port (SO_REUSEPORT: the kernel spreads connections) and its own upstream
 // connection pools, so a request never changes thread; plus one control thread for health
@@ -12,7 +16,8 @@
 // Reload (SIGHUP or Reload()): the config file is read again and validated; if it is invalid the
 // running config stays and the error is logged. Backends are reconciled by name (added, removed,
 // or replaced in one step when their url/kind/models/capacity changed, so requests never see the
-// fleet without them); timeouts, retries, prefix-key options, probes, scraping, response headers
+// fleet without them); timeouts, retries, prefix-key options, models (their tokenizers loaded
+// before anything is applied: gateway/keys/model_tokenizers.h), probes, scraping, response headers
 // and the admin token take effect for new requests. The listener, threads, policy, admission
 // limits and access log need a restart (logged when they changed). Open connections are never
 // dropped by a reload.

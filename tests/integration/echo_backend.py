@@ -16,7 +16,53 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-class EchoBackend:
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler answering JSON, with an engine's GET /health and /v1/models."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _reply(self, status, doc):
+        data = json.dumps(doc).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def reply_health_or_models(self, model):
+        """Answers GET /health (200) and /v1/models (`model`); False for another path."""
+        if self.path == "/health":
+            self._reply(200, {})
+        elif self.path == "/v1/models":
+            self._reply(200, {"object": "list", "data": [{"id": model, "object": "model"}]})
+        else:
+            return False
+        return True
+
+
+class LoopbackServer:
+    """A threading HTTP server on 127.0.0.1 (an ephemeral port) serving `handler` in a daemon
+    thread between __enter__ and __exit__; `url` is its address."""
+
+    def _listen(self, handler):
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+        return False
+
+
+class EchoBackend(LoopbackServer):
     def __init__(self, model, name="echo"):
         self.model = model
         self.name = name
@@ -25,27 +71,9 @@ class EchoBackend:
         self._lock = threading.Lock()
         backend = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _reply(self, status, doc):
-                data = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self):
-                if self.path == "/health":
-                    self._reply(200, {})
-                elif self.path == "/v1/models":
-                    self._reply(200, {"object": "list",
-                                      "data": [{"id": backend.model, "object": "model"}]})
-                else:
+                if not self.reply_health_or_models(backend.model):
                     self._echo()
 
             def do_POST(self):
@@ -85,16 +113,4 @@ class EchoBackend:
                                   "body_b64": base64.b64encode(body).decode(),
                                   "usage": {"prompt_tokens": 7, "total_tokens": 7}})
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._server.shutdown()
-        self._server.server_close()
-        return False
+        self._listen(Handler)

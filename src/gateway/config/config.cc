@@ -137,7 +137,31 @@ absl::Status ParsePolicy(MapReader& map, PolicyConfig* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParsePrefixKey(MapReader& map, routing::PrefixKeyOptions* out) {
+absl::Status ParsePrefixKeyMode(MapReader& map, GatewayConfig* out) {
+  const ConfigNode* mode = map.Get("mode");
+  if (mode != nullptr) {
+    std::string text;
+    WR_RETURN_IF_ERROR(ReadString(mode, map.PathOf("mode"), &text));
+    constexpr PrefixKeyMode kModes[] = {PrefixKeyMode::kApproximate, PrefixKeyMode::kPrecise,
+                                        PrefixKeyMode::kAuto};
+    bool found = false;
+    for (PrefixKeyMode m : kModes) {
+      if (text == PrefixKeyModeName(m)) {
+        out->prefix_key_mode = m;
+        found = true;
+      }
+    }
+    if (!found) {
+      return WrongType(map.PathOf("mode"), *mode, "approximate, precise or auto");
+    }
+  }
+  return ReadMillis(map.Get("parity_check_interval_ms"), map.PathOf("parity_check_interval_ms"),
+                    0, &out->parity_check_interval);
+}
+
+absl::Status ParsePrefixKey(MapReader& map, GatewayConfig* config) {
+  WR_RETURN_IF_ERROR(ParsePrefixKeyMode(map, config));
+  routing::PrefixKeyOptions* out = &config->prefix_key;
   WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("block_chars"), map.PathOf("block_chars"), 1, 1 << 20,
                                   &out->block_chars));
   // The default max_chars may be below a large block_chars given alone: then it is an error too,
@@ -217,12 +241,7 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
 }
 
 absl::Status ParseBackends(const ConfigNode& list, std::vector<BackendConfig>* out) {
-  if (list.type != Type::kList) return WrongType("backends", list, "a list");
-  for (size_t i = 0; i < list.items.size(); ++i) {
-    const ConfigNode& item = list.items[i];
-    const std::string path = absl::StrCat("backends[", i, "]");
-    WR_RETURN_IF_ERROR(MapReader::CheckMap(item, path));
-    MapReader map(item, path);
+  return ReadMapList(list, "backends", [out](size_t, MapReader& map, const ConfigNode& item) {
     BackendConfig backend;
     WR_RETURN_IF_ERROR(ParseBackend(map, &backend));
     for (size_t j = 0; j < out->size(); ++j) {
@@ -240,8 +259,29 @@ absl::Status ParseBackends(const ConfigNode& list, std::vector<BackendConfig>* o
       }
     }
     out->push_back(std::move(backend));
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ParseModels(const ConfigNode& list, std::vector<ModelConfig>* out) {
+  return ReadMapList(list, "models", [out](size_t, MapReader& map, const ConfigNode& item) {
+    ModelConfig model;
+    const ConfigNode* name = map.Get("name");
+    if (name == nullptr) return KeyError(map.PathOf("name"), &item, "required");
+    WR_RETURN_IF_ERROR(ReadNonEmptyString(name, map.PathOf("name"), &model.name));
+    WR_RETURN_IF_ERROR(ReadPath(map.Get("tokenizer"), map.PathOf("tokenizer"), &model.tokenizer));
+    WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("block_size"), map.PathOf("block_size"), 1, 1024,
+                                    &model.block_size));
+    WR_RETURN_IF_ERROR(map.CheckNoUnknownKeys());
+    for (size_t j = 0; j < out->size(); ++j) {
+      if ((*out)[j].name == model.name) {
+        return KeyError(map.PathOf("name"), name,
+                        absl::StrCat("duplicate model '", model.name, "' (also models[", j, "])"));
+      }
+    }
+    out->push_back(std::move(model));
+    return absl::OkStatus();
+  });
 }
 
 absl::Status ParseTimeouts(MapReader& map, TimeoutsConfig* out) {
@@ -314,6 +354,18 @@ absl::Status ParseSection(MapReader& root, std::string_view key,
 
 }  // namespace
 
+std::string_view PrefixKeyModeName(PrefixKeyMode mode) {
+  switch (mode) {
+    case PrefixKeyMode::kApproximate:
+      return "approximate";
+    case PrefixKeyMode::kPrecise:
+      return "precise";
+    case PrefixKeyMode::kAuto:
+      return "auto";
+  }
+  return "auto";
+}
+
 std::vector<PoolMember> PoolMembers(const std::vector<BackendConfig>& backends) {
   std::vector<PoolMember> out;
   out.reserve(backends.size());
@@ -330,9 +382,12 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   MapReader root(doc, "");
   WR_RETURN_IF_ERROR(ParseSection(root, "listen", &ParseListen, &config.listen));
   WR_RETURN_IF_ERROR(ParseSection(root, "policy", &ParsePolicy, &config.policy));
-  WR_RETURN_IF_ERROR(ParseSection(root, "prefix_key", &ParsePrefixKey, &config.prefix_key));
+  WR_RETURN_IF_ERROR(ParseSection(root, "prefix_key", &ParsePrefixKey, &config));
   if (const ConfigNode* backends = root.Get("backends"); backends != nullptr) {
     WR_RETURN_IF_ERROR(ParseBackends(*backends, &config.backends));
+  }
+  if (const ConfigNode* models = root.Get("models"); models != nullptr) {
+    WR_RETURN_IF_ERROR(ParseModels(*models, &config.models));
   }
   WR_RETURN_IF_ERROR(ParseSection(root, "timeouts", &ParseTimeouts, &config.timeouts));
   WR_RETURN_IF_ERROR(ReadSmallInt(root.Get("retries"), "retries", 0, 2, &config.retries));
@@ -431,7 +486,10 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("prefix_key").BeginObject();
   w.Key("block_chars").Int(config.prefix_key.block_chars);
   w.Key("max_chars").Int(config.prefix_key.max_chars);
+  w.Key("mode").String(PrefixKeyModeName(config.prefix_key_mode));
+  w.Key("parity_check_interval_ms").Int(config.parity_check_interval.count());
   w.EndObject();
+
 
   w.Key("backends").BeginArray();
   for (const BackendConfig& b : config.backends) {
@@ -457,6 +515,16 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
       }
       w.EndObject();
     }
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("models").BeginArray();
+  for (const ModelConfig& m : config.models) {
+    w.BeginObject();
+    w.Key("name").String(m.name);
+    if (!m.tokenizer.empty()) w.Key("tokenizer").String(m.tokenizer);
+    w.Key("block_size").Int(m.block_size);
     w.EndObject();
   }
   w.EndArray();

@@ -10,7 +10,13 @@
 //                  tls: {cert_file, key_file (both required), client_ca_file} (absent: plaintext)
 //   policy:        name (routing::PolicyNames), params (name -> number), validated by building
 //                  the policy with routing::MakePolicy
-//   prefix_key:    block_chars (> 0), max_chars (>= block_chars)
+//   prefix_key:    block_chars (> 0), max_chars (>= block_chars), mode (approximate | precise |
+//                  auto), parity_check_interval_ms (>= 0; 0: only when a backend joins)
+//   models:        list of {name (required, unique), tokenizer (a directory holding
+//                  tokenizer.json and tokenizer_config.json), block_size (the engine's KV block
+//                  size, 1..1024)}: the models whose requests get precise prefix keys
+//                  (gateway/keys/key_modes.h); the files are loaded by the gateway
+//                  (gateway/keys/model_tokenizers.h), not here
 //   backends:      list of {name (default host:port of the url), url (required,
 //                  http://host:port or https://host:port),
 //                  kind (vllm|sglang|llamacpp|trtllm|openai), models ([] = any),
@@ -154,11 +160,32 @@ struct ObservabilityConfig {
   bool log_prompts = false;           // the access log carries each request's prompt text
 };
 
+// prefix_key.mode: how requests are keyed (gateway/keys/key_modes.h).
+enum class PrefixKeyMode {
+  kApproximate,  // the rendered text's character blocks, for every model
+  kPrecise,      // exact token ids for every model, falling back (counted) where they cannot be
+  kAuto,         // exact token ids for the models given a tokenizer, text blocks for the others
+};
+std::string_view PrefixKeyModeName(PrefixKeyMode mode);
+
+// models[i].
+struct ModelConfig {
+  std::string name;       // the model name clients send
+  std::string tokenizer;  // a directory with tokenizer.json and tokenizer_config.json; "": none
+  int block_size = 16;    // the engine's KV block size (vLLM --block-size)
+  bool operator==(const ModelConfig&) const = default;
+};
+
 struct GatewayConfig {
   ListenConfig listen;
   PolicyConfig policy;
   // Only block_chars and max_chars come from the config; the rest keep their defaults.
   routing::PrefixKeyOptions prefix_key;
+  PrefixKeyMode prefix_key_mode = PrefixKeyMode::kAuto;
+  // How often each backend's /tokenize is compared with the gateway's ids, besides when it
+  // joins (gateway/keys/parity_schedule.h). 0: only when it joins.
+  Millis parity_check_interval{600'000};
+  std::vector<ModelConfig> models;
   std::vector<BackendConfig> backends;  // may be empty (backends added by the admin API)
   TimeoutsConfig timeouts;
   int retries = 2;  // 0..2

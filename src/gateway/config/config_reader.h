@@ -74,6 +74,14 @@ absl::Status CheckToken(const ConfigNode* node, std::string_view path, std::stri
 absl::Status ReadStringList(const ConfigNode* node, std::string_view path,
                             std::vector<std::string>* out);
 
+class MapReader;
+
+// Reads list `key` of maps: read(i, map, item) for each item, `map` reading item i with the path
+// "<key>[i]". WrongType for a value that is not a list, CheckMap's error for an item that is not a
+// map; the first error of `read` as it is.
+template <typename Read>
+absl::Status ReadMapList(const ConfigNode& list, std::string_view key, Read&& read);
+
 // Reads the entries of one map. REQUIRES: CheckMap(node) succeeded.
 class MapReader {
  public:
@@ -98,5 +106,19 @@ class MapReader {
   std::string path_;
   std::vector<std::string> known_;
 };
+
+template <typename Read>
+absl::Status ReadMapList(const ConfigNode& list, std::string_view key, Read&& read) {
+  if (list.type != ConfigNode::Type::kList) return WrongType(key, list, "a list");
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    const ConfigNode& item = list.items[i];
+    std::string path(key);
+    path.append("[").append(std::to_string(i)).append("]");
+    WR_RETURN_IF_ERROR(MapReader::CheckMap(item, path));
+    MapReader map(item, std::move(path));
+    WR_RETURN_IF_ERROR(read(i, map, item));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace warmroute::gateway

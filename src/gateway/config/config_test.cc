@@ -35,6 +35,13 @@ policy:
 prefix_key:
   block_chars: 32
   max_chars: 8192
+  mode: precise
+  parity_check_interval_ms: 60000
+models:
+  - name: Qwen/Qwen3-8B
+    tokenizer: /models/qwen3
+    block_size: 32
+  - name: m2
 backends:
   - name: r0
     url: http://127.0.0.1:8001/
@@ -101,6 +108,9 @@ TEST(GatewayConfigTest, EmptyDocumentGivesDocumentedDefaults) {
   EXPECT_EQ(config->admin.token, "");
   EXPECT_EQ(config->observability.access_log, "stderr");
   EXPECT_TRUE(config->observability.response_headers);
+  EXPECT_EQ(config->prefix_key_mode, PrefixKeyMode::kAuto);
+  EXPECT_EQ(config->parity_check_interval, Millis(600000));
+  EXPECT_TRUE(config->models.empty());
 }
 
 TEST(GatewayConfigTest, ReadsEveryKey) {
@@ -121,6 +131,12 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
                           std::pair<const std::string, double>("prefix_blocks", 8)));
   EXPECT_EQ(config->prefix_key.block_chars, 32);
   EXPECT_EQ(config->prefix_key.max_chars, 8192);
+  EXPECT_EQ(config->prefix_key_mode, PrefixKeyMode::kPrecise);
+  EXPECT_EQ(config->parity_check_interval, Millis(60000));
+  EXPECT_THAT(config->models,
+              ElementsAre(ModelConfig{.name = "Qwen/Qwen3-8B", .tokenizer = "/models/qwen3",
+                                      .block_size = 32},
+                          ModelConfig{.name = "m2", .tokenizer = "", .block_size = 16}));
   ASSERT_EQ(config->backends.size(), 2u);
   const BackendConfig& r0 = config->backends[0];
   EXPECT_EQ(r0.name, "r0");
@@ -209,6 +225,20 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
        "prefix_key.max_chars: max_chars (32) must be >= block_chars (64) (line 3)"},
       {"prefix_key:\n  block_chars: 20000\n",
        "prefix_key.block_chars: max_chars (16384) must be >= block_chars (20000)"},
+      {"prefix_key:\n  mode: exact\n",
+       "prefix_key.mode: expected approximate, precise or auto, got 'exact' (line 2)"},
+      {"prefix_key:\n  parity_check_interval_ms: -1\n",
+       "prefix_key.parity_check_interval_ms: must be >= 0, got -1"},
+      {"models: {a: 1}\n", "models: expected a list, got a map"},
+      {"models:\n  - tokenizer: /t\n", "models[0].name: required (line 2)"},
+      {"models:\n  - {name: m, tokenizer: \"\"}\n", "models[0].tokenizer: must not be empty"},
+      {"models:\n  - {name: m, block_size: 0}\n", "models[0].block_size: must be > 0, got 0"},
+      {"models:\n  - {name: m, block_size: 2048}\n",
+       "models[0].block_size: must be <= 1024, got 2048"},
+      {"models:\n  - {name: m, tokeniser: /t}\n",
+       "models[0].tokeniser: unknown key (known: name, tokenizer, block_size)"},
+      {"models:\n  - {name: m}\n  - {name: m}\n",
+       "models[1].name: duplicate model 'm' (also models[0]) (line 3)"},
       {"backends: {a: 1}\n", "backends: expected a list, got a map"},
       {"backends:\n  - http://a:1\n", "backends[0]: expected a map, got 'http://a:1'"},
       {"backends:\n  - name: r0\n", "backends[0].url: required"},
@@ -367,7 +397,8 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
       R"("idle_timeout_ms":120000,)"
       R"("shutdown_grace_ms":30000},)"
       R"("policy":{"name":"warmroute","params":{}},"prefix_key":{"block_chars":64,)"
-      R"("max_chars":16384},"backends":[],"timeouts":{"connect_ms":2000,"first_byte_ms":300000,)"
+      R"("max_chars":16384,"mode":"auto","parity_check_interval_ms":600000},"backends":[],)"
+      R"("models":[],"timeouts":{"connect_ms":2000,"first_byte_ms":300000,)"
       R"("idle_stream_ms":60000},"retries":2,"health":{"probe_interval_ms":1000,)"
       R"("probe_timeout_ms":1000,"eject_after_failures":3,"backoff_initial_ms":1000,)"
       R"("backoff_max_ms":30000},"scrape":{"interval_ms":200,"timeout_ms":1000},)"

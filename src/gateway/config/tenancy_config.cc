@@ -128,13 +128,8 @@ absl::Status ParseTenant(MapReader& map, TenantConfig* out) {
 }
 
 absl::Status ParseTenants(const ConfigNode& list, std::vector<TenantConfig>* out) {
-  if (list.type != Type::kList) return WrongType("tenants", list, "a list");
   std::map<KeyDigest, size_t> key_owner;
-  for (size_t i = 0; i < list.items.size(); ++i) {
-    const ConfigNode& item = list.items[i];
-    const std::string path = absl::StrCat("tenants[", i, "]");
-    WR_RETURN_IF_ERROR(MapReader::CheckMap(item, path));
-    MapReader map(item, path);
+  return ReadMapList(list, "tenants", [&](size_t i, MapReader& map, const ConfigNode& item) {
     TenantConfig tenant;
     WR_RETURN_IF_ERROR(ParseTenant(map, &tenant));
     for (size_t j = 0; j < out->size(); ++j) {
@@ -153,8 +148,8 @@ absl::Status ParseTenants(const ConfigNode& list, std::vector<TenantConfig>* out
       }
     }
     out->push_back(std::move(tenant));
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace

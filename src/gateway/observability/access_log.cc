@@ -77,6 +77,10 @@ std::string AccessLog::Format(const AccessRecord& r, int64_t unix_ms) {
   r.ttft_ms ? w.Double(*r.ttft_ms) : w.Null();
   w.Key("e2e_ms").Double(r.e2e_ms);
   w.Key("retries").Int(r.retries);
+  if (!r.key_mode.empty()) {
+    w.Key("prefix_key").String(r.key_mode);
+    if (r.key_mode != "precise") w.Key("prefix_key_reason").String(r.key_reason);
+  }
   if (!r.error.empty()) w.Key("error").String(r.error);
   if (!r.prompt.empty()) {
     // At most 4096 bytes, cut at a UTF-8 character boundary.

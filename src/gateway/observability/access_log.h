@@ -7,7 +7,9 @@
 //   {"ts":"2026-11-29T21:14:11.123Z","id":42,"method":"POST","path":"/v1/chat/completions",
 //    "route":"chat","model":"m","stream":true,"status":200,"backend":"r3","reason":"cache_hit",
 //    "prompt_tokens":3050,"predicted_cached_tokens":2992,"cached_tokens":2992,
-//    "ttft_ms":41.2,"e2e_ms":380.5,"retries":0}
+//    "ttft_ms":41.2,"e2e_ms":380.5,"retries":0,"prefix_key":"precise"}
+// A prompt request's line says how its prefix key was made ("prefix_key": precise or
+// approximate) and, for an approximate one, why ("prefix_key_reason": gateway/keys/request_key.h).
 //
 // Destinations: "stderr", "off", or a file path (appended to). Lines are written whole under a
 // lock; a file's are flushed by a Write a second or more after the last flush, by Flush (which
@@ -48,6 +50,8 @@ struct AccessRecord {
   std::string_view error;
   std::string_view tenant;  // empty: not logged
   std::string_view prompt;  // empty: not logged
+  std::string_view key_mode;    // empty: not logged
+  std::string_view key_reason;  // logged with an approximate key_mode
 };
 
 class AccessLog {

@@ -102,9 +102,11 @@ struct RequestShard {
   absl::flat_hash_map<std::string, PendingBackend> backends;
   absl::flat_hash_map<std::string, PendingCounter> tenant_requests;  // tenant \n code
   absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
+  absl::flat_hash_map<std::string, PendingCounter> keys;  // mode \n reason
 
   void Fold() {
     for (auto& [key, c] : requests) c.Fold();
+    for (auto& [key, c] : keys) c.Fold();
     for (auto& [name, b] : backends) {
       b.ttft.Fold();
       b.e2e.Fold();
@@ -130,6 +132,22 @@ struct GatewayMetrics::State {
       prometheus::BuildCounter()
           .Name("warmroute_request_rejections_total")
           .Help("Requests refused before dispatch, by reason")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& prefix_keys =
+      prometheus::BuildCounter()
+          .Name("warmroute_prefix_key_total")
+          .Help("Prompt requests keyed, by the key's mode (precise, approximate) and its reason")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& parity_checks =
+      prometheus::BuildCounter()
+          .Name("warmroute_prefix_key_parity_checks_total")
+          .Help("Comparisons of a backend's /tokenize ids with the gateway's, by result")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& model_precise =
+      prometheus::BuildGauge()
+          .Name("warmroute_prefix_key_precise")
+          .Help("1 while the model's requests may get precise prefix keys (its parity checks "
+                "match), else 0")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& retries =
       prometheus::BuildCounter()
@@ -331,6 +349,17 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
       it = shard.requests.emplace(key, PendingCounter{&series}).first;
     }
     it->second.pending += 1;
+    if (!r.key_mode.empty()) {
+      key.clear();
+      absl::StrAppend(&key, AbslView(r.key_mode), "\n", AbslView(r.key_reason));
+      auto k = shard.keys.find(key);
+      if (k == shard.keys.end()) {
+        prometheus::Counter& series = state.prefix_keys.Add(
+            {{"mode", std::string(r.key_mode)}, {"reason", std::string(r.key_reason)}});
+        k = shard.keys.emplace(key, PendingCounter{&series}).first;
+      }
+      k->second.pending += 1;
+    }
     if (!r.tenant.empty()) {
       key.clear();
       absl::StrAppend(&key, AbslView(r.tenant), "\n", r.status);
@@ -388,6 +417,19 @@ void GatewayMetrics::OnRetry(std::string_view backend) {
 void GatewayMetrics::OnRejected(std::string_view reason, std::string_view route) {
   state_->rejections.Add({{"reason", std::string(reason)}, {"route", std::string(route)}})
       .Increment();
+}
+
+void GatewayMetrics::OnParityCheck(std::string_view backend, std::string_view model,
+                                   std::string_view result) {
+  state_->parity_checks
+      .Add({{"backend", std::string(backend)},
+            {"model", std::string(model)},
+            {"result", std::string(result)}})
+      .Increment();
+}
+
+void GatewayMetrics::SetModelPrecise(std::string_view model, bool precise) {
+  state_->model_precise.Add({{"model", std::string(model)}}).Set(precise ? 1 : 0);
 }
 
 void GatewayMetrics::OnRateLimited(std::string_view tenant, std::string_view limit) {

@@ -24,6 +24,19 @@
 //   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every
 //                                                       worker shares) held; the time waited
 //   warmroute_admission_queue_length                    gauge
+// Prefix keys (gateway/keys/request_key.h):
+//   warmroute_prefix_key_total{mode,reason}             counter, one per prompt request keyed:
+//                                                       mode precise (reason tokenized,
+//                                                       token_prompt) or approximate (reason
+//                                                       configured, no_tokenizer,
+//                                                       parity_mismatch, template_error,
+//                                                       unsupported_request, empty_prompt,
+//                                                       prompt_too_long)
+//   warmroute_prefix_key_parity_checks_total{backend,model,result} counter: parity self-tests
+//                                                       (gateway/keys/parity_prober.h); result
+//                                                       match, mismatch, no_endpoint, failed
+//   warmroute_prefix_key_precise{model}                 gauge, 1 while the model's parity
+//                                                       checks let it use precise keys
 // With tenants (tenancy_config.h; labels carry tenant names, never keys):
 //   warmroute_tenant_requests_total{tenant,code}        counter
 //   warmroute_tenant_time_to_first_token_seconds{tenant} histogram
@@ -76,6 +89,9 @@ struct RequestRecord {
   std::optional<int64_t> prompt_tokens;
   int64_t predicted_cached_tokens = 0;
   std::optional<int64_t> reported_cached_tokens;
+  // The prefix key's mode and reason (string literals); empty: the request had none.
+  std::string_view key_mode;
+  std::string_view key_reason;
 };
 
 class GatewayMetrics {
@@ -92,6 +108,10 @@ class GatewayMetrics {
   // A rate-limit decision that had to be taken locally because Redis failed (`redis_up` false),
   // or a Redis call that worked (true).
   void OnRedisResult(bool redis_up);
+  // A parity self-test of `model` on `backend` ended with `result`.
+  void OnParityCheck(std::string_view backend, std::string_view model, std::string_view result);
+  // Whether `model` uses precise keys (its parity checks allow them).
+  void SetModelPrecise(std::string_view model, bool precise);
 
   // Refreshes the gauges from `backends` and returns the exposition text.
   std::string Serialize(const Backends& backends, int64_t admission_queue_length,

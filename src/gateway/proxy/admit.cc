@@ -6,6 +6,7 @@
 #include "common/absl_view.h"
 #include "common/status.h"
 #include "core/routing/prefix_key.h"
+#include "gateway/keys/request_key.h"
 #include "gateway/observability/hot_prefixes.h"
 #include "gateway/proxy/model_field.h"
 #include "gateway/proxy/multipart_field.h"
@@ -55,6 +56,31 @@ Refusal ModelNotAllowed(std::string_view model) {
                 "model_not_allowed");
 }
 
+// The prefix key of `parsed` (request_key.h), noted in `call`. The precise key's cache_salt is
+// the one the engine gets: the tenant's (its JSON literal without the quotes: a hex digest),
+// else the client's, with the x-warmroute-tenant header folded in.
+void KeyRequest(const ProxySettings& settings, std::string_view body, const Tenant* tenant,
+                const request::InferenceRequest& parsed, Call& call,
+                routing::RoutingRequest& routing) {
+  std::string salt;
+  if (tenant != nullptr) {
+    const std::string_view json = tenant->cache_salt_json;
+    if (json.size() >= 2) salt.assign(json.substr(1, json.size() - 2));
+  } else {
+    salt = routing::PrefixKeySalt(routing.tenant, parsed.cache_salt);
+  }
+  RequestKey key = MakeRequestKey(parsed, {.body = body,
+                                           .tenant = routing.tenant,
+                                           .precise_salt = salt,
+                                           .options = &settings.key,
+                                           .mode = settings.key_mode,
+                                           .models = settings.models.get()});
+  routing.key = std::move(key.key);
+  routing.prompt_tokens = routing.key.prompt_tokens;
+  call.key_mode = KeyModeName(key.precise);
+  call.key_reason = key.reason;
+}
+
 // Parses the prompt-bearing body into `routing` (its routing request) and `facts`. The parsed
 // request lives in an object per
 // thread whose strings keep their memory from one request to the next (no allocation for the
@@ -96,8 +122,7 @@ std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpo
       } else {
         routing.tenant = std::string(request.Header(kTenantHeader));
       }
-      routing.key = routing::MakePrefixKey(parsed, routing.tenant, settings.key);
-      routing.prompt_tokens = routing.key.prompt_tokens;
+      KeyRequest(settings, request.body, tenant, parsed, call, routing);
       routing.max_tokens = parsed.max_tokens.value_or(16);
       routing.stream = parsed.stream;
       if (endpoint == request::Endpoint::kChatCompletions ||

@@ -37,7 +37,9 @@ void RecordCall(const ProxyContext& context, const Call& call, const net::HttpRe
                              .retries = call.retries,
                              .prompt_tokens = prompt_tokens,
                              .predicted_cached_tokens = call.predicted_cached_tokens,
-                             .reported_cached_tokens = cached_tokens});
+                             .reported_cached_tokens = cached_tokens,
+                             .key_mode = call.key_mode,
+                             .key_reason = call.key_reason});
   if (!context.access_log.enabled()) return;
   std::optional<double> ttft_ms;
   if (ttft_s) ttft_ms = *ttft_s * 1e3;
@@ -58,7 +60,9 @@ void RecordCall(const ProxyContext& context, const Call& call, const net::HttpRe
                             .retries = call.retries,
                             .error = call.error,
                             .tenant = call.tenant,
-                            .prompt = call.prompt});
+                            .prompt = call.prompt,
+                            .key_mode = call.key_mode,
+                            .key_reason = call.key_reason});
 }
 
 }  // namespace warmroute::gateway

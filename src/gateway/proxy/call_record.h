@@ -43,6 +43,9 @@ struct Call {
   routing::Reason reason = routing::Reason::kLeastLoad;
   bool dispatched = false;
   int64_t predicted_cached_tokens = 0;
+  // How its prefix key was made (gateway/keys/request_key.h; string literals, empty: no key).
+  std::string_view key_mode;
+  std::string_view key_reason;
   int retries = 0;
   // How it ended.
   int status = 0;  // the HTTP status the client got; 0 until an answer was given

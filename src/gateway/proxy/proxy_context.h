@@ -18,7 +18,9 @@
 
 #include "common/clock.h"
 #include "core/routing/prefix_key.h"
+#include "gateway/config/config.h"
 #include "gateway/fleet/backends.h"
+#include "gateway/keys/model_tokenizers.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/observability/hot_prefixes.h"
@@ -34,6 +36,10 @@ struct ProxySettings {
   net::UpstreamTimeouts timeouts;
   int retries = 2;
   routing::PrefixKeyOptions key;
+  PrefixKeyMode key_mode = PrefixKeyMode::kAuto;
+  // The configured models' tokenizers for precise keys (gateway/keys/request_key.h); null in
+  // approximate mode or without models.
+  std::shared_ptr<const ModelTokenizers> models;
   bool response_headers = true;                   // x-warmroute-backend, x-warmroute-reason
   size_t max_response_bytes = size_t{256} << 20;  // a non-streaming response body
   std::shared_ptr<const Tenants> tenants;         // null or !enabled(): no tenancy
