@@ -73,6 +73,7 @@ class Reference:
 
     def __init__(self, directory):
         self.tokenizer_json = os.path.join(directory, "tokenizer.json")
+        self.node = None
         with open(os.path.join(directory, "tokenizer_config.json"), encoding="utf-8") as f:
             self.config = json.load(f)
         env = make_golden.environment()
@@ -101,20 +102,31 @@ class Reference:
                                           (None, None))
         return self.template.render(**self.special, **variables)
 
-    def run(self, requests):
-        done = subprocess.run(["node", REFERENCE_JS, self.tokenizer_json],
-                              input=json.dumps(requests), capture_output=True, text=True,
-                              timeout=120)
-        if done.returncode != 0:
-            raise AssertionError(f"hf_reference.mjs failed ({done.returncode}): {done.stderr}")
-        return json.loads(done.stdout)
+    def ask(self, request):
+        """One answer of hf_reference.mjs, started on first use (it loads the file once)."""
+        if self.node is None:
+            self.node = subprocess.Popen(["node", REFERENCE_JS, self.tokenizer_json],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True, encoding="utf-8")
+        self.node.stdin.write(json.dumps(request) + "\n")
+        self.node.stdin.flush()
+        line = self.node.stdout.readline()
+        if not line:
+            raise AssertionError(f"hf_reference.mjs ended (exit {self.node.wait()})")
+        return json.loads(line)
+
+    def close(self):
+        if self.node is not None:
+            self.node.stdin.close()
+            self.node.wait(timeout=30)
+            self.node = None
 
     def encode(self, text, add_special_tokens):
-        return self.run([{"encode": text, "add_special_tokens": add_special_tokens}])[0]
+        return self.ask({"encode": text, "add_special_tokens": add_special_tokens})
 
     def decode(self, ids):
         """transformers' decode(ids): special tokens kept, spaces cleaned up when configured."""
-        text = self.run([{"decode": ids}])[0]
+        text = self.ask({"decode": ids})
         if self.config.get("clean_up_tokenization_spaces", False):
             for a, b in ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"),
                          (" n't", "n't"), (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"),
@@ -123,7 +135,7 @@ class Reference:
         return text
 
     def token_strs(self, ids):
-        return self.run([{"token_strs": ids}])[0]
+        return self.ask({"token_strs": ids})
 
 
 TEXT = "The quick brown fox: naïve café, 東京の天気 🌧️👍🏽, e\u0301 — 1234567 don't\n  indented\tline"
@@ -163,6 +175,7 @@ class ModelTests:
     @classmethod
     def tearDownClass(cls):
         cls.engine.__exit__(None, None, None)
+        cls.ref.close()
 
     def post(self, path, body):
         status, data = self.replica.request("POST", path, body)
