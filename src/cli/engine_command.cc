@@ -8,7 +8,9 @@
 // Invalid flags exit 2 with a message on stderr (TLS files are read and checked at start:
 // "--tls-cert: cannot read '/x': No such file or directory"); a port that cannot be bound exits 1.
 // With --tls-cert/--tls-key every replica serves HTTPS (TLS >= 1.2), and with --tls-client-ca
-// it requires client certificates signed by those CAs.
+// it requires client certificates signed by those CAs. With --tokenizer DIR every replica uses
+// that model's chat template and tokenizer; a directory that cannot be used exits 2 naming the
+// file and the problem ("--tokenizer: /m: /m/tokenizer.json: cannot read the file").
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/workload_flags.h"
 #include "common/status.h"
+#include "common/wall_clock.h"
 #include "emulator/fleet.h"
 #include "emulator/kv_events_config.h"
 
@@ -72,13 +75,17 @@ int RunEngine(EngineFlags flags) {
   }
   flags.fleet.responses_store_bytes = static_cast<int64_t>(flags.responses_store_mb * 1024 * 1024);
   flags.fleet.jitter = !flags.no_jitter;
+  static const SystemWallClock wall_clock;  // the chat template's strftime_now
+  flags.fleet.clock = &wall_clock;
 
   absl::StatusOr<std::unique_ptr<emulator::Fleet>> fleet = emulator::Fleet::Create(flags.fleet);
   if (!fleet.ok()) {
     std::cerr << "warmroute engine: " << fleet.status().message() << "\n";
     const absl::StatusCode code = fleet.status().code();
-    return code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound ? 2
-                                                                                             : 1;
+    const bool bad_flag = code == absl::StatusCode::kInvalidArgument ||
+                          code == absl::StatusCode::kNotFound ||
+                          code == absl::StatusCode::kFailedPrecondition;
+    return bad_flag ? 2 : 1;
   }
   for (const emulator::ReplicaEndpoint& r : (*fleet)->replicas()) {
     std::printf("replica %d listening on %s:%u\n", r.index, r.host.c_str(), r.port);
@@ -158,6 +165,10 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--embedding-dims", f.embedding_dims, "length of /v1/embeddings vectors")
       ->capture_default_str();
+  cmd->add_option("--tokenizer", f.tokenizer_dir,
+                  "Hugging Face model directory with tokenizer.json and tokenizer_config.json: "
+                  "render chats with its chat template and tokenize with its tokenizer, as vLLM "
+                  "does (default: the built-in Llama-3-style template and tokenizer)");
   AddLogLevelOption(*cmd, flags->log_level);
   cmd->callback([flags, exit_code, kv_events, kv_endpoint] {
     flags->kv_events_flags = kv_events->count() > 0 || kv_endpoint->count() > 0;

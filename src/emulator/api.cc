@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "core/request/chat_template.h"
 #include "emulator/engine_input.h"
 #include "emulator/openai_response.h"
 #include "emulator/reply.h"
@@ -38,14 +37,13 @@ absl::Status NoRoute(const HttpRequest& request) {
 
 }  // namespace
 
-EngineApi::EngineApi(Replica& replica, const request::Tokenizer& tokenizer,
-                     TokenTexts& token_texts, const EngineApiOptions& options)
+EngineApi::EngineApi(Replica& replica, const ModelText& model_text,
+                     const EngineApiOptions& options)
     : replica_(replica),
-      tokenizer_(tokenizer),
+      model_text_(model_text),
       embedding_dims_(options.embedding_dims),
       id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)),
-      responses_(replica, tokenizer, options.responses),
-      token_texts_(token_texts) {}
+      responses_(replica, model_text, options.responses) {}
 
 // Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
@@ -106,16 +104,24 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   prepared.model = req.model.empty() ? served : req.model;
   prepared.stream = req.stream;
   prepared.include_usage = req.include_usage;
+  const bool chat = endpoint == Endpoint::kChatCompletions;
   std::vector<int32_t> tokens;
   if (req.has_token_prompt) {
     for (int32_t id : req.prompt_token_ids) {
-      if (id < 0 || id >= tokenizer_.VocabSize()) {
+      if (id < 0 || id >= model_text_.vocab_size()) {
         return InvalidParam("prompt", absl::StrCat("Token id ", id, " is out of vocabulary."));
       }
     }
     tokens = std::move(req.prompt_token_ids);
+  } else if (chat) {
+    WR_ASSIGN_OR_RETURN(const std::string text, model_text_.RenderChat(req));
+    // vLLM's ChatCompletionRequest.add_special_tokens defaults to false: BOS comes from the
+    // template (chat_completion/protocol.py).
+    tokens = model_text_.Encode(text, req.add_special_tokens.value_or(false));
   } else {
-    tokens = tokenizer_.Encode(request::RenderPrompt(req));
+    // vLLM's CompletionRequest.add_special_tokens defaults to true: a text prompt gets the
+    // tokenizer's BOS (completion/protocol.py build_tok_params).
+    tokens = model_text_.Encode(req.prompt, req.add_special_tokens.value_or(true));
   }
   if (tokens.empty()) {
     return InvalidParam(PromptParam(endpoint), "The prompt cannot be empty.");
@@ -124,9 +130,11 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
                                       {.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens),
                                        .model = prepared.model,
                                        .cache_salt = req.cache_salt,
-                                       .seed = req.seed});
+                                       .seed = req.seed,
+                                       .bare_start = chat && model_text_.bare_chat_start()});
   prepared.seed = prepared.engine.seed;
   prepared.max_tokens = prepared.engine.max_tokens;
+  prepared.bare_start = prepared.engine.bare_start;
   return prepared;
 }
 
@@ -164,6 +172,7 @@ net::Task<void> EngineApi::Stream(RequestHandle handle, Prepared prepared, bool 
   const engine::TokenGenerator& generator = replica_.generator();
   const uint64_t seed = prepared.seed;
   const int64_t max_tokens = prepared.max_tokens;
+  const bool bare_start = prepared.bare_start;
   std::string chunk;
   for (;;) {
     std::vector<engine::RequestEvent> events = co_await handle.NextEvents();
@@ -173,7 +182,7 @@ net::Task<void> EngineApi::Stream(RequestHandle handle, Prepared prepared, bool 
     for (const engine::RequestEvent& event : events) {
       if (event.kind == engine::RequestEvent::Kind::kToken) {
         if (event.output_index == 0 && chat) format.AppendRole(&chunk);
-        format.AppendToken(&chunk, generator.Text(seed, event.output_index),
+        format.AppendToken(&chunk, generator.Text(seed, event.output_index, bare_start),
                            event.output_index + 1 == max_tokens);
       } else if (event.kind == engine::RequestEvent::Kind::kFinished) {
         if (prepared.include_usage) {
@@ -195,6 +204,7 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
                                    ResponseWriter& writer) {
   const engine::TokenGenerator& generator = replica_.generator();
   const uint64_t seed = prepared.seed;
+  const bool bare_start = prepared.bare_start;
   std::string text;
   for (;;) {
     std::vector<engine::RequestEvent> events = co_await handle.NextEvents();
@@ -204,7 +214,7 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
     }
     for (const engine::RequestEvent& event : events) {
       if (event.kind == engine::RequestEvent::Kind::kToken) {
-        text.append(generator.Text(seed, event.output_index));
+        text.append(generator.Text(seed, event.output_index, bare_start));
       } else if (event.kind == engine::RequestEvent::Kind::kFinished) {
         const ResponseInfo info{.chat = chat,
                                 .id = ResponseId(chat, id_rng_.Next(), id_rng_.Next()),
@@ -233,10 +243,11 @@ absl::StatusOr<EngineApi::EmbeddingsJob> EngineApi::StartEmbeddings(const std::s
   job.base64 = parsed.base64;
   // Every input is prefilled by the engine (max_tokens 1, its token discarded), all at once.
   for (EmbeddingInput& input : parsed.inputs) {
-    std::vector<int32_t> tokens =
-        input.is_tokens ? std::move(input.tokens) : tokenizer_.Encode(input.text);
+    // vLLM's EmbeddingCompletionRequest.add_special_tokens defaults to true.
+    std::vector<int32_t> tokens = input.is_tokens ? std::move(input.tokens)
+                                                  : model_text_.Encode(input.text, true);
     for (int32_t id : tokens) {
-      if (id >= tokenizer_.VocabSize()) {
+      if (id >= model_text_.vocab_size()) {
         return InvalidParam("input", absl::StrCat("Token id ", id, " is out of vocabulary."));
       }
     }
@@ -294,26 +305,27 @@ net::Response EngineApi::Detokenize(const std::string& body) {
 absl::StatusOr<std::string> EngineApi::TokenizeJson(const std::string& body) {
   WR_ASSIGN_OR_RETURN(TokenizeRequest req, ParseTokenizeRequest(body));
   WR_RETURN_IF_ERROR(CheckModel(req.model, replica_.options().model));
-  const std::string text =
-      req.chat ? request::RenderChat(req.messages, req.add_generation_prompt) : req.prompt;
-  std::vector<std::string_view> pieces;
-  const std::vector<int32_t> tokens = tokenizer_.Encode(text, &pieces);
-  token_texts_.Learn(tokens, pieces);
-  std::vector<std::string> strs;
-  if (req.return_token_strs) strs.assign(pieces.begin(), pieces.end());
-  return TokenizeResponse(tokens, replica_.config().max_model_len,
-                          req.return_token_strs ? &strs : nullptr);
+  std::string text;
+  if (req.chat) {
+    WR_ASSIGN_OR_RETURN(text, model_text_.RenderChat(req.chat_request));
+  } else {
+    text = std::move(req.prompt);
+  }
+  const ModelText::Tokens tokens =
+      model_text_.Tokenize(text, req.add_special_tokens, req.return_token_strs);
+  return TokenizeResponse(tokens.ids, replica_.config().max_model_len,
+                          req.return_token_strs ? &tokens.strs : nullptr);
 }
 
 absl::StatusOr<std::string> EngineApi::DetokenizeJson(const std::string& body) {
   WR_ASSIGN_OR_RETURN(DetokenizeRequest req, ParseDetokenizeRequest(body));
   WR_RETURN_IF_ERROR(CheckModel(req.model, replica_.options().model));
   for (int32_t id : req.tokens) {
-    if (id >= tokenizer_.VocabSize()) {
+    if (id >= model_text_.vocab_size()) {
       return InvalidParam("tokens", absl::StrCat("Token id ", id, " is out of vocabulary."));
     }
   }
-  return DetokenizeResponse(token_texts_.Detokenize(req.tokens));
+  return DetokenizeResponse(model_text_.Decode(req.tokens));
 }
 
 }  // namespace warmroute::emulator

@@ -6,7 +6,7 @@
 //                                     POST /v1/responses/{id}/cancel (responses_api.h)
 //   POST   /v1/embeddings             deterministic embeddings of text or token ids
 //                                     (embeddings.h)
-//   POST   /tokenize, /detokenize     the built-in tokenizer and chat template (tokenize.h)
+//   POST   /tokenize, /detokenize     the process's tokenizer and chat template (tokenize.h)
 //   GET    /v1/models                 the served model, vLLM's shape
 //   GET    /health                    200, empty body
 //   GET    /metrics                   Prometheus text (vLLM metric names)
@@ -14,8 +14,9 @@
 //   POST   /reset_prefix_cache        200, or 400 while requests hold KV blocks
 //
 // A generation request is parsed (core/request), its model checked (empty means the served
-// model; another name is 404 "The model `x` does not exist."), its prompt tokenized (chat
-// template + built-in tokenizer, or the given token ids), and submitted to the engine with
+// model; another name is 404 "The model `x` does not exist."), its prompt tokenized by the
+// process's ModelText (model_text.h: chat template and tokenizer, with vLLM's defaults of
+// add_special_tokens; or the given token ids), and submitted to the engine with
 // root_hash = RootBlockHash(model, "", cache_salt) and seed = the request's seed or a hash of
 // the prompt tokens (as with greedy decoding, the same prompt gets the same answer); max_tokens
 // defaults to 16 and exactly that many tokens are generated (finish_reason "length"). Errors get
@@ -28,7 +29,7 @@
 // token.
 //
 // Usage:
-//   EngineApi api(replica, tokenizer, EngineApiOptions{});
+//   EngineApi api(replica, model_text, EngineApiOptions{});
 //   auto server = net::HttpServer::Create(io, options,
 //       [&api](net::HttpRequest& r, net::ResponseWriter& w) { return api.Handle(r, w);
 //       });
@@ -43,12 +44,11 @@
 #include "absl/status/statusor.h"
 #include "common/rng.h"
 #include "core/request/inference_request.h"
-#include "core/request/tokenizer.h"
 #include "emulator/embeddings.h"
+#include "emulator/model_text.h"
 #include "emulator/replica.h"
 #include "emulator/response_store.h"
 #include "emulator/responses_api.h"
-#include "emulator/token_texts.h"
 #include "net/http1/response.h"
 #include "net/http1/response_writer.h"
 
@@ -61,10 +61,9 @@ struct EngineApiOptions {
 
 class EngineApi {
  public:
-  // `replica`, `tokenizer` and `token_texts` (the process's, shared by its replicas) must
-  // outlive the API.
-  EngineApi(Replica& replica, const request::Tokenizer& tokenizer, TokenTexts& token_texts,
-            const EngineApiOptions& options = {});
+  // `replica` and `model_text` (the process's, shared by its replicas; its generator() is the
+  // replica's) must outlive the API.
+  EngineApi(Replica& replica, const ModelText& model_text, const EngineApiOptions& options = {});
   EngineApi(const EngineApi&) = delete;
   EngineApi& operator=(const EngineApi&) = delete;
 
@@ -77,6 +76,7 @@ class EngineApi {
     engine::EngineRequest engine;  // moved into the engine on submission
     uint64_t seed = 0;             // engine.seed
     int64_t max_tokens = 0;        // engine.max_tokens
+    bool bare_start = false;       // engine.bare_start
     bool stream = false;
     bool include_usage = false;
     std::string model;  // as it appears in the response
@@ -111,11 +111,10 @@ class EngineApi {
   absl::StatusOr<std::string> DetokenizeJson(const std::string& body);
 
   Replica& replica_;
-  const request::Tokenizer& tokenizer_;
+  const ModelText& model_text_;
   const int embedding_dims_;
   Rng id_rng_;  // response ids
   ResponsesApi responses_;
-  TokenTexts& token_texts_;  // what /detokenize knows
 };
 
 }  // namespace warmroute::emulator

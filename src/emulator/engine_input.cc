@@ -32,6 +32,7 @@ engine::EngineRequest MakeEngineRequest(Replica& replica, std::vector<int32_t> p
       request::RootBlockHash({.model = params.model, .lora = "", .cache_salt = params.cache_salt});
   request.seed =
       params.seed ? *params.seed : request::ChainBlockHash(kTextSeedRoot, request.prompt_tokens);
+  request.bare_start = params.bare_start;
   return request;
 }
 

@@ -31,6 +31,7 @@ struct GenerationParams {
   std::string_view model;                  // keys the prefix cache (with cache_salt)
   std::string_view cache_salt;
   std::optional<uint64_t> seed;  // the generated text's; unset: a hash of the prompt
+  bool bare_start = false;       // the answer starts with a bare word (TokenGenerator)
 };
 
 // The engine request for `prompt_tokens`: a fresh id of `replica`, the root block hash of

@@ -17,9 +17,9 @@
 #include "common/status.h"
 #include "core/engine/engine_core.h"
 #include "core/engine/timing_model.h"
-#include "core/engine/token_generator.h"
-#include "core/request/tokenizer.h"
 #include "emulator/api.h"
+#include "emulator/builtin_model_text.h"
+#include "emulator/hf_model_text.h"
 #include "emulator/replica.h"
 #include "net/http1/http_server.h"
 
@@ -163,6 +163,22 @@ absl::StatusOr<std::shared_ptr<net::TlsContext>> TlsContextOf(const net::TlsServ
   return InvalidParam(flag, absl::StrCat("--", flag, ": ", context.status().message()));
 }
 
+// The model text of every replica: the built-in one, or the --tokenizer directory's.
+absl::StatusOr<std::unique_ptr<ModelText>> LoadModelText(const FleetOptions& o) {
+  if (o.tokenizer_dir.empty()) return std::make_unique<BuiltinModelText>();
+  absl::StatusOr<std::unique_ptr<HfModelText>> model =
+      HfModelText::FromDirectory(o.tokenizer_dir, o.clock);
+  if (!model.ok()) {
+    return WithParam(absl::Status(model.status().code(),
+                                  absl::StrCat("--tokenizer: ", model.status().message())),
+                     "tokenizer");
+  }
+  spdlog::info("tokenizer {}: vocabulary of {} ids, {} generated words ({} bare)",
+               o.tokenizer_dir, (*model)->vocab_size(), (*model)->generator().num_words(),
+               (*model)->generator().num_bare_words());
+  return std::unique_ptr<ModelText>(*std::move(model));
+}
+
 }  // namespace
 
 std::string ProfileNames() {
@@ -202,6 +218,7 @@ class Fleet::Impl {
                        kMaxFleetKvTokens, " (use fewer replicas or --kv-capacity-tokens)"));
     }
     const std::string model = o.model.empty() ? std::string(timing.model) : o.model;
+    WR_ASSIGN_OR_RETURN(model_text_, LoadModelText(o));
 
     const int threads = std::min(o.threads, o.replicas);
     for (int t = 0; t < threads; ++t) ios_.push_back(std::make_unique<asio::io_context>(1));
@@ -227,14 +244,13 @@ class Fleet::Impl {
       ro.profile = timing;
       ro.time_scale = o.time_scale;
       ro.seed = Mix64(o.seed + static_cast<uint64_t>(i));
-      replicas_.push_back(
-          std::make_unique<Replica>(io.get_executor(), ro, generator_, std::move(publisher)));
+      replicas_.push_back(std::make_unique<Replica>(io.get_executor(), ro, model_text_->generator(),
+                                                    std::move(publisher)));
       const EngineApiOptions api_options{
           .responses = {.max_responses = static_cast<size_t>(o.responses_store_max),
                         .max_bytes = static_cast<size_t>(o.responses_store_bytes)},
           .embedding_dims = o.embedding_dims};
-      apis_.push_back(
-          std::make_unique<EngineApi>(*replicas_.back(), tokenizer_, token_texts_, api_options));
+      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), *model_text_, api_options));
 
       net::HttpServerOptions so;
       so.host = o.host;
@@ -298,9 +314,7 @@ class Fleet::Impl {
   // io_contexts they use.
   std::vector<std::unique_ptr<asio::io_context>> ios_;
   std::unique_ptr<asio::signal_set> signals_;
-  request::BuiltinTokenizer tokenizer_;
-  engine::TokenGenerator generator_{tokenizer_};
-  TokenTexts token_texts_{generator_};  // every replica's /detokenize
+  std::unique_ptr<ModelText> model_text_;  // every replica's
   std::unique_ptr<zmq::context_t> zmq_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<std::unique_ptr<EngineApi>> apis_;

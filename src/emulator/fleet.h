@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/wall_clock.h"
 #include "emulator/kv_event_publisher.h"
 #include "net/tls/tls.h"
 
@@ -56,6 +57,13 @@ struct FleetOptions {
   int64_t responses_store_max = 10000;
   int64_t responses_store_bytes = int64_t{64} << 20;
   int embedding_dims = 256;  // the length of /v1/embeddings vectors
+  // A Hugging Face model directory (tokenizer.json, tokenizer_config.json): every replica
+  // renders and tokenizes with that model's chat template and tokenizer (hf_model_text.h).
+  // Empty: the built-in template and tokenizer (builtin_model_text.h).
+  std::string tokenizer_dir;
+  // The chat template's strftime_now reads it (nullptr: strftime_now is an error); it must
+  // outlive the fleet.
+  const WallClock* clock = nullptr;
   // tls.cert_file set: every replica serves HTTPS (--tls-cert, --tls-key), and with
   // tls.client_ca_file requires client certificates (--tls-client-ca).
   net::TlsServerOptions tls;
@@ -75,7 +83,9 @@ std::string ProfileNames();
 class Fleet {
  public:
   // Validates `options` (InvalidArgument naming the flag; NotFound for an unknown profile),
-  // builds the replicas and binds their ports (Unavailable when a port is taken).
+  // loads the tokenizer directory (NotFound, InvalidArgument or FailedPrecondition naming
+  // "tokenizer", the file and the problem), builds the replicas and binds their ports
+  // (Unavailable when a port is taken).
   static absl::StatusOr<std::unique_ptr<Fleet>> Create(const FleetOptions& options);
   ~Fleet();
   Fleet(const Fleet&) = delete;

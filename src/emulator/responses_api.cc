@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/absl_view.h"
 #include "common/status.h"
-#include "core/request/chat_template.h"
 #include "emulator/engine_input.h"
 #include "emulator/openai_response.h"
 #include "emulator/reply.h"
@@ -68,7 +67,7 @@ struct Progress {
   bool stopped = false;                 // the engine stopped before the end
 };
 
-net::Task<Progress> NextProgress(RequestHandle& handle, uint64_t seed,
+net::Task<Progress> NextProgress(RequestHandle& handle, uint64_t seed, bool bare_start,
                                  const engine::TokenGenerator& generator) {
   Progress progress;
   std::vector<engine::RequestEvent> events = co_await handle.NextEvents();
@@ -78,7 +77,7 @@ net::Task<Progress> NextProgress(RequestHandle& handle, uint64_t seed,
   }
   for (const engine::RequestEvent& event : events) {
     if (event.kind == engine::RequestEvent::Kind::kToken) {
-      progress.text.append(generator.Text(seed, event.output_index));
+      progress.text.append(generator.Text(seed, event.output_index, bare_start));
     } else if (event.kind == engine::RequestEvent::Kind::kFinished) {
       progress.usage = ResponseTokens{.input_tokens = event.prompt_tokens,
                                       .cached_tokens = event.cached_tokens,
@@ -105,6 +104,7 @@ struct ResponsesApi::Generation {
   std::vector<request::ChatMessage> conversation;
   std::optional<RequestHandle> handle;  // set once submitted
   uint64_t seed = 0;
+  bool bare_start = false;  // the engine request's
   bool limited = false;  // the request set max_output_tokens: the end is "incomplete"
   bool stream = false;
 
@@ -123,9 +123,9 @@ struct ResponsesApi::BackgroundJob {
   asio::cancellation_signal cancel;
 };
 
-ResponsesApi::ResponsesApi(Replica& replica, const request::Tokenizer& tokenizer,
+ResponsesApi::ResponsesApi(Replica& replica, const ModelText& model_text,
                            ResponseStoreLimits limits)
-    : replica_(replica), tokenizer_(tokenizer), store_(limits), id_rng_(RandomSeed()) {}
+    : replica_(replica), model_text_(model_text), store_(limits), id_rng_(RandomSeed()) {}
 
 ResponsesApi::~ResponsesApi() = default;
 
@@ -208,15 +208,20 @@ absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const std::string& 
   Generation generation;
   WR_ASSIGN_OR_RETURN(generation.conversation, Conversation(req));
   const std::string model = req.model.empty() ? served : req.model;
-  std::vector<int32_t> tokens =
-      tokenizer_.Encode(request::RenderChat(generation.conversation, req.tools, true));
+  // The conversation renders as a chat with the request's tools, encoded as chat's prompt is
+  // (vLLM's add_special_tokens default for chat-shaped requests: false).
+  req.messages = generation.conversation;
+  WR_ASSIGN_OR_RETURN(const std::string prompt, model_text_.RenderChat(req));
+  std::vector<int32_t> tokens = model_text_.Encode(prompt, /*add_special_tokens=*/false);
   engine::EngineRequest engine =
       MakeEngineRequest(replica_, std::move(tokens),
                         {.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens),
                          .model = model,
                          .cache_salt = req.cache_salt,
-                         .seed = req.seed});
+                         .seed = req.seed,
+                         .bare_start = model_text_.bare_chat_start()});
   generation.seed = engine.seed;
+  generation.bare_start = engine.bare_start;
   generation.limited = req.max_tokens.has_value();
   generation.stream = req.stream;
   ResponseObject& response = generation.response;
@@ -275,7 +280,7 @@ void ResponsesApi::UpdateStored(const Generation& generation) {
 net::Task<void> ResponsesApi::Collect(Generation generation, ResponseWriter& writer) {
   const engine::TokenGenerator& generator = replica_.generator();
   for (;;) {
-    const Progress progress = co_await NextProgress(*generation.handle, generation.seed, generator);
+    const Progress progress = co_await NextProgress(*generation.handle, generation.seed, generation.bare_start, generator);
     if (progress.stopped) {
       co_await writer.ReplyError(absl::UnavailableError("the engine stopped"));
       co_return;
@@ -295,7 +300,7 @@ net::Task<void> ResponsesApi::Stream(Generation generation, ResponseWriter& writ
   if (!(co_await writer.WriteChunk(chunk)).ok()) co_return;
   const engine::TokenGenerator& generator = replica_.generator();
   for (;;) {
-    const Progress progress = co_await NextProgress(*generation.handle, generation.seed, generator);
+    const Progress progress = co_await NextProgress(*generation.handle, generation.seed, generation.bare_start, generator);
     if (progress.stopped) co_return;  // the engine stopped: end without response.completed
     generation.Apply(progress);
     chunk.clear();
@@ -334,7 +339,7 @@ net::Task<void> ResponsesApi::RunBackground(Generation generation,
   try {
     for (;;) {
       const Progress progress =
-          co_await NextProgress(*generation.handle, generation.seed, generator);
+          co_await NextProgress(*generation.handle, generation.seed, generation.bare_start, generator);
       if (progress.stopped) {
         generation.response.status = ResponseStatus::kFailed;
         UpdateStored(generation);

@@ -12,7 +12,8 @@
 // without its system messages (instructions do not carry over) and that response's output text
 // as an assistant message, then its input; the chat template renders it with the tools, so a
 // follow-up that repeats the instructions and tools extends the earlier prompt and its answer
-// and hits this replica's prefix cache. The engine generates exactly max_output_tokens tokens
+// and hits this replica's prefix cache. The process's ModelText (model_text.h) renders and
+// encodes it as chat's prompt. The engine generates exactly max_output_tokens tokens
 // (default 16), as for chat: a response whose request set max_output_tokens ends "incomplete"
 // (incomplete_details.reason "max_output_tokens", as chat says finish_reason "length"); without
 // it the default length stands for the model's own stop and the response is "completed".
@@ -31,7 +32,7 @@
 // over max_model_len is 400 naming input. Background streaming is refused (400 naming stream).
 //
 // Usage:
-//   ResponsesApi api(replica, tokenizer, ResponseStoreLimits{});
+//   ResponsesApi api(replica, model_text, ResponseStoreLimits{});
 //   co_await api.Handle(request, writer);   // any path under /v1/responses
 //
 // Thread-safety: used on the replica's io_context thread only.
@@ -46,7 +47,7 @@
 #include "absl/status/statusor.h"
 #include "common/rng.h"
 #include "core/request/inference_request.h"
-#include "core/request/tokenizer.h"
+#include "emulator/model_text.h"
 #include "emulator/replica.h"
 #include "emulator/response_store.h"
 #include "emulator/responses_json.h"
@@ -56,8 +57,8 @@ namespace warmroute::emulator {
 
 class ResponsesApi {
  public:
-  // `replica` and `tokenizer` must outlive the API.
-  ResponsesApi(Replica& replica, const request::Tokenizer& tokenizer, ResponseStoreLimits limits);
+  // `replica` and `model_text` must outlive the API.
+  ResponsesApi(Replica& replica, const ModelText& model_text, ResponseStoreLimits limits);
   ~ResponsesApi();
   ResponsesApi(const ResponsesApi&) = delete;
   ResponsesApi& operator=(const ResponsesApi&) = delete;
@@ -95,7 +96,7 @@ class ResponsesApi {
   void CancelJob(std::string_view id);
 
   Replica& replica_;
-  const request::Tokenizer& tokenizer_;
+  const ModelText& model_text_;
   ResponseStore store_;
   Rng id_rng_;
   absl::flat_hash_map<std::string, std::shared_ptr<BackgroundJob>> jobs_;  // by response id

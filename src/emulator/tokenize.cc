@@ -18,6 +18,7 @@ absl::StatusOr<TokenizeRequest> ParseTokenizeRequest(const std::string& body) {
   TokenizeRequest request;
   std::optional<element> prompt;
   bool has_messages = false;
+  std::optional<bool> add_special_tokens;
   for (simdjson::dom::key_value_pair field : fields) {
     const std::string_view key = field.key;
     if (key == "model") {
@@ -26,9 +27,12 @@ absl::StatusOr<TokenizeRequest> ParseTokenizeRequest(const std::string& body) {
       prompt = field.value;
     } else if (key == "messages") {
       has_messages = true;
-    } else if (key == "add_generation_prompt") {
-      WR_RETURN_IF_ERROR(request::ParseBool(field.value, "add_generation_prompt", true,
-                                            request.add_generation_prompt));
+    } else if (key == "add_special_tokens") {
+      if (!field.value.is_null()) {
+        bool add = false;
+        WR_RETURN_IF_ERROR(request::ParseBool(field.value, "add_special_tokens", false, add));
+        add_special_tokens = add;
+      }
     } else if (key == "return_token_strs") {
       WR_RETURN_IF_ERROR(
           request::ParseBool(field.value, "return_token_strs", false, request.return_token_strs));
@@ -41,14 +45,17 @@ absl::StatusOr<TokenizeRequest> ParseTokenizeRequest(const std::string& body) {
   if (prompt) {
     if (!prompt->is_string()) return request::WrongType("prompt", "a string", *prompt);
     request.prompt.assign(prompt->get_string().value_unsafe());
+    request.add_special_tokens = add_special_tokens.value_or(true);
     return request;
   }
-  // The messages as chat reads them (its other fields are ignored here).
+  // The chat as /v1/chat/completions reads it (the fields that do not reach the template, such
+  // as max_tokens, are ignored here).
   absl::StatusOr<request::InferenceRequest> chat =
       request::ParseInferenceRequest(request::Endpoint::kChatCompletions, body);
   if (!chat.ok()) return chat.status();
   request.chat = true;
-  request.messages = std::move(chat->messages);
+  request.chat_request = *std::move(chat);
+  request.add_special_tokens = add_special_tokens.value_or(false);
   return request;
 }
 

@@ -1,16 +1,20 @@
-// POST /tokenize and POST /detokenize in vLLM's shapes, without I/O:
+// POST /tokenize and POST /detokenize in vLLM's shapes, without I/O
+// (vllm/entrypoints/serve/tokenize/protocol.py):
 //
-//   /tokenize    {"model", "prompt": string, "return_token_strs"}
+//   /tokenize    {"model", "prompt": string, "add_special_tokens" (default true),
+//                 "return_token_strs"}
 //                or {"model", "messages": [...], "add_generation_prompt" (default true),
-//                    "return_token_strs"}
+//                    "add_special_tokens" (default false), "tools", "chat_template_kwargs",
+//                    "continue_final_message", "return_token_strs"}
 //             -> {"count", "max_model_len", "tokens": [ids], "token_strs": [strings] or null}
 //   /detokenize  {"model", "tokens": [ids]}  ->  {"prompt": text}
 //
-// Messages are read as chat's (core/request) and rendered with the chat template; the
-// built-in tokenizer adds no BOS of its own (the template writes <|begin_of_text|>), so a text
-// prompt's tokens are exactly the ones /v1/completions counts. Errors are InvalidArgument naming
-// the parameter: neither or both of prompt and messages, a prompt that is not a string, token
-// ids outside [0, 2^31).
+// Messages are read as chat's (core/request: the whole request, so the chat template sees its
+// tools and kwargs as /v1/chat/completions would) and rendered by the process's ModelText
+// (model_text.h); the defaults of add_special_tokens are vLLM's TokenizeCompletionRequest's and
+// TokenizeChatRequest's, so a prompt's count is what /v1/completions or /v1/chat/completions
+// counts for it. Errors are InvalidArgument naming the parameter: neither or both of prompt and
+// messages, a prompt that is not a string, token ids outside [0, 2^31).
 //
 // Usage:
 //   absl::StatusOr<TokenizeRequest> req = ParseTokenizeRequest(body);
@@ -33,10 +37,11 @@ namespace warmroute::emulator {
 
 struct TokenizeRequest {
   std::string model;
-  bool chat = false;                           // messages, else prompt
-  std::string prompt;                          // !chat
-  std::vector<request::ChatMessage> messages;  // chat
-  bool add_generation_prompt = true;
+  bool chat = false;  // messages, else prompt
+  std::string prompt;  // !chat
+  // chat: the body read as a chat request (messages, tools, add_generation_prompt, ...).
+  request::InferenceRequest chat_request;
+  bool add_special_tokens = true;  // given, or the default of the form (prompt or messages)
   bool return_token_strs = false;
 };
 

@@ -24,14 +24,35 @@ TEST(TokenizeRequestTest, ReadsAPromptOrMessages) {
   EXPECT_EQ(req->model, "m");
   EXPECT_EQ(req->prompt, "Hello");
   EXPECT_TRUE(req->return_token_strs);
+  EXPECT_TRUE(req->add_special_tokens);  // TokenizeCompletionRequest's default
 
   req = ParseTokenizeRequest(
-      R"({"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": false})");
+      R"({"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": false,
+          "tools": [{"type": "function", "function": {"name": "f"}}]})");
   ASSERT_TRUE(req.ok()) << req.status();
   EXPECT_TRUE(req->chat);
-  EXPECT_EQ(req->messages, (std::vector<request::ChatMessage>{{"user", "Hi"}}));
-  EXPECT_FALSE(req->add_generation_prompt);
+  EXPECT_EQ(req->chat_request.messages, (std::vector<request::ChatMessage>{{"user", "Hi"}}));
+  EXPECT_FALSE(req->chat_request.add_generation_prompt);
+  EXPECT_EQ(req->chat_request.tools, R"([{"type":"function","function":{"name":"f"}}])");
+  EXPECT_FALSE(req->add_special_tokens);  // TokenizeChatRequest's default
   EXPECT_FALSE(req->return_token_strs);
+}
+
+TEST(TokenizeRequestTest, AddSpecialTokensOverridesEitherDefault) {
+  absl::StatusOr<TokenizeRequest> req =
+      ParseTokenizeRequest(R"({"prompt": "Hello", "add_special_tokens": false})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_FALSE(req->add_special_tokens);
+  req = ParseTokenizeRequest(
+      R"({"messages": [{"role": "user", "content": "Hi"}], "add_special_tokens": true})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_TRUE(req->add_special_tokens);
+  req = ParseTokenizeRequest(R"({"prompt": "Hello", "add_special_tokens": null})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_TRUE(req->add_special_tokens);
+  req = ParseTokenizeRequest(R"({"prompt": "Hello", "add_special_tokens": 0})");
+  ASSERT_FALSE(req.ok());
+  EXPECT_EQ(ParamOf(req.status()), "add_special_tokens");
 }
 
 TEST(TokenizeRequestTest, RejectsBadBodies) {

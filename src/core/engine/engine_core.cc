@@ -162,6 +162,7 @@ absl::Status EngineCore::Impl::Add(EngineRequest request) {
   auto state = std::make_unique<RequestState>();
   state->id = request.id;
   state->seed = request.seed;
+  state->bare_start = request.bare_start;
   state->root_hash = request.root_hash;
   state->num_prompt_tokens = prompt;
   state->max_tokens = request.max_tokens;
@@ -303,7 +304,7 @@ bool EngineCore::Impl::Apply(const Scheduled& s, StepOutput& out) {
   CacheComputedBlocks(r, KvEventsOf(out));
   if (r.num_computed < r.num_tokens()) return false;  // a prefill chunk: no token yet
   const int64_t index = r.num_outputs();
-  const int32_t token = generator_.Token(r.seed, index);
+  const int32_t token = generator_.Token(r.seed, index, r.bare_start);
   r.tokens.push_back(token);
   ++stats_.generation_tokens;
   const int64_t cached = std::max<int64_t>(r.cached_tokens, 0);

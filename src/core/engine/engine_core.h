@@ -61,6 +61,7 @@ struct EngineRequest {
   int64_t max_tokens = 16;             // exactly this many tokens are generated. REQUIRES: >= 1
   uint64_t root_hash = 0;              // request::RootBlockHash(model, lora, cache_salt)
   uint64_t seed = 0;                   // generated-text seed (TokenGenerator)
+  bool bare_start = false;             // output token 0 is a bare word (TokenGenerator)
 };
 
 struct RequestEvent {

@@ -16,6 +16,7 @@ namespace warmroute::engine {
 struct RequestState {
   uint64_t id = 0;
   uint64_t seed = 0;
+  bool bare_start = false;  // EngineRequest::bare_start
   uint64_t root_hash = 0;
   int64_t num_prompt_tokens = 0;
   int64_t max_tokens = 0;

@@ -67,5 +67,45 @@ TEST(TokenGeneratorTest, IsDeterministicPerSeedAndVariesAcrossSeeds) {
   EXPECT_GE(first_ten.size(), 8u);
 }
 
+TEST(TokenGeneratorTest, ABareStartMakesTokenZeroABareWordThatEncodesToItsToken) {
+  request::BuiltinTokenizer tokenizer;
+  TokenGenerator gen(tokenizer);
+  EXPECT_EQ(gen.num_bare_words(), TokenGenerator::kMaxWords);
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const std::string first(gen.Text(seed, 0, /*bare_start=*/true));
+    ASSERT_FALSE(first.empty());
+    ASSERT_NE(first[0], ' ');
+    ASSERT_EQ(tokenizer.Encode(first), std::vector<int32_t>{gen.Token(seed, 0, true)});
+    // Later tokens are the spaced words, as without a bare start.
+    ASSERT_EQ(gen.Text(seed, 1, true), gen.Text(seed, 1));
+    ASSERT_EQ(gen.Token(seed, 5, true), gen.Token(seed, 5));
+  }
+  // Without it token 0 keeps its space (the built-in behaviour).
+  EXPECT_EQ(gen.Text(3, 0)[0], ' ');
+}
+
+// Every text is one token per byte: no word is a single token.
+class ByteTokenizer final : public request::Tokenizer {
+ public:
+  std::vector<int32_t> Encode(std::string_view text) const override {
+    return std::vector<int32_t>(text.begin(), text.end());
+  }
+  std::vector<int32_t> Encode(std::string_view text,
+                              std::vector<std::string_view>* pieces) const override {
+    pieces->clear();
+    for (size_t i = 0; i < text.size(); ++i) pieces->push_back(text.substr(i, 1));
+    return Encode(text);
+  }
+  int32_t VocabSize() const override { return 256; }
+};
+
+TEST(TokenGeneratorTest, CreateRefusesAVocabularyWithoutSingleTokenWords) {
+  ByteTokenizer bytes;
+  absl::StatusOr<std::unique_ptr<TokenGenerator>> gen = TokenGenerator::Create(bytes);
+  ASSERT_FALSE(gen.ok());
+  EXPECT_EQ(gen.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(gen.status().message()).find("single token"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace warmroute::engine

@@ -225,6 +225,7 @@ void ResetFields(Endpoint endpoint, InferenceRequest& request) {
   request.continue_final_message = false;
   request.chat_template_kwargs.clear();
   request.reasoning_effort.reset();
+  request.add_special_tokens.reset();
   request.max_tokens.reset();
   request.stream = false;
   request.include_usage = false;
@@ -290,6 +291,12 @@ absl::Status ParseBody(Endpoint endpoint, element root, InferenceRequest& reques
       WR_RETURN_IF_ERROR(ParseSeed(value, request.seed));
     } else if (chat && key == "tools") {
       WR_RETURN_IF_ERROR(ParseToolsJson(value, "tools", request.tools));
+    } else if (key == "add_special_tokens") {
+      if (!value.is_null()) {
+        bool add = false;
+        WR_RETURN_IF_ERROR(ParseBool(value, "add_special_tokens", false, add));
+        request.add_special_tokens = add;
+      }
     } else if (chat && key == "add_generation_prompt") {
       WR_RETURN_IF_ERROR(
           ParseBool(value, "add_generation_prompt", true, request.add_generation_prompt));

@@ -68,6 +68,10 @@ struct InferenceRequest {
   bool continue_final_message = false;
   std::string chat_template_kwargs;  // the object as minified JSON; empty when absent or null
   std::optional<std::string> reasoning_effort;
+  // Chat and completions, vLLM's extension: whether the tokenizer's own special tokens (BOS) are
+  // added when the prompt text is encoded; unset means the endpoint's default (vLLM's
+  // CompletionRequest: true, ChatCompletionRequest: false).
+  std::optional<bool> add_special_tokens;
   // Completions: the prompt, as text or as token ids (exactly one is used: see has_token_prompt).
   std::string prompt;
   std::vector<int32_t> prompt_token_ids;

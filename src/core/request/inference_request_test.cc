@@ -222,6 +222,22 @@ TEST(InferenceRequestTest, ParsesTokenPrompt) {
   EXPECT_TRUE(req->prompt.empty());
 }
 
+TEST(InferenceRequestTest, AddSpecialTokensIsReadWhenGivenAndUnsetOtherwise) {
+  absl::StatusOr<InferenceRequest> req = Completion(R"({"prompt": "x"})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_FALSE(req->add_special_tokens.has_value());
+  req = Completion(R"({"prompt": "x", "add_special_tokens": false})");
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->add_special_tokens, false);
+  req = Chat(ChatWith(R"("add_special_tokens": true)"));
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->add_special_tokens, true);
+  req = Chat(ChatWith(R"("add_special_tokens": null)"));
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_FALSE(req->add_special_tokens.has_value());
+  ExpectInvalid(Completion(R"({"prompt": "x", "add_special_tokens": 1})"), "add_special_tokens");
+}
+
 // ---- errors: the body ----
 
 TEST(InferenceRequestTest, RejectsMalformedJson) {

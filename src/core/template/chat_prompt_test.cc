@@ -138,6 +138,13 @@ TEST(ModelTemplateTest, ReadsTokenizerConfig) {
   EXPECT_EQ(*RenderChatPrompt(plain, *m, {}), "D<bos><eos>");
   EXPECT_EQ(*RenderChatPrompt(tools, *m, {}), "T['<a>', '<b>']");
   EXPECT_FALSE(ModelTemplate::FromTokenizerConfig(R"({"eos_token": "x"})").ok());
+  // Integers beyond 64 bits, as Llama 3's model_max_length, load (Python reads them).
+  absl::StatusOr<ModelTemplate> big = ModelTemplate::FromTokenizerConfig(
+      R"({"model_max_length": 1000000000000000019884624838656, "n": -99999999999999999999,
+          "f": 0.12345678901234567890123, "g": 1.5e300, "s": "12345678901234567890123",
+          "bos_token": "<s>", "chat_template": "{{ bos_token }}"})");
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->special_tokens().dict().Find("bos_token")->string_value(), "<s>");
   EXPECT_FALSE(ModelTemplate::FromTokenizerConfig(R"({"chat_template": "{% if %}"})").ok());
   EXPECT_FALSE(ModelTemplate::FromTokenizerConfig("[1]").ok());
 }

@@ -20,6 +20,52 @@ std::optional<std::string> TokenText(const Value& v) {
   return std::nullopt;
 }
 
+// `json` with every integer literal outside strings that does not fit in 64 bits written as a
+// float ("1000000000000000019884624838656" -> "1000000000000000019884624838656.0"). Python's
+// json.loads reads such integers (Llama 3's model_max_length is one); the parser here cannot,
+// and no template reads those settings.
+std::string BigIntegersAsFloats(std::string_view json) {
+  constexpr std::string_view kMaxDigits = "9223372036854775807";  // INT64_MAX
+  std::string out;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size();) {
+    const char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < json.size()) {
+        out.push_back(json[i + 1]);
+        i += 2;
+        continue;
+      }
+      if (c == '"') in_string = false;
+      ++i;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c < '0' || c > '9') {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < json.size() && json[end] >= '0' && json[end] <= '9') ++end;
+    const std::string_view digits = json.substr(i, end - i);
+    out.append(digits);
+    // Digits after '.' or an exponent's 'e' belong to a float; so do digits before them.
+    const auto exponent = [&](size_t at) { return json[at] == 'e' || json[at] == 'E'; };
+    const bool after = i > 0 && (json[i - 1] == '.' || exponent(i - 1) ||
+                                 ((json[i - 1] == '+' || json[i - 1] == '-') && i > 1 &&
+                                  exponent(i - 2)));
+    const bool fraction =
+        after || (end < json.size() && (json[end] == '.' || exponent(end)));
+    const bool too_big = digits.size() > kMaxDigits.size() ||
+                         (digits.size() == kMaxDigits.size() && digits > kMaxDigits);
+    if (too_big && !fraction) out.append(".0");
+    i = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ModelTemplate> ModelTemplate::Create(std::string_view source, Value special_tokens,
@@ -33,7 +79,7 @@ absl::StatusOr<ModelTemplate> ModelTemplate::Create(std::string_view source, Val
 
 absl::StatusOr<ModelTemplate> ModelTemplate::FromTokenizerConfig(std::string_view json,
                                                                  const Limits& limits) {
-  WR_ASSIGN_OR_RETURN(Value config, ValueFromJson(json));
+  WR_ASSIGN_OR_RETURN(Value config, ValueFromJson(BigIntegersAsFloats(json)));
   if (!config.is_dict()) {
     return absl::InvalidArgumentError("tokenizer_config.json is not a JSON object");
   }

@@ -24,7 +24,8 @@ namespace warmroute::jinja {
 class ModelTemplate {
  public:
   // From tokenizer_config.json's text. InvalidArgument when it is not a JSON object, has no
-  // chat_template, or the template does not parse (template.h).
+  // chat_template, or the template does not parse (template.h). Integers beyond 64 bits (which
+  // Python reads, and no template uses) are read as floats.
   static absl::StatusOr<ModelTemplate> FromTokenizerConfig(std::string_view json,
                                                            const Limits& limits = {});
   // From a template's source and the special tokens: a dict of strings (and a list of strings

@@ -312,6 +312,12 @@ std::optional<int32_t> HfTokenizer::TokenId(std::string_view token) const {
   return model_->TokenId(token);
 }
 
+std::optional<std::string> HfTokenizer::TokenString(int32_t id) const {
+  if (const AddedToken* added = added_.ById(id)) return added->content;
+  if (const std::string* text = model_->TokenText(id)) return *text;
+  return std::nullopt;
+}
+
 size_t HfTokenizer::MemoryBytes() const {
   return sizeof(*this) + model_->MemoryBytes() + added_.MemoryBytes();
 }

@@ -100,6 +100,9 @@ class HfTokenizer final : public request::Tokenizer {
   int32_t VocabSize() const override { return vocab_size_; }
   // The id of a token as the file spells it (an added token's content or a vocab entry).
   std::optional<int32_t> TokenId(std::string_view token) const;
+  // The token of an id as the file spells it ("Ġworld", "<|im_end|>"): transformers'
+  // convert_ids_to_tokens. Nullopt for an id the file does not have.
+  std::optional<std::string> TokenString(int32_t id) const;
   const AddedVocabulary& added_tokens() const { return added_; }
 
   // Bytes held by the loaded tokenizer (vocabulary, merges, added tokens, tables), not counting

@@ -51,6 +51,10 @@ TEST(HfTokenizerTest, EncodesAndDecodesASmallFile) {
   EXPECT_EQ((*tok)->TokenId("Ġab"), 4);
   EXPECT_EQ((*tok)->TokenId("<|end|>"), 5);
   EXPECT_EQ((*tok)->TokenId("zz"), std::nullopt);
+  EXPECT_EQ((*tok)->TokenString(4), "Ġab");
+  EXPECT_EQ((*tok)->TokenString(5), "<|end|>");
+  EXPECT_EQ((*tok)->TokenString(6), std::nullopt);
+  EXPECT_EQ((*tok)->TokenString(-1), std::nullopt);
 }
 
 TEST(HfTokenizerTest, RefusesWhatItDoesNotSupportNamingIt) {
