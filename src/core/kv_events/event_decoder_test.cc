@@ -228,6 +228,10 @@ TEST(EventDecoderTest, RejectsMalformedBatches) {
   // A map declaring 2^31 pairs (mp_check's int counter would overflow on it).
   EXPECT_THAT(DecodeEventBatch(std::string("\xdf\x80\0\0\0\x01", 6), batch).message(),
               HasSubstr("more elements than"));
+  // Headers cut at the payload's end (msgpuck's mp_check_binl asserts on the first).
+  for (std::string cut : {"\x91\xc4", "\x91\xd9", "\x91\xdc\x01", "\x91\xcf\0\0"}) {
+    EXPECT_THAT(DecodeEventBatch(cut, batch).message(), HasSubstr("truncated")) << cut;
+  }
   std::string deep(100, '\x91');
   deep.push_back('\xc0');
   EXPECT_THAT(DecodeEventBatch(deep, batch).message(), HasSubstr("nested too deeply"));

@@ -36,7 +36,7 @@
 namespace warmroute::routing {
 
 struct DomainRecord {
-  uint64_t root = 0;      // the domain's chain root (PrefixKey::root)
+  uint64_t root = 0;      // the domain's chain root: RootBlockHash({model, "", PrefixKeySalt})
   uint64_t model_fp = 0;  // ModelFingerprint(request model)
   uint64_t salt_fp = 0;   // SaltFingerprint(cache_salt sent to the engine); 0: none
   uint32_t refs = 0;      // records of this (first block, root) in the window
@@ -70,7 +70,7 @@ class DomainAttribution {
  public:
   explicit DomainAttribution(DomainAttributionOptions options);
 
-  // `first_block`: PrefixKey::first_block_tokens (0 is ignored). `record.refs` is ignored.
+  // `first_block`: DispatchDomain::first_block (0 is ignored). `record.refs` is ignored.
   void Record(BackendId backend, uint64_t first_block, const DomainRecord& record);
   // The distinct domains that sent a first block with this content to `backend` within the
   // window. Valid until the next Record or Forget.

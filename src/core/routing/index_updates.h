@@ -32,7 +32,8 @@ class IndexUpdates {
   void Insert(std::span<const uint64_t> chain) { Add(Kind::kInsert, chain); }
   void Remove(std::span<const uint64_t> hashes) { Add(Kind::kRemove, hashes); }
   void ClearAll() { ops_.push_back({.kind = Kind::kClear, .begin = 0, .count = 0}); }
-  // Appends one hash to the last op (REQUIRES: it is an insert or remove): builds a run in place.
+  // Begin starts an insert or remove op and Append adds a hash to the op begun last: a run built
+  // in place. REQUIRES (Append): the last op is an insert or remove.
   void Begin(Kind kind) {
     ops_.push_back({.kind = kind, .begin = static_cast<uint32_t>(hashes_.size()), .count = 0});
   }
