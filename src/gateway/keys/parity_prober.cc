@@ -147,8 +147,8 @@ net::Task<void> ParityProber::Check(std::shared_ptr<const BackendTarget> target,
       break;
     case ParityChange::kMismatch:
       spdlog::error(
-          "backend {}: model {}: token ids differ from the gateway's ({}/tokenizer.json and its "
-          "chat template): {}; the model's requests get approximate prefix keys until they match",
+          "backend {}: model {}: token ids differ from the gateway's (tokenizer and chat template "
+          "of {}): {}; the model's requests get approximate prefix keys until they match",
           target->name, model->name(), model->files()->dir, result.detail);
       break;
     case ParityChange::kMatchAgain:
