@@ -152,7 +152,7 @@ class Gateway::Impl {
                                        PollerOptionsOf(config_));
     parity_ = std::make_unique<ParityProber>(
         control_io_.get_executor(), *backends_, clock_, metrics_, [this] { return Models(); },
-        config_.parity_check_interval, config_.health.probe_timeout * 5);
+        config_.parity_check_interval, config_.health.probe_timeout);
 
     int threads = config_.listen.threads;
     if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -368,7 +368,7 @@ class Gateway::Impl {
     }
     const PollerOptions poller_options = PollerOptionsOf(next);
     asio::post(control_io_, [this, poller_options, interval = next.parity_check_interval,
-                             timeout = next.health.probe_timeout * 5] {
+                             timeout = next.health.probe_timeout] {
       poller_->SetOptions(poller_options);
       parity_->SetInterval(interval, timeout);
     });

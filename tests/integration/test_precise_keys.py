@@ -52,7 +52,7 @@ def access_lines(gw):
     return out
 
 
-def wait_for(predicate, timeout=10.0, what="condition"):
+def wait_for(predicate, timeout=30.0, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

@@ -60,6 +60,7 @@ class Encoder:
         self._proc = subprocess.Popen(["node", "-e", _ENCODER_JS, NODE_MODULES, tokenizer_json],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self._lock = threading.Lock()
+        self.encode("", False)  # loaded before the backend serves
 
     def encode(self, text, special):
         with self._lock:

@@ -19,7 +19,6 @@ namespace warmroute::gateway {
 namespace {
 
 namespace asio = boost::asio;
-using Timer = asio::steady_timer::rebind_executor<net::Executor>::other;
 constexpr auto kTick = std::chrono::milliseconds(500);
 constexpr size_t kAnswerLimit = size_t{4} << 20;
 
@@ -76,7 +75,13 @@ ParityProber::ParityProber(net::Executor executor, Backends& backends, const Clo
       metrics_(metrics),
       models_(std::move(models)),
       interval_(interval),
-      timeout_(timeout) {}
+      timeout_(std::max<std::chrono::milliseconds>(timeout, kParityTimeout)),
+      timer_(executor) {}
+
+void ParityProber::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
 
 void ParityProber::Start() {
   asio::co_spawn(executor_, Loop(),
@@ -93,7 +98,6 @@ void ParityProber::Publish(const ModelTokenizers& models) {
 }
 
 net::Task<void> ParityProber::Loop() {
-  Timer timer(executor_);
   std::vector<ParityPair> pairs;
   std::vector<std::pair<std::shared_ptr<const BackendTarget>, std::shared_ptr<const ModelKeying>>>
       owners;
@@ -120,8 +124,8 @@ net::Task<void> ParityProber::Loop() {
       }
       Publish(*models);
     }
-    timer.expires_after(kTick);
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
+    timer_.expires_after(kTick);
+    co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
   }
 }
 
@@ -143,8 +147,8 @@ net::Task<void> ParityProber::Check(std::shared_ptr<const BackendTarget> target,
       break;
     case ParityChange::kMismatch:
       spdlog::error(
-          "backend {}: model {}: token ids differ from the gateway's ({}/tokenizer.json and its "
-          "chat template): {}; the model's requests get approximate prefix keys until they match",
+          "backend {}: model {}: token ids differ from the gateway's (tokenizer and chat template "
+          "of {}): {}; the model's requests get approximate prefix keys until they match",
           target->name, model->name(), model->files()->dir, result.detail);
       break;
     case ParityChange::kMatchAgain:

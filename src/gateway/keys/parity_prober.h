@@ -8,11 +8,15 @@
 // Logged: a mismatch as an error, once per pair, with the first differing position and both ids
 // there; a backend without /tokenize once as info; a match after a mismatch; the first of a run
 // of failed checks as a warning. Counted: warmroute_prefix_key_parity_checks_total and
-// warmroute_prefix_key_precise (gateway_metrics.h).
+// warmroute_prefix_key_precise (gateway_metrics.h). Each exchange is bounded by `timeout`, at
+// least kParityTimeout (a /tokenize may queue behind an engine's other work, and a failed check
+// waits kParityRetry), so a stop waits at most that long for checks under way.
 //
 // Thread-safety: Start/Stop/SetInterval on the io_context's thread (or before it runs).
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -26,8 +30,11 @@
 
 namespace warmroute::gateway {
 
+inline constexpr std::chrono::seconds kParityTimeout{5};
+
 class ParityProber {
  public:
+  // `timeout`: health.probe_timeout_ms (kParityTimeout when shorter).
   // `models`: the models now configured (null: none, or mode approximate), read every tick.
   using ModelsSource = std::function<std::shared_ptr<const ModelTokenizers>()>;
 
@@ -36,10 +43,11 @@ class ParityProber {
                std::chrono::milliseconds timeout);
 
   void Start();
-  void Stop() { stopped_ = true; }
+  // Ends the loop at once (its timer is cancelled); checks under way end within their timeout.
+  void Stop();
   void SetInterval(std::chrono::milliseconds interval, std::chrono::milliseconds timeout) {
     interval_ = interval;
-    timeout_ = timeout;
+    timeout_ = std::max<std::chrono::milliseconds>(timeout, kParityTimeout);
   }
 
  private:
@@ -59,6 +67,7 @@ class ParityProber {
   std::chrono::milliseconds interval_;
   std::chrono::milliseconds timeout_;
   bool stopped_ = false;
+  boost::asio::steady_timer::rebind_executor<net::Executor>::other timer_;
   ParitySchedule schedule_;
 };
 

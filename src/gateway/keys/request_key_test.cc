@@ -102,6 +102,29 @@ TEST_F(RequestKeyTest, AChatIsRenderedWithTheModelsTemplateAndEncodedWithoutSpec
   EXPECT_NE(other.key.block_hashes.front(), key.key.block_hashes.front());
 }
 
+TEST_F(RequestKeyTest, ResponsesAndMessagesRequestsAreKeyedAsTheSameChat) {
+  const std::string chat = R"({"model": "qwen", "messages": [
+      {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}]})";
+  const std::string responses = R"({"model": "qwen", "instructions": "Be brief.",
+                                     "input": "Hi there"})";
+  const std::string messages = R"({"model": "qwen", "max_tokens": 8, "system": "Be brief.",
+      "messages": [{"role": "user", "content": "Hi there"}]})";
+  const RequestKey from_chat = Key(Parse(Endpoint::kChatCompletions, chat), chat);
+  const RequestKey from_responses = Key(Parse(Endpoint::kResponses, responses), responses);
+  const RequestKey from_messages = Key(Parse(Endpoint::kMessages, messages), messages);
+  ASSERT_TRUE(from_chat.precise);
+  EXPECT_TRUE(from_responses.precise);
+  EXPECT_TRUE(from_messages.precise);
+  EXPECT_EQ(from_responses.key.block_hashes, from_chat.key.block_hashes);
+  EXPECT_EQ(from_messages.key.block_hashes, from_chat.key.block_hashes);
+  // Their tools are not rendered as vLLM would: approximate.
+  const std::string with_tools = R"({"model": "qwen", "input": "Hi",
+      "tools": [{"type": "function", "name": "f", "parameters": {}}]})";
+  const RequestKey tools = Key(Parse(Endpoint::kResponses, with_tools), with_tools);
+  EXPECT_FALSE(tools.precise);
+  EXPECT_EQ(tools.reason, "unsupported_request");
+}
+
 TEST_F(RequestKeyTest, TokenPromptsUseTheModelsBlockSizeOverTheWholePrompt) {
   std::string body = R"({"model": "qwen16", "prompt": [)";
   std::vector<int32_t> ids;
