@@ -207,6 +207,32 @@ class PreciseKeysTest(unittest.TestCase):
                                 what="the access-log line")[0]
                 self.assertEqual(line["prefix_key_reason"], "parity_mismatch")
 
+    def test_the_emulator_with_the_same_tokenizer_agrees_and_predictions_are_exact(self):
+        # `warmroute engine --tokenizer` renders and encodes as the gateway does: the parity check
+        # matches, and the gateway's predicted cached tokens are what the engine reports.
+        with EmulatorProcess(["--profile", "tiny", "--no-jitter", "--model", MODEL,
+                              "--tokenizer", QWEN3]) as engine:
+            replica = engine.replicas[0]
+            config = {"prefix_key": {"mode": "precise"},
+                      "models": [{"name": MODEL, "tokenizer": QWEN3, "block_size": BLOCK}],
+                      "backends": [{"name": "e0", "url": f"http://{replica.host}:{replica.port}"}],
+                      "health": {"probe_interval_ms": 100}}
+            with GatewayProcess(config) as gw:
+                self.wait_parity(gw, "match")
+                self.assertEqual(metric_sum(gw.metrics_text(),
+                                            "warmroute_prefix_key_parity_checks_total",
+                                            result="mismatch"), 0)
+                for user in ("Quelle heure est-il à Tōkyō ?", "Et à Zürich, s'il te plaît ?"):
+                    status, _, body = gw.post("/v1/chat/completions", chat(user))
+                    self.assertEqual(status, 200, body)
+                lines = wait_for(lambda: [l for l in access_lines(gw) if l["route"] == "chat"][1:]
+                                 and [l for l in access_lines(gw) if l["route"] == "chat"],
+                                 what="two access-log lines")
+                self.assertEqual([l["prefix_key"] for l in lines], ["precise", "precise"])
+                self.assertGreater(lines[1]["cached_tokens"], 2000)
+                self.assertEqual(lines[1]["predicted_cached_tokens"],
+                                 lines[1]["cached_tokens"])
+
     def test_an_unloadable_tokenizer_is_a_config_error(self):
         code, _, err = run_serve({"models": [{"name": MODEL, "tokenizer": "/nonexistent/qwen"}]},
                                  ["--port", "0"])
