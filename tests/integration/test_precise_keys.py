@@ -88,6 +88,14 @@ class PreciseKeysTest(unittest.TestCase):
                               "models": [MODEL, "other-model"]} for b in backends],
                 "health": {"probe_interval_ms": 100}}
 
+    def emulator_config(self, engine):
+        """Precise mode for MODEL in front of the first replica of a `warmroute engine`."""
+        replica = engine.replicas[0]
+        return {"prefix_key": {"mode": "precise"},
+                "models": [{"name": MODEL, "tokenizer": QWEN3, "block_size": BLOCK}],
+                "backends": [{"name": "e0", "url": f"http://{replica.host}:{replica.port}"}],
+                "health": {"probe_interval_ms": 100}}
+
     def wait_parity(self, gw, result, backends=1):
         return wait_for(lambda: metric_sum(gw.metrics_text(),
                                            "warmroute_prefix_key_parity_checks_total",
@@ -189,12 +197,7 @@ class PreciseKeysTest(unittest.TestCase):
         # `warmroute engine` without a tokenizer encodes with its built-in stand-in, whose ids
         # are not Qwen 3's: the parity check says so and the model gets approximate keys.
         with EmulatorProcess(["--profile", "tiny", "--no-jitter", "--model", MODEL]) as engine:
-            replica = engine.replicas[0]
-            config = {"prefix_key": {"mode": "precise"},
-                      "models": [{"name": MODEL, "tokenizer": QWEN3, "block_size": BLOCK}],
-                      "backends": [{"name": "e0", "url": f"http://{replica.host}:{replica.port}"}],
-                      "health": {"probe_interval_ms": 100}}
-            with GatewayProcess(config) as gw:
+            with GatewayProcess(self.emulator_config(engine)) as gw:
                 self.wait_parity(gw, "mismatch")
                 self.assertIn("backend e0: model Qwen/Qwen3-8B: token ids differ", gw.log())
                 wait_for(lambda: metric_sum(gw.metrics_text(), "warmroute_prefix_key_precise",
@@ -212,12 +215,7 @@ class PreciseKeysTest(unittest.TestCase):
         # matches, and the gateway's predicted cached tokens are what the engine reports.
         with EmulatorProcess(["--profile", "tiny", "--no-jitter", "--model", MODEL,
                               "--tokenizer", QWEN3]) as engine:
-            replica = engine.replicas[0]
-            config = {"prefix_key": {"mode": "precise"},
-                      "models": [{"name": MODEL, "tokenizer": QWEN3, "block_size": BLOCK}],
-                      "backends": [{"name": "e0", "url": f"http://{replica.host}:{replica.port}"}],
-                      "health": {"probe_interval_ms": 100}}
-            with GatewayProcess(config) as gw:
+            with GatewayProcess(self.emulator_config(engine)) as gw:
                 self.wait_parity(gw, "match")
                 self.assertEqual(metric_sum(gw.metrics_text(),
                                             "warmroute_prefix_key_parity_checks_total",
