@@ -1,7 +1,10 @@
 // Renderer's expressions: operators with Python's semantics on template values.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "common/status.h"
 #include "core/template/access.h"
 #include "core/template/cat.h"
@@ -300,7 +303,75 @@ absl::StatusOr<Value> Renderer::Eval(const Expr& e) {
   return absl::InternalError("unknown expression");
 }
 
+namespace {
+
+// The operands of a left-nested chain of `op` (a + b + c parses as (a + b) + c), leftmost first.
+void ChainOperands(const Expr& e, BinaryOp op, absl::InlinedVector<const Expr*, 8>& operands) {
+  const Expr* x = &e;
+  while (x->kind == ExprKind::kBinary && x->op == op) {
+    operands.push_back(x->args[1].get());
+    x = x->args[0].get();
+  }
+  operands.push_back(x);
+  std::reverse(operands.begin(), operands.end());
+}
+
+}  // namespace
+
+// Templates build their output as chains of concatenations ('<|im_start|>' + role + '\n' +
+// content + '<|im_end|>\n'); evaluated pairwise, each `+` copies everything to its left, so a
+// long message was copied once per operator and again into the output. Here the operands are
+// evaluated left to right as Python does, adjacent strings are kept (shared, not copied) and
+// joined once, and anything else is combined pairwise with Arithmetic at the point Python would:
+// the same result, the same errors in the same order.
+absl::StatusOr<Value> Renderer::EvalChain(const Expr& e, std::string* out, bool* appended) {
+  const BinaryOp op = e.op;
+  absl::InlinedVector<const Expr*, 8> operands;
+  ChainOperands(e, op, operands);
+  absl::InlinedVector<Value, 8> strings;  // a run of strings not yet joined
+  size_t bytes = 0;
+  std::optional<Value> acc;  // the result so far when it is not a run of strings
+  const auto join = [&strings, &bytes] {
+    std::string text;
+    text.reserve(bytes);
+    for (const Value& v : strings) text += v.string_value();
+    strings.clear();
+    bytes = 0;
+    return Value::String(std::move(text));
+  };
+  for (size_t i = 0; i < operands.size(); ++i) {
+    WR_ASSIGN_OR_RETURN(Value v, Eval(*operands[i]));
+    if (op == BinaryOp::kConcat && !v.is_string()) v = Value::String(ToStr(v));
+    if (v.is_string() && !acc.has_value() && (i == 0 || !strings.empty())) {
+      bytes += v.string_value().size();
+      if (bytes > limits_.max_output_bytes) {
+        return absl::ResourceExhaustedError("a string exceeds the output limit");
+      }
+      strings.push_back(std::move(v));
+      continue;
+    }
+    if (i == 0) {
+      acc = std::move(v);
+      continue;
+    }
+    Value left = acc.has_value() ? std::move(*acc) : join();
+    WR_ASSIGN_OR_RETURN(acc, Arithmetic(op, left, v, limits_.max_output_bytes));
+  }
+  if (acc.has_value()) return std::move(*acc);
+  if (out != nullptr) {
+    if (out->size() + bytes > limits_.max_output_bytes) {
+      return absl::ResourceExhaustedError(
+          Cat("the rendered template exceeds ", limits_.max_output_bytes, " bytes"));
+    }
+    for (const Value& v : strings) out->append(v.string_value());
+    *appended = true;
+    return Value();
+  }
+  return join();
+}
+
 absl::StatusOr<Value> Renderer::EvalBinary(const Expr& e) {
+  if (e.op == BinaryOp::kAdd || e.op == BinaryOp::kConcat) return EvalChain(e, nullptr, nullptr);
   WR_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
   WR_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
   if (e.op == BinaryOp::kConcat) {

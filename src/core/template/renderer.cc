@@ -82,6 +82,14 @@ absl::Status Renderer::ExecStmt(const Stmt& stmt, std::string& out) {
     case StmtKind::kText:
       return Append(stmt.text, out);
     case StmtKind::kOutput: {
+      if (stmt.expr->kind == ExprKind::kBinary &&
+          (stmt.expr->op == BinaryOp::kAdd || stmt.expr->op == BinaryOp::kConcat)) {
+        bool appended = false;
+        absl::StatusOr<Value> v = EvalChain(*stmt.expr, &out, &appended);
+        if (!v.ok()) return AtLine(v.status(), stmt.line);
+        if (appended) return absl::OkStatus();
+        return Append(ToStr(*v), out);
+      }
       absl::StatusOr<Value> v = Eval(*stmt.expr);
       if (!v.ok()) return AtLine(v.status(), stmt.line);
       if (v->is_string()) return Append(v->string_value(), out);

@@ -59,6 +59,9 @@ class Renderer {
   // Expressions (evaluate.cc).
   absl::StatusOr<Value> Eval(const Expr& e);
   absl::StatusOr<Value> EvalBinary(const Expr& e);
+  // A chain of `+` or `~` (EvalBinary's case). With `out`, a result that is a string is appended
+  // to *out instead (the output statement's case: no copy of the whole) and *appended is set.
+  absl::StatusOr<Value> EvalChain(const Expr& e, std::string* out, bool* appended);
   absl::StatusOr<Value> EvalCompare(const Expr& e);
   absl::StatusOr<Value> EvalCall(const Expr& e);
   absl::StatusOr<Value> EvalFilter(const Expr& e);

@@ -264,6 +264,48 @@ TEST(TemplateTest, RuntimeErrorsAreStatusesNamingTheLine) {
   }
 }
 
+// `+` and `~` chains are joined in one pass (evaluate.cc EvalChain); the results and the errors
+// are those of Python's pairwise evaluation, left to right.
+TEST(TemplateTest, ConcatenationChainsActAsPairwiseOperators) {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"{{ 'a' + b + 'c' + 'd' }}", "aBcd"},
+      {"{% set x = 'a' + b + 'c' %}{{ x ~ '|' ~ x }}", "aBc|aBc"},
+      {"{{ 1 + 2 + 3 }}", "6"},
+      {"{{ (1 + 2) ~ 'x' ~ 3 ~ none }}", "3x3None"},
+      {"{{ [1] + [2] + [3] }}", "[1, 2, 3]"},
+      {"{{ 'x' ~ [1] ~ 2.5 }}", "x[1]2.5"},
+      {"{{ ('a' + 'b') + ('c' + 'd') }}", "abcd"},
+      {"{{ 'p' + (1 + 2)|string + 'q' }}", "p3q"},
+  };
+  for (const auto& [source, expected] : kCases) {
+    absl::StatusOr<std::string> text = Render(source, R"({"b": "B"})");
+    ASSERT_TRUE(text.ok()) << source << ": " << text.status();
+    EXPECT_EQ(*text, expected) << source;
+  }
+  const std::pair<const char*, const char*> kErrors[] = {
+      {"{{ 'a' + 'b' + 1 + x }}", "can only concatenate str (not \"int\") to str"},
+      {"{{ 'a' + x + 1 }}", "'x' is undefined"},
+      {"{{ 1 + 2 + 'a' }}", "unsupported operand type(s) for +: 'int' and 'str'"},
+      {"{{ 1 + 2 ~ 'a' }}", "unsupported operand type(s) for +: 'int' and 'str'"},  // ~ binds first
+      {"{{ [1] + [2] + 'a' }}", "'list' and 'str'"},
+  };
+  for (const auto& [source, message] : kErrors) {
+    absl::StatusOr<std::string> text = Render(source);
+    ASSERT_FALSE(text.ok()) << source;
+    EXPECT_THAT(text.status().message(), HasSubstr(message)) << source;
+  }
+  Limits limits;
+  limits.max_output_bytes = 1000;
+  const std::string long_chain = "{{ " + [] {
+    std::string s = "'" + std::string(400, 'x') + "'";
+    for (int i = 0; i < 2; ++i) s += " + '" + std::string(400, 'y') + "'";
+    return s;
+  }() + " }}";
+  EXPECT_EQ(Render(long_chain, "{}", limits).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(Render("{% set s = 'x' * 600 %}{{ s }}{{ s + 'y' }}", "{}", limits).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
 TEST(TemplateTest, BoundsEveryRender) {
   Limits limits;
   limits.max_output_bytes = 1000;
