@@ -62,8 +62,8 @@ run "support-bot: 300 system prompts of ~3,000 tokens (≈ 900k tokens of prefix
 run "shared-prefix: SGLang's generated-shared-prefix shape, 512 groups (≈ 1.05M tokens of prefixes)" shared_prefix \
   --workload shared-prefix --workload-param groups=512 --requests 8192 --load 0.7
 run "multi-turn chat sessions" multi_turn --workload multi-turn --requests 5000 --load 0.7
-run "agent trajectories (prefix key 64k characters: the trajectories outgrow the default 16k)" agent \
-  --workload agent --requests 4000 --load 0.7 --key-max-chars 65536
+run "agent trajectories (tool definitions then a growing trajectory: the key covers the whole prompt)" agent \
+  --workload agent --requests 4000 --load 0.7
 run "unique: no shared prefixes (negative control)" unique --workload unique --requests 8000 --load 0.7
 run "Mooncake conversation trace (real timestamps)" conversation \
   --workload trace:workloads/traces/conversation_trace.jsonl --requests 100000 --trace-speed 1

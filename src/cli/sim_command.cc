@@ -74,7 +74,7 @@ struct SimFlags {
   double series_interval_s = 1;
   int64_t calibration_requests = 2048;
   bool no_bounds = false;
-  int64_t key_max_chars = 0;  // 0: PrefixKeyOptions' default
+  int64_t key_max_chars = 0;  // 0: the whole prompt (PrefixKeyOptions' default)
   std::string membership;
   double hit_window_s = 5;
   sim::DipOptions dip;
@@ -269,13 +269,13 @@ int RunSim(const SimFlags& flags) {
     options.membership = *change;
     if (!loads.empty()) return Fail(2, "--membership cannot be combined with --sweep-loads");
   }
-  if (flags.key_max_chars != 0) {
-    if (flags.key_max_chars < options.prefix_key.block_chars || flags.key_max_chars > (1 << 24)) {
-      return Fail(2, absl::StrCat("--key-max-chars must be in [", options.prefix_key.block_chars,
-                                  ", 16777216], got ", flags.key_max_chars));
-    }
-    options.prefix_key.max_chars = flags.key_max_chars;
+  if (flags.key_max_chars != 0 && (flags.key_max_chars < options.prefix_key.block_chars ||
+                                   flags.key_max_chars > (1 << 24))) {
+    return Fail(2, absl::StrCat("--key-max-chars must be 0 (the whole prompt) or in [",
+                                options.prefix_key.block_chars, ", 16777216], got ",
+                                flags.key_max_chars));
   }
+  options.prefix_key.max_chars = flags.key_max_chars;
 
   std::vector<std::string> policies;
   if (flags.policies == "all") {
@@ -550,8 +550,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(WholeNumber(1, kMaxCalibrationRequests));
   cmd->add_option("--key-max-chars", f.key_max_chars,
-                  "match depth of the routers' prefix key in characters (default 16384, as the "
-                  "gateway's prefix_key.max_chars)")
+                  "match depth of the routers' prefix key in characters (default 0: the whole "
+                  "prompt, as the gateway's prefix_key.max_chars)")
       ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--membership", f.membership,
                   "add@SECONDS or remove@SECONDS: a replica (chosen by the seed) joins or leaves "

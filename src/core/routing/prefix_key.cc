@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "core/request/block_hash.h"
@@ -79,8 +80,11 @@ std::vector<uint64_t> HashChain(const char* data, size_t size, size_t block_byte
   return hasher.Take();
 }
 
+// The most blocks a key holds: max_units / block_units, or unbounded for max_units <= 0 (the
+// whole prompt, PrefixKeyOptions' default).
 size_t MaxBlocks(int64_t max_units, int block_units) {
-  return max_units <= 0 ? 0 : static_cast<size_t>(max_units / block_units);
+  return max_units <= 0 ? std::numeric_limits<size_t>::max()
+                        : static_cast<size_t>(max_units / block_units);
 }
 
 // The key of a text of `chars` bytes that feed(ChainHasher&) hands to the hasher, in pieces.

@@ -14,12 +14,17 @@
 // engine's block size hashes to exactly the engine's own block hashes (request::HashFullBlocks),
 // so KV events can be matched against the index in that case.
 //
-// Match depth is bounded: at most `max_chars` characters (default 16,384) or `max_tokens` tokens
-// (default 4,096) are hashed, which bounds the routing cost per request and the index size.
+// The key covers the whole prompt by default (max_chars = max_tokens = 0): what follows a long
+// shared part (a user's own context after a 6k-token system prompt, an agent's trajectory) is a
+// prefix too, and only a whole-prompt key lets routing see it. The cost is linear in the prompt:
+// hashing is ~8 ns per 64-byte block, and the index bounds itself by the backends' KV capacity
+// (prefix_index.h), so a long prompt costs the router a few microseconds per thousand blocks.
+// An operator may still cap the depth: at most `max_chars` characters or `max_tokens` tokens
+// (when > 0) are hashed.
 //
 // Usage:
 //   PrefixKey key = MakePrefixKey(request, /*tenant=*/"acme", PrefixKeyOptions{});
-//   key.block_hashes;            // chain of full-block hashes, at most max_chars / block_chars
+//   key.block_hashes;            // chain of full-block hashes (at most max_chars / block_chars)
 //   key.tokens_per_block;        // estimated engine tokens one block stands for
 //
 // Thread-safety: pure functions.
@@ -40,8 +45,8 @@ namespace warmroute::routing {
 struct PrefixKeyOptions {
   int block_chars = 64;
   int block_tokens = 16;
-  int64_t max_chars = 16384;
-  int64_t max_tokens = 4096;
+  int64_t max_chars = 0;   // 0: the whole prompt; else at most this many characters are hashed
+  int64_t max_tokens = 0;  // 0: the whole prompt; else at most this many tokens are hashed
   double chars_per_token = 4.0;  // to estimate prompt tokens from characters
 };
 

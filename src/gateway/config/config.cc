@@ -164,15 +164,13 @@ absl::Status ParsePrefixKey(MapReader& map, GatewayConfig* config) {
   routing::PrefixKeyOptions* out = &config->prefix_key;
   WR_RETURN_IF_ERROR(ReadSmallInt(map.Get("block_chars"), map.PathOf("block_chars"), 1, 1 << 20,
                                   &out->block_chars));
-  // The default max_chars may be below a large block_chars given alone: then it is an error too,
-  // reported on the key the user wrote.
+  // max_chars 0 (the default) keys the whole prompt; a cap must hold at least one block.
   const ConfigNode* max_chars = map.Get("max_chars");
   WR_RETURN_IF_ERROR(
-      ReadInt(max_chars, map.PathOf("max_chars"), 1, int64_t{1} << 30, &out->max_chars));
-  if (out->max_chars < out->block_chars) {
-    return KeyError(max_chars != nullptr ? map.PathOf("max_chars") : map.PathOf("block_chars"),
-                    max_chars,
-                    absl::StrCat("max_chars (", out->max_chars, ") must be >= block_chars (",
+      ReadInt(max_chars, map.PathOf("max_chars"), 0, int64_t{1} << 30, &out->max_chars));
+  if (out->max_chars != 0 && out->max_chars < out->block_chars) {
+    return KeyError(map.PathOf("max_chars"), max_chars,
+                    absl::StrCat("max_chars (", out->max_chars, ") must be 0 (the whole prompt) or >= block_chars (",
                                  out->block_chars, ")"));
   }
   return absl::OkStatus();

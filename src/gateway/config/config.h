@@ -10,8 +10,9 @@
 //                  tls: {cert_file, key_file (both required), client_ca_file} (absent: plaintext)
 //   policy:        name (routing::PolicyNames), params (name -> number), validated by building
 //                  the policy with routing::MakePolicy
-//   prefix_key:    block_chars (> 0), max_chars (>= block_chars), mode (approximate | precise |
-//                  auto), parity_check_interval_ms (>= 0; 0: only when a backend joins)
+//   prefix_key:    block_chars (> 0), max_chars (0: the whole prompt, else >= block_chars), mode
+//                  (approximate | precise | auto), parity_check_interval_ms (>= 0; 0: only when a
+//                  backend joins)
 //   models:        list of {name (required, unique), tokenizer (a directory holding
 //                  tokenizer.json and tokenizer_config.json), block_size (the engine's KV block
 //                  size, 1..1024)}: the models whose requests get precise prefix keys

@@ -89,7 +89,7 @@ TEST(GatewayConfigTest, EmptyDocumentGivesDocumentedDefaults) {
   EXPECT_EQ(config->policy.name, "warmroute");
   EXPECT_TRUE(config->policy.params.empty());
   EXPECT_EQ(config->prefix_key.block_chars, 64);
-  EXPECT_EQ(config->prefix_key.max_chars, 16384);
+  EXPECT_EQ(config->prefix_key.max_chars, 0);  // the whole prompt
   EXPECT_TRUE(config->backends.empty());
   EXPECT_EQ(config->timeouts.connect, Millis(2000));
   EXPECT_EQ(config->timeouts.first_byte, Millis(300000));
@@ -222,9 +222,9 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
       {"policy:\n  params: [1]\n", "policy.params: expected a map, got a list"},
       {"prefix_key:\n  block_chars: 0\n", "prefix_key.block_chars: must be > 0, got 0"},
       {"prefix_key:\n  block_chars: 64\n  max_chars: 32\n",
-       "prefix_key.max_chars: max_chars (32) must be >= block_chars (64) (line 3)"},
-      {"prefix_key:\n  block_chars: 20000\n",
-       "prefix_key.block_chars: max_chars (16384) must be >= block_chars (20000)"},
+       "prefix_key.max_chars: max_chars (32) must be 0 (the whole prompt) or >= block_chars (64) "
+       "(line 3)"},
+      {"prefix_key:\n  max_chars: -1\n", "prefix_key.max_chars: must be >= 0, got -1"},
       {"prefix_key:\n  mode: exact\n",
        "prefix_key.mode: expected approximate, precise or auto, got 'exact' (line 2)"},
       {"prefix_key:\n  parity_check_interval_ms: -1\n",
@@ -397,7 +397,7 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
       R"("idle_timeout_ms":120000,)"
       R"("shutdown_grace_ms":30000},)"
       R"("policy":{"name":"warmroute","params":{}},"prefix_key":{"block_chars":64,)"
-      R"("max_chars":16384,"mode":"auto","parity_check_interval_ms":600000},"backends":[],)"
+      R"("max_chars":0,"mode":"auto","parity_check_interval_ms":600000},"backends":[],)"
       R"("models":[],"timeouts":{"connect_ms":2000,"first_byte_ms":300000,)"
       R"("idle_stream_ms":60000},"retries":2,"health":{"probe_interval_ms":1000,)"
       R"("probe_timeout_ms":1000,"eject_after_failures":3,"backoff_initial_ms":1000,)"
