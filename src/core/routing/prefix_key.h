@@ -17,10 +17,10 @@
 // The key covers the whole prompt by default (max_chars = max_tokens = 0): what follows a long
 // shared part (a user's own context after a 6k-token system prompt, an agent's trajectory) is a
 // prefix too, and only a whole-prompt key lets routing see it. The cost is linear in the prompt:
-// hashing is ~8 ns per 64-byte block, and the index bounds itself by the backends' KV capacity
-// (prefix_index.h), so a long prompt costs the router a few microseconds per thousand blocks.
-// An operator may still cap the depth: at most `max_chars` characters or `max_tokens` tokens
-// (when > 0) are hashed.
+// hashing ~8 ns per 64-byte block, and the index's insert, which refreshes every held block and
+// adds the new ones, a few hundred ns per block (docs/performance.md, "Whole-prompt keys"); the
+// index bounds itself by the backends' KV capacity (prefix_index.h). An operator may still cap
+// the depth: at most `max_chars` characters or `max_tokens` tokens (when > 0) are hashed.
 //
 // Usage:
 //   PrefixKey key = MakePrefixKey(request, /*tenant=*/"acme", PrefixKeyOptions{});

@@ -113,11 +113,16 @@ TEST(PrefixKeyTest, OnlyFullBlocksAreHashed) {
             MakePrefixKeyFromText("m", "", prompt, {}).block_hashes);
 }
 
-TEST(PrefixKeyTest, DepthIsBoundedByMaxChars) {
+TEST(PrefixKeyTest, TheKeyCoversTheWholePromptUnlessMaxCharsCapsIt) {
   const std::string prompt = Text(100000, 10);
   const PrefixKey key = MakePrefixKeyFromText("m", "", prompt, {});
-  EXPECT_EQ(key.block_hashes.size(), 16384u / 64);
-  EXPECT_EQ(key.prompt_tokens, 25000);  // the estimate covers the whole prompt
+  EXPECT_EQ(key.block_hashes.size(), 100000u / 64);
+  EXPECT_EQ(key.prompt_tokens, 25000);
+  // What follows a long shared part is keyed too: two prompts that differ only after 90,000
+  // characters share exactly the blocks before the difference.
+  std::string other = prompt;
+  other[90000] = other[90000] == 'a' ? 'b' : 'a';
+  EXPECT_EQ(CommonLeadingHashes(key, MakePrefixKeyFromText("m", "", other, {})), 90000u / 64);
 
   PrefixKeyOptions options;
   options.block_chars = 32;
@@ -159,12 +164,12 @@ TEST(PrefixKeyTest, TokenPromptsAreCutByTokens) {
   EXPECT_EQ(CommonLeadingHashes(key, changed), 2u);
 }
 
-TEST(PrefixKeyTest, TokenDepthIsBoundedByMaxTokens) {
+TEST(PrefixKeyTest, TokenDepthIsTheWholePromptUnlessMaxTokensCapsIt) {
   PrefixKeyOptions options;
   options.max_tokens = 100;
   const std::vector<int32_t> tokens = Tokens(10000, 13);
   EXPECT_EQ(MakePrefixKeyFromTokens("m", "", tokens, options).block_hashes.size(), 6u);
-  EXPECT_EQ(MakePrefixKeyFromTokens("m", "", tokens, {}).block_hashes.size(), 4096u / 16);
+  EXPECT_EQ(MakePrefixKeyFromTokens("m", "", tokens, {}).block_hashes.size(), 10000u / 16);
 }
 
 TEST(PrefixKeyTest, TokenPromptWithoutTenantReproducesEngineBlockHashes) {
@@ -226,7 +231,7 @@ TEST(PrefixKeyTest, ChatKeyEqualsTheKeyOfTheRenderedText) {
     PrefixKeyOptions options;
     constexpr int kBlocks[] = {1, 5, 19, 64, 100, 257, 1000};
     options.block_chars = kBlocks[rng.UniformInt(std::size(kBlocks))];
-    options.max_chars = rng.UniformInt(3) == 0 ? static_cast<int64_t>(rng.UniformInt(600)) : 16384;
+    options.max_chars = rng.UniformInt(3) == 0 ? static_cast<int64_t>(rng.UniformInt(600)) : 0;
     const PrefixKey key = MakePrefixKey(request, "t", options);
     const PrefixKey rendered =
         MakePrefixKeyFromText("m", "t", request::RenderPrompt(request), options);
