@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "core/kv_events/event_encoder.h"
 #include "core/kv_events/msgpack_test_util.h"
 #include "core/routing/policy_registry.h"
 #include "core/routing/router.h"
-#include "emulator/kv_event_publisher.h"
 #include "gtest/gtest.h"
 
 namespace warmroute::kv_events {
@@ -23,7 +23,7 @@ constexpr int kBlock = 16;
 
 std::string Batch(const std::vector<engine::KvEvent>& events, std::optional<int> rank = 0,
                   double ts = 1000.0) {
-  return emulator::EncodeKvEventBatch(ts, events, rank, emulator::KvEventEncoding::kArray);
+  return EncodeKvEventBatch(ts, events, rank, KvEventEncoding::kArray);
 }
 
 class FeedTest : public ::testing::Test {
