@@ -551,7 +551,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "discrete-event simulator: routing policies side by side on a simulated fleet, same stream");
   SimFlags& f = *flags;
   cmd->add_option("--workload", f.workload,
-                  "support-bot, shared-prefix, multi-turn, agent, unique, or trace:FILE")
+                  "support-bot, shared-prefix, llmd-73, multi-turn, agent, unique, or trace:FILE")
       ->capture_default_str();
   cmd->add_option("--workload-param", f.workload_params,
                   "workload shape override, repeatable: KEY=NUMBER, e.g. system_prompts=256 "

@@ -32,8 +32,8 @@ std::vector<std::string> Stream(const WorkloadOptions& options, uint64_t seed) {
 }
 
 TEST(WorkloadTest, ListsTheBuiltInWorkloads) {
-  EXPECT_EQ(WorkloadNames(), (std::vector<std::string>{"support-bot", "shared-prefix", "multi-turn",
-                                                       "agent", "unique"}));
+  EXPECT_EQ(WorkloadNames(), (std::vector<std::string>{"support-bot", "shared-prefix", "llmd-73",
+                                                       "multi-turn", "agent", "unique"}));
 }
 
 TEST(WorkloadTest, EveryWorkloadIsDeterministicFromItsSeed) {
