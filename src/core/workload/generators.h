@@ -47,9 +47,11 @@ struct SharedPrefixConfig {
   // benchmarks use it): the requests cycle through the groups x prompts_per_group prompts.
   bool user_questions = false;
 };
-// `defaults`: the config the parameters override (shared-prefix's, or llm-d's 73-capacity one).
+// `defaults`: the config the parameters override (shared-prefix's, or llm-d's 73-capacity one);
+// `workload` names it in errors.
 absl::StatusOr<SharedPrefixConfig> SharedPrefixConfigFromParams(
-    const WorkloadParams& params, const SharedPrefixConfig& defaults = {});
+    const WorkloadParams& params, const SharedPrefixConfig& defaults = {},
+    std::string_view workload = "shared-prefix");
 // llmd-73: llm-d's 73-capacity benchmark workload (llm-d/llm-d-kv-cache
 // benchmarking/73-capacity/README.md, inference-perf `data: shared_prefix`): 150 groups of 5 users,
 // a 6,000-token system prompt per group, a 1,200-token question per user, 1,000 output tokens.

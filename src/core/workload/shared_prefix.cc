@@ -138,9 +138,9 @@ SharedPrefixConfig Llmd73Config() {
 }
 
 absl::StatusOr<SharedPrefixConfig> SharedPrefixConfigFromParams(
-    const WorkloadParams& params, const SharedPrefixConfig& defaults) {
+    const WorkloadParams& params, const SharedPrefixConfig& defaults, std::string_view workload) {
   SharedPrefixConfig config = defaults;
-  ParamReader reader("shared-prefix", params);
+  ParamReader reader(workload, params);
   int user_questions = config.user_questions ? 1 : 0;
   reader.Int("user_questions", 0, 1, &user_questions);
   config.user_questions = user_questions == 1;

@@ -72,7 +72,7 @@ absl::Status ValidateWorkloadOptions(const WorkloadOptions& options) {
   if (name == "support-bot") return SupportBotConfigFromParams(options.params).status();
   if (name == "shared-prefix") return SharedPrefixConfigFromParams(options.params).status();
   if (name == "llmd-73") {
-    return SharedPrefixConfigFromParams(options.params, Llmd73Config()).status();
+    return SharedPrefixConfigFromParams(options.params, Llmd73Config(), "llmd-73").status();
   }
   if (name == "multi-turn") return MultiTurnConfigFromParams(options.params).status();
   if (name == "agent") return AgentConfigFromParams(options.params).status();
@@ -109,7 +109,7 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& op
     return MakeSharedPrefix(options, *SharedPrefixConfigFromParams(options.params), seed);
   }
   if (name == "llmd-73") {
-    return MakeSharedPrefix(options, *SharedPrefixConfigFromParams(options.params, Llmd73Config()),
+    return MakeSharedPrefix(options, *SharedPrefixConfigFromParams(options.params, Llmd73Config(), "llmd-73"),
                             seed);
   }
   if (name == "multi-turn") {
