@@ -78,7 +78,8 @@ struct SimFlags {
   double series_interval_s = 1;
   int64_t calibration_requests = 2048;
   bool no_bounds = false;
-  int64_t key_max_chars = 0;  // 0: PrefixKeyOptions' default
+  int64_t key_max_chars = 0;   // 0: PrefixKeyOptions' default
+  int64_t key_max_tokens = 0;  // 0: PrefixKeyOptions' default
   std::string membership;
   double hit_window_s = 5;
   sim::DipOptions dip;
@@ -306,6 +307,17 @@ int RunSim(const SimFlags& flags) {
                                   ", 16777216], got ", flags.key_max_chars));
     }
     options.prefix_key.max_chars = flags.key_max_chars;
+  }
+  if (flags.key_max_tokens != 0) {
+    if (flags.prefix_mode != "precise") {
+      return Fail(2, "--key-max-tokens applies only to --prefix-mode precise (token keys); "
+                     "text keys are bounded by --key-max-chars");
+    }
+    if (flags.key_max_tokens < 16 || flags.key_max_tokens > (1 << 22)) {
+      return Fail(2, absl::StrCat("--key-max-tokens must be in [16, 4194304], got ",
+                                  flags.key_max_tokens));
+    }
+    options.prefix_key.max_tokens = flags.key_max_tokens;
   }
 
   std::vector<std::string> policies;
@@ -615,6 +627,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--key-max-chars", f.key_max_chars,
                   "match depth of the routers' prefix key in characters (default 16384, as the "
                   "gateway's prefix_key.max_chars)")
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
+  cmd->add_option("--key-max-tokens", f.key_max_tokens,
+                  "precise: match depth of the token keys in tokens (default 4096, as the "
+                  "gateway's prefix_key.max_tokens)")
       ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--membership", f.membership,
                   "add@SECONDS or remove@SECONDS: a replica (chosen by the seed) joins or leaves "
