@@ -38,6 +38,8 @@ void WriteFigures(JsonWriter& j, const Figures& f) {
   j.Double(f.ttft_p90_s);
   j.Key("ttft_p99_s");
   j.Double(f.ttft_p99_s);
+  j.Key("ttft_mean_s");
+  j.Double(f.ttft_mean_s);
   j.Key("e2e_p50_s");
   j.Double(f.e2e_p50_s);
   j.Key("requests_per_s");
@@ -277,6 +279,7 @@ Figures ComputeFigures(const RunResult& run) {
   f.ttft_p50_s = run.ttft_s.Percentile(0.50);
   f.ttft_p90_s = run.ttft_s.Percentile(0.90);
   f.ttft_p99_s = run.ttft_s.Percentile(0.99);
+  f.ttft_mean_s = run.ttft_s.Mean();
   f.e2e_p50_s = run.e2e_s.Percentile(0.50);
   const double span = run.last_finish_s - run.first_arrival_s;
   if (span > 0) {

@@ -33,6 +33,7 @@ struct Figures {
   double ttft_p50_s = 0;
   double ttft_p90_s = 0;
   double ttft_p99_s = 0;
+  double ttft_mean_s = 0;
   double e2e_p50_s = 0;
   double requests_per_s = 0;
   double output_tokens_per_s = 0;
