@@ -15,6 +15,10 @@
 // timestamps (/ --trace-speed). A flag that does not apply to the run (--rate or --load with a
 // trace, --trace-speed without one, --rate with --load, --profile with --replica-spec, ...) is
 // refused rather than ignored, and output paths are checked before anything runs.
+// Prefix mode: --prefix-mode approximate (default: text keys, the index learns from routing and
+// reported cached tokens) or precise (token keys, the engines' KV events feed the index through
+// kv_events::BackendEventFeed; --event-delay-ms, --event-loss, --event-replay, --key-max-tokens
+// apply to it only); every output names the mode and each policy's index error.
 // Wall-clock time is measured here only, to report simulated requests per second; the simulation
 // itself runs on virtual time.
 // Invalid flags exit 2 with a message on stderr; a failed run exits 1.
