@@ -84,3 +84,21 @@ echo '```'
 cp "$tmp/sweep"/*.png "$img/" 2>/dev/null || true
 echo
 echo "![TTFT p99 against load](img/routing/ttft_p99_vs_load.png)"
+
+echo
+echo "## Precise mode: every policy with and without KV events"
+echo
+cat <<'PRECISE'
+Produced by `bench/precise_results.sh build/release/src/cli/warmroute` (called from here). Each
+workload runs twice with every policy: `--prefix-mode approximate` (text keys; the index learns
+from routing and the engines' reported cached tokens) and `--prefix-mode precise` (token keys;
+the engines' KV events reach the index through the gateway's feed, 0.5 ms after each engine
+step, none lost). *Index error*: mean over requests of |predicted − engine-reported cached
+tokens| / prompt tokens, the prediction being the routing decision's (the chosen backend's
+matched depth). Shorter runs than above (one core, a few minutes for all four); the prefix keys
+match at most 4,096 tokens in both modes (the gateway's defaults), so prompts longer than that
+keep an error in precise mode too. [precise-mode.md](precise-mode.md#the-simulator-in-precise-mode)
+reads the tables.
+PRECISE
+echo
+"$root/bench/precise_results.sh" "$bin" modes

@@ -241,7 +241,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--url", flags->urls,
                   "target http://HOST:PORT (repeat for round-robin over several)");
   cmd->add_option("--workload", flags->workload,
-                  "support-bot, shared-prefix, multi-turn, agent, unique, or trace:FILE")
+                  "support-bot, shared-prefix, llmd-73, multi-turn, agent, unique, or trace:FILE")
       ->capture_default_str();
   cmd->add_option("--workload-param", flags->workload_params,
                   "KEY=NUMBER shape override of the workload (repeatable)");

@@ -15,6 +15,10 @@
 // timestamps (/ --trace-speed). A flag that does not apply to the run (--rate or --load with a
 // trace, --trace-speed without one, --rate with --load, --profile with --replica-spec, ...) is
 // refused rather than ignored, and output paths are checked before anything runs.
+// Prefix mode: --prefix-mode approximate (default: text keys, the index learns from routing and
+// reported cached tokens) or precise (token keys, the engines' KV events feed the index through
+// kv_events::BackendEventFeed; --event-delay-ms, --event-loss, --event-replay, --key-max-tokens
+// apply to it only); every output names the mode and each policy's index error.
 // Wall-clock time is measured here only, to report simulated requests per second; the simulation
 // itself runs on virtual time.
 // Invalid flags exit 2 with a message on stderr; a failed run exits 1.
@@ -70,11 +74,16 @@ struct SimFlags {
   std::string policies = "all";
   std::vector<std::string> policy_params;
   double network_delay_ms = 0.5;
+  std::string prefix_mode = "approximate";
+  double event_delay_ms = 0;  // given: else the network delay
+  double event_loss = 0;
+  std::string event_replay = "on";
   double scrape_interval_ms = 200;
   double series_interval_s = 1;
   int64_t calibration_requests = 2048;
   bool no_bounds = false;
-  int64_t key_max_chars = 0;  // 0: the whole prompt (PrefixKeyOptions' default)
+  int64_t key_max_chars = 0;   // 0: the whole prompt (PrefixKeyOptions' default)
+  int64_t key_max_tokens = 0;  // 0: the whole prompt (PrefixKeyOptions' default)
   std::string membership;
   double hit_window_s = 5;
   sim::DipOptions dip;
@@ -156,8 +165,16 @@ std::string ConflictingFlags(const SimFlags& flags, bool trace) {
                             "timestamps (scale them with --trace-speed)");
       }
     }
-    return "";
   }
+  if (flags.prefix_mode != "precise") {
+    for (const char* flag : {"--event-delay-ms", "--event-loss", "--event-replay"}) {
+      if (given(flag)) {
+        return absl::StrCat(flag, " applies only to --prefix-mode precise (the router gets KV "
+                                  "events only there)");
+      }
+    }
+  }
+  if (trace) return "";
   if (given("--trace-speed")) return "--trace-speed applies only to a trace:FILE workload";
   if (given("--rate")) {
     for (const char* flag : {"--load", "--sweep-loads", "--calibration-requests"}) {
@@ -218,6 +235,25 @@ int RunSim(const SimFlags& flags) {
   if (!(flags.network_delay_ms >= 0)) return Fail(2, "--network-delay-ms must not be negative");
   if (!(flags.scrape_interval_ms > 0)) return Fail(2, "--scrape-interval-ms must be positive");
   if (!(flags.series_interval_s > 0)) return Fail(2, "--series-interval-s must be positive");
+  if (flags.prefix_mode == "precise") {
+    options.prefix_mode = sim::SimOptions::PrefixMode::kPrecise;
+  } else if (flags.prefix_mode != "approximate") {
+    return Fail(2, absl::StrCat("--prefix-mode must be approximate or precise, got \"",
+                                flags.prefix_mode, "\""));
+  }
+  if (flags.given.contains("--event-delay-ms")) {
+    if (!(flags.event_delay_ms >= 0)) return Fail(2, "--event-delay-ms must not be negative");
+    options.event_delay = FromSeconds(flags.event_delay_ms / 1000);
+  }
+  if (!(flags.event_loss >= 0 && flags.event_loss <= 1)) {
+    return Fail(2, "--event-loss is a probability per message, in [0, 1]");
+  }
+  options.event_loss = flags.event_loss;
+  if (flags.event_replay != "on" && flags.event_replay != "off") {
+    return Fail(2, absl::StrCat("--event-replay must be on or off, got \"", flags.event_replay,
+                                "\""));
+  }
+  options.event_replay = flags.event_replay == "on";
   options.hit_window = FromSeconds(flags.hit_window_s);
   if (!(flags.hit_window_s > 0)) return Fail(2, "--hit-window-s must be positive");
   if (!(flags.dip.baseline_s > 0)) return Fail(2, "--dip-baseline-s must be positive");
@@ -276,6 +312,17 @@ int RunSim(const SimFlags& flags) {
                                 flags.key_max_chars));
   }
   options.prefix_key.max_chars = flags.key_max_chars;
+  if (flags.key_max_tokens != 0) {
+    if (flags.prefix_mode != "precise") {
+      return Fail(2, "--key-max-tokens applies only to --prefix-mode precise (token keys); "
+                     "text keys are bounded by --key-max-chars");
+    }
+    if (flags.key_max_tokens < 16 || flags.key_max_tokens > (1 << 22)) {
+      return Fail(2, absl::StrCat("--key-max-tokens must be in [16, 4194304], got ",
+                                  flags.key_max_tokens));
+    }
+    options.prefix_key.max_tokens = flags.key_max_tokens;
+  }
 
   std::vector<std::string> policies;
   if (flags.policies == "all") {
@@ -376,6 +423,17 @@ int RunSim(const SimFlags& flags) {
   std::printf("arrivals: %s\n", arrivals.c_str());
   std::printf("gateway: network delay %g ms each way, metrics scraped every %g ms\n",
               flags.network_delay_ms, flags.scrape_interval_ms);
+  std::string kv_events;
+  if (options.prefix_mode == sim::SimOptions::PrefixMode::kPrecise) {
+    kv_events = absl::StrFormat(
+        "KV events delivered %g ms after each engine step, %g%% of messages lost, replay %s",
+        ToSeconds(options.event_delay.value_or(options.network_delay)) * 1000,
+        100 * options.event_loss, options.event_replay ? "on (10,000 steps buffered)" : "off");
+  }
+  std::printf("prefix mode: %s%s\n", std::string(sim::PrefixModeName(options.prefix_mode)).c_str(),
+              kv_events.empty()
+                  ? " (text keys; the index learns from routing and reported cached tokens)"
+                  : absl::StrCat(" (token keys; ", kv_events, ")").c_str());
   if (options.membership) {
     std::printf("membership: %s (%s)\n", sim::DescribeMembershipChange(*options.membership).c_str(),
                 options.membership->kind == sim::MembershipChange::Kind::kAdd
@@ -405,6 +463,8 @@ int RunSim(const SimFlags& flags) {
                            .arrivals = arrivals,
                            .network_delay_ms = flags.network_delay_ms,
                            .scrape_interval_ms = flags.scrape_interval_ms,
+                           .prefix_mode = std::string(sim::PrefixModeName(options.prefix_mode)),
+                           .kv_events = kv_events,
                            .dip = flags.dip};
   const char* legend =
       "hit = engine-reported cached / prompt tokens; ttft/e2e measured at the gateway; pf-imb and "
@@ -463,6 +523,7 @@ int RunSim(const SimFlags& flags) {
               static_cast<long long>(simulated), header.wall_s,
               static_cast<double>(simulated) / header.wall_s);
   std::printf("%s", legend);
+  std::printf("\n%s", sim::FormatIndexTable(c->runs, /*markdown=*/false).c_str());
   const std::string dip_table = sim::FormatDipTable(c->runs, flags.dip, /*markdown=*/false);
   if (!dip_table.empty()) std::printf("\n%s", dip_table.c_str());
   std::fflush(stdout);
@@ -475,7 +536,10 @@ int RunSim(const SimFlags& flags) {
   if (!flags.markdown.empty()) {
     std::string md = absl::StrCat(
         "Workload `", workload_label, "`, ", header.fleet, ", ", flags.requests, " requests, seed ",
-        flags.seed, ". Arrivals: ", arrivals, ".\n\n", sim::FormatMarkdownTable(c->runs, pooled));
+        flags.seed, ". Arrivals: ", arrivals, ". Prefix mode: ", header.prefix_mode,
+        kv_events.empty() ? "" : absl::StrCat(" (", kv_events, ")"), ".\n\n",
+        sim::FormatMarkdownTable(c->runs, pooled), "\n",
+        sim::FormatIndexTable(c->runs, /*markdown=*/true));
     if (options.membership) {
       absl::StrAppendFormat(
           &md,
@@ -503,7 +567,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "discrete-event simulator: routing policies side by side on a simulated fleet, same stream");
   SimFlags& f = *flags;
   cmd->add_option("--workload", f.workload,
-                  "support-bot, shared-prefix, multi-turn, agent, unique, or trace:FILE")
+                  "support-bot, shared-prefix, llmd-73, multi-turn, agent, unique, or trace:FILE")
       ->capture_default_str();
   cmd->add_option("--workload-param", f.workload_params,
                   "workload shape override, repeatable: KEY=NUMBER, e.g. system_prompts=256 "
@@ -540,6 +604,21 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "policy parameter override, repeatable: POLICY.KEY=NUMBER");
   cmd->add_option("--network-delay-ms", f.network_delay_ms, "gateway <-> replica delay, one way")
       ->capture_default_str();
+  cmd->add_option("--prefix-mode", f.prefix_mode,
+                  "approximate (text keys; the index learns from routing and reported cached "
+                  "tokens) or precise (token keys; the engines' KV events feed the index, "
+                  "docs/precise-mode.md)")
+      ->capture_default_str();
+  cmd->add_option("--event-delay-ms", f.event_delay_ms,
+                  "precise: KV events reach the router this long after the engine step "
+                  "(default: --network-delay-ms)");
+  cmd->add_option("--event-loss", f.event_loss,
+                  "precise: probability that a KV-event message is lost (the stream sees a gap)")
+      ->capture_default_str();
+  cmd->add_option("--event-replay", f.event_replay,
+                  "precise: on (the engines' replay endpoints answer a gap from their last 10,000 "
+                  "messages) or off (a gap clears and rebuilds the backend's slice)")
+      ->capture_default_str();
   cmd->add_option("--scrape-interval-ms", f.scrape_interval_ms, "metrics scrape interval")
       ->capture_default_str();
   cmd->add_option("--series-interval-s", f.series_interval_s,
@@ -552,6 +631,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--key-max-chars", f.key_max_chars,
                   "match depth of the routers' prefix key in characters (default 0: the whole "
                   "prompt, as the gateway's prefix_key.max_chars)")
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
+  cmd->add_option("--key-max-tokens", f.key_max_tokens,
+                  "precise: match depth of the token keys in tokens (default 0: the whole "
+                  "prompt, as the gateway's precise keys)")
       ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--membership", f.membership,
                   "add@SECONDS or remove@SECONDS: a replica (chosen by the seed) joins or leaves "

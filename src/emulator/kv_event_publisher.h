@@ -1,28 +1,10 @@
-// vLLM's KV-event wire format, and a ZMQ PUB socket that sends it.
+// A ZMQ PUB socket that sends KV events in vLLM's wire format (the encodings:
+// core/kv_events/event_encoder.h).
 //
 // One message per scheduler step that produced events, three frames:
 //   1. topic (bytes; vLLM's default is empty)
 //   2. sequence number: 8 bytes, big-endian, from 0, +1 per message
-//   3. msgpack payload: [ts, [event, ...], data_parallel_rank] (the rank left out when unknown)
-// Events are msgspec tagged structs (omit_defaults), block hashes msgpack unsigned ints (vLLM's
-// int form of ExternalBlockHash), medium "GPU". Two encodings:
-//   kArray: array_like, vLLM up to v0.23 — an array whose first element is the tag:
-//     ["BlockStored", block_hashes, parent_block_hash|nil, token_ids, block_size, lora_id|nil,
-//      medium, lora_name|nil]
-//     ["BlockRemoved", block_hashes, medium]
-//     ["AllBlocksCleared"]
-//   kMap: vLLM's current form (vllm-project/vllm#42892) — {"type": tag, field: value, ...} with
-//     the same fields plus, for BlockStored, extra_keys (nil per block), group_idx (0) and
-//     kv_cache_spec_kind ("full_attention"), and for BlockRemoved group_idx (0).
-//   kSglang: SGLang's copy of the schema (python/sglang/srt/disaggregation/kv_events.py),
-//   array_like
-//     with fewer fields and the rank named attn_dp_rank:
-//     ["BlockStored", block_hashes, parent_block_hash|nil, token_ids, block_size, lora_id|nil]
-//     ["BlockRemoved", block_hashes]
-//     ["AllBlocksCleared"]
-//     Only the shape is SGLang's: hashes and blocks stay the emulator's (vLLM-style 16-token
-//     blocks), where SGLang hashes its radix cache's pages.
-// The outer batch is an array in all three.
+//   3. msgpack payload: kv_events::EncodeKvEventBatch with the configured encoding, rank 0.
 //
 // With a replay endpoint, every published message is also kept in a KvEventReplayBuffer of the
 // last `buffer_steps` messages and served on a ROUTER socket, as vLLM's ZmqEventPublisher does
@@ -51,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/kv_event.h"
+#include "core/kv_events/event_encoder.h"
 #include "emulator/kv_event_replay.h"
 #include "net/task.h"
 
@@ -61,11 +44,10 @@ class socket_t;
 
 namespace warmroute::emulator {
 
-enum class KvEventEncoding { kArray, kMap, kSglang };
-
-// The msgpack payload of one batch (frame 3). Pure; unit-testable.
-std::string EncodeKvEventBatch(double ts, std::span<const engine::KvEvent> events,
-                               std::optional<int> data_parallel_rank, KvEventEncoding encoding);
+// The encoder moved to the core (the simulator publishes the same bytes); the emulator's names
+// stay.
+using kv_events::EncodeKvEventBatch;
+using kv_events::KvEventEncoding;
 
 class KvEventReplayServer;
 

@@ -10,11 +10,12 @@ namespace warmroute::sim {
 
 RequestPreparer::RequestPreparer(const request::Tokenizer& tokenizer,
                                  routing::PrefixKeyOptions key_options, std::string default_model,
-                                 uint64_t seed)
+                                 uint64_t seed, int token_block_size)
     : tokenizer_(tokenizer),
       key_options_(key_options),
       default_model_(std::move(default_model)),
-      seed_(seed) {}
+      seed_(seed),
+      token_block_size_(token_block_size) {}
 
 uint64_t RequestPreparer::GenerationSeed(uint64_t id) const {
   return Mix64(seed_ ^ Mix64(id ^ 0x67656e5f73656564ull));
@@ -40,8 +41,14 @@ PreparedRequest RequestPreparer::Prepare(const workload::WorkloadRequest& w) con
   r.id = w.id;
   r.model = req.model;
   r.tenant = w.tenant;
-  r.key = routing::MakePrefixKey(req, w.tenant, key_options_);
-  r.prompt_tokens = r.key.prompt_tokens;  // the gateway's estimate, not the engine's count
+  if (token_block_size_ > 0) {
+    routing::PrefixKeyOptions options = key_options_;
+    options.block_tokens = token_block_size_;
+    r.key = routing::MakePrefixKeyFromTokens(req.model, w.tenant, out.engine.prompt_tokens, options);
+  } else {
+    r.key = routing::MakePrefixKey(req, w.tenant, key_options_);
+  }
+  r.prompt_tokens = r.key.prompt_tokens;  // text keys: the gateway's estimate
   r.max_tokens = w.max_tokens;
   r.stream = true;
   return out;

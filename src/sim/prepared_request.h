@@ -7,7 +7,10 @@
 // requests) and tokenized with the BuiltinTokenizer. The engine's root hash is keyed by the model
 // only (lora "", cache_salt ""): vLLM shares its prefix cache across tenants unless a request
 // carries a cache_salt, and workloads set none. The router's prefix key is
-// routing::MakePrefixKey on the same request and its tenant.
+// routing::MakePrefixKey on the same request and its tenant. In precise mode (a preparer built
+// with token_block_size > 0) the router's key is the exact token ids instead, as a gateway with
+// the model's tokenizer computes it: routing::MakePrefixKeyFromTokens(model, tenant, tokens,
+// block_tokens = token_block_size), with the exact prompt length.
 //
 // Usage:
 //   RequestPreparer preparer(tokenizer, options.prefix_key, /*default_model=*/"m", seed);
@@ -37,8 +40,9 @@ class RequestPreparer {
  public:
   // `default_model` names requests whose workload model is "" (the fleet's served model).
   // `seed` derives each request's generation seed (the same for every run of the same seed).
+  // `token_block_size` > 0: keys by token ids in blocks of that many tokens (precise mode).
   RequestPreparer(const request::Tokenizer& tokenizer, routing::PrefixKeyOptions key_options,
-                  std::string default_model, uint64_t seed);
+                  std::string default_model, uint64_t seed, int token_block_size = 0);
 
   PreparedRequest Prepare(const workload::WorkloadRequest& request) const;
 
@@ -50,6 +54,7 @@ class RequestPreparer {
   const routing::PrefixKeyOptions key_options_;
   const std::string default_model_;
   const uint64_t seed_;
+  const int token_block_size_;
 };
 
 // The answer text of a request that generated `num_tokens` tokens with `seed`: the tokens'

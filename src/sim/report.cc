@@ -38,6 +38,8 @@ void WriteFigures(JsonWriter& j, const Figures& f) {
   j.Double(f.ttft_p90_s);
   j.Key("ttft_p99_s");
   j.Double(f.ttft_p99_s);
+  j.Key("ttft_mean_s");
+  j.Double(f.ttft_mean_s);
   j.Key("e2e_p50_s");
   j.Double(f.e2e_p50_s);
   j.Key("requests_per_s");
@@ -149,6 +151,34 @@ void WriteRun(JsonWriter& j, const RunResult& run, const DipOptions& dip) {
   j.Key("corrections");
   j.Int(run.router.corrections);
   j.EndObject();
+  j.Key("prefix_mode");
+  j.String(run.prefix_mode);
+  if (run.index_error_requests > 0) {
+    j.Key("index_error");
+    j.Double(run.index_error());
+  }
+  if (run.prefix_mode == "precise") {
+    const RunResult::KvEventTotals& e = run.kv_events;
+    j.Key("kv_events");
+    j.BeginObject();
+    j.Key("published");
+    j.Int(e.published);
+    j.Key("lost");
+    j.Int(e.lost);
+    j.Key("applied");
+    j.Int(e.applied);
+    j.Key("replayed");
+    j.Int(e.replayed);
+    j.Key("missed");
+    j.Int(e.missed);
+    j.Key("replays_requested");
+    j.Int(e.replays_requested);
+    j.Key("rebuilds");
+    j.Int(e.rebuilds);
+    j.Key("routed_uncertain");
+    j.Int(e.routed_uncertain);
+    j.EndObject();
+  }
   j.Key("replicas");
   j.BeginArray();
   for (const ReplicaTotals& r : run.replicas) {
@@ -218,6 +248,12 @@ void WriteHeader(JsonWriter& j, const ReportHeader& header) {
   j.String(header.arrivals);
   j.Key("network_delay_ms");
   j.Double(header.network_delay_ms);
+  j.Key("prefix_mode");
+  j.String(header.prefix_mode);
+  if (!header.kv_events.empty()) {
+    j.Key("kv_events");
+    j.String(header.kv_events);
+  }
   j.Key("scrape_interval_ms");
   j.Double(header.scrape_interval_ms);
   j.Key("wall_s");
@@ -243,6 +279,7 @@ Figures ComputeFigures(const RunResult& run) {
   f.ttft_p50_s = run.ttft_s.Percentile(0.50);
   f.ttft_p90_s = run.ttft_s.Percentile(0.90);
   f.ttft_p99_s = run.ttft_s.Percentile(0.99);
+  f.ttft_mean_s = run.ttft_s.Mean();
   f.e2e_p50_s = run.e2e_s.Percentile(0.50);
   const double span = run.last_finish_s - run.first_arrival_s;
   if (span > 0) {
@@ -381,6 +418,47 @@ std::string FormatMarkdownTable(const std::vector<RunResult>& runs, const RunRes
       out += absl::StrFormat("| *infinite-cache bound* | %s | | | | | | | | | | |\n",
                              Percent(InfiniteHitRate(*pooled)));
     }
+  }
+  return out;
+}
+
+std::string FormatIndexTable(const std::vector<RunResult>& runs, bool markdown) {
+  if (runs.empty()) return "";
+  const bool precise = runs.front().prefix_mode == "precise";
+  std::string out;
+  if (markdown) {
+    out = precise ? "| policy | index error | KV-event messages | lost | applied | replayed | "
+                    "missed | rebuilds | routed to uncertain |\n"
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+                  : "| policy | index error |\n| --- | ---: |\n";
+  } else {
+    out = absl::StrFormat("prefix mode %s; index error = mean |predicted - engine-reported "
+                          "cached tokens| / prompt tokens\n",
+                          runs.front().prefix_mode);
+    out += absl::StrFormat("%-20s %9s", "policy", "idx-err");
+    if (precise) {
+      out += absl::StrFormat(" %9s %7s %9s %8s %7s %8s %9s", "messages", "lost", "applied",
+                             "replayed", "missed", "rebuilds", "uncertain");
+    }
+    out += "\n";
+  }
+  for (const RunResult& run : runs) {
+    const RunResult::KvEventTotals& e = run.kv_events;
+    const std::string error = absl::StrFormat("%.3f", run.index_error());
+    if (markdown) {
+      out += absl::StrFormat("| %s | %s |", run.name, error);
+      if (precise) {
+        out += absl::StrFormat(" %d | %d | %d | %d | %d | %d | %d |", e.published, e.lost,
+                               e.applied, e.replayed, e.missed, e.rebuilds, e.routed_uncertain);
+      }
+    } else {
+      out += absl::StrFormat("%-20s %9s", run.name, error);
+      if (precise) {
+        out += absl::StrFormat(" %9d %7d %9d %8d %7d %8d %9d", e.published, e.lost, e.applied,
+                               e.replayed, e.missed, e.rebuilds, e.routed_uncertain);
+      }
+    }
+    out += "\n";
   }
   return out;
 }

@@ -91,6 +91,29 @@ struct RunResult {
   std::map<std::string, int64_t> reasons;
   routing::RouterStats router;
 
+  // Fleet runs: the index accuracy. Over finished requests: Σ |predicted − engine-reported
+  // cached tokens| / engine prompt tokens, the prediction being the routing decision's
+  // (Decision::predicted_cached_tokens: the chosen backend's matched depth).
+  std::string prefix_mode = "approximate";  // SimOptions::PrefixMode
+  double index_error_sum = 0;
+  int64_t index_error_requests = 0;
+  double index_error() const {
+    return index_error_requests > 0 ? index_error_sum / static_cast<double>(index_error_requests)
+                                    : std::numeric_limits<double>::quiet_NaN();
+  }
+  // Precise mode: the KV-event messages and what the router's feeds made of them (summed over
+  // the replicas' kv_events::BackendEventFeed counters).
+  struct KvEventTotals {
+    int64_t published = 0;  // messages the engines published (one per step with events)
+    int64_t lost = 0;       // of which never delivered live (SimOptions::event_loss)
+    int64_t applied = 0;    // applied by the feeds, live or replayed
+    int64_t replayed = 0;   // of which from a replay
+    int64_t missed = 0;     // sequence numbers lost for good
+    int64_t replays_requested = 0;
+    int64_t rebuilds = 0;        // slices cleared and rebuilt after a loss
+    int64_t routed_uncertain = 0;  // requests routed to a backend whose stream was uncertain
+  } kv_events;
+
   // Pooled run only: the infinite-cache bound over the same stream (infinite_cache_bound.h).
   int64_t infinite_prompt_tokens = 0;
   int64_t infinite_hit_tokens = 0;

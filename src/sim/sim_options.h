@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -46,6 +47,34 @@ struct SimOptions {
 
   routing::RouterOptions router;
   routing::PrefixKeyOptions prefix_key;
+
+  // How the router learns what the engines cache (docs/precise-mode.md).
+  //   kApproximate: from its own routing history and the engines' reported cached tokens; a
+  //                 request is keyed by its text (MakePrefixKey), as the gateway keys it.
+  //   kPrecise:     also from the engines' KV events: every engine step's events are encoded as
+  //                 vLLM publishes them (kv_events::EncodeKvEventBatch, one message per step with
+  //                 events, sequence numbers from 0 per replica) and reach the router event_delay
+  //                 later, each message lost with probability event_loss, through the gateway's
+  //                 code: kv_events::BackendEventFeed (EventStream → DecodeEventBatch →
+  //                 BlockIndexWriter → Router). A request is keyed by its exact token ids
+  //                 (MakePrefixKeyFromTokens, block_tokens = the engine's block size) and its
+  //                 DispatchDomain given to the Router after Route.
+  enum class PrefixMode : uint8_t { kApproximate, kPrecise };
+  PrefixMode prefix_mode = PrefixMode::kApproximate;
+  // Precise mode. nullopt: network_delay.
+  std::optional<Duration> event_delay;
+  // Probability that one KV-event message never reaches the router (a PUB drop); in [0, 1].
+  double event_loss = 0;
+  // The replicas' replay endpoints (vLLM's ROUTER socket): a replay request reaches the replica
+  // network_delay after the router sends it; the replica answers from its buffer of its last
+  // replay_buffer_steps messages, and the answer reaches the router event_delay later. Off: a
+  // gap rebuilds the backend's slice at once.
+  bool event_replay = true;
+  size_t replay_buffer_steps = 10'000;  // vLLM's ZmqEventPublisher(buffer_steps=10_000)
 };
+
+inline std::string_view PrefixModeName(SimOptions::PrefixMode mode) {
+  return mode == SimOptions::PrefixMode::kPrecise ? "precise" : "approximate";
+}
 
 }  // namespace warmroute::sim

@@ -315,3 +315,69 @@ TEST(SimTest, CapacityCalibrationScalesWithTheFleet) {
 
 }  // namespace
 }  // namespace warmroute::sim
+
+namespace warmroute::sim {
+namespace {
+
+// Precise mode: the engines' KV events reach the router's index through the gateway's feed.
+// SmallOptions() is pressured (the system prompts do not fit in one replica), so the approximate
+// index is wrong about evictions; the precise one is told.
+SimOptions PreciseOptions() {
+  SimOptions options = SmallOptions();
+  options.prefix_mode = SimOptions::PrefixMode::kPrecise;
+  return options;
+}
+
+TEST(SimPreciseTest, EventsMakeTheIndexExact) {
+  for (const char* policy : {"warmroute", "random", "llmd_weighted"}) {
+    const RunResult approximate = MustRun(SmallOptions(), policy);
+    const RunResult precise = MustRun(PreciseOptions(), policy);
+    EXPECT_EQ(approximate.prefix_mode, "approximate");
+    EXPECT_EQ(precise.prefix_mode, "precise");
+    EXPECT_EQ(approximate.kv_events.published, 0) << policy;
+    ASSERT_GT(precise.kv_events.published, 0) << policy;
+    EXPECT_EQ(precise.kv_events.lost, 0) << policy;
+    EXPECT_EQ(precise.kv_events.rebuilds, 0) << policy;
+    // Every message reached the feed and was applied (bar those still in flight at the end).
+    EXPECT_GE(precise.kv_events.applied, precise.kv_events.published - 4) << policy;
+    EXPECT_EQ(precise.index_error_requests, precise.finished) << policy;
+    EXPECT_GT(approximate.index_error(), 0.02) << policy;
+    EXPECT_LT(precise.index_error(), approximate.index_error() / 4) << policy;
+  }
+}
+
+TEST(SimPreciseTest, LostMessagesAreReplayed) {
+  SimOptions options = PreciseOptions();
+  options.event_loss = 0.05;
+  const RunResult run = MustRun(options, "warmroute");
+  EXPECT_GT(run.kv_events.lost, 0);
+  EXPECT_GT(run.kv_events.replays_requested, 0);
+  EXPECT_GE(run.kv_events.replayed, run.kv_events.lost - 4);
+  EXPECT_EQ(run.kv_events.missed, 0);
+  EXPECT_EQ(run.kv_events.rebuilds, 0);
+  EXPECT_LT(run.index_error(), MustRun(SmallOptions(), "warmroute").index_error() / 4);
+}
+
+TEST(SimPreciseTest, LossWithoutReplayRebuildsAndRoutesOnUncertainBackends) {
+  SimOptions options = PreciseOptions();
+  options.event_loss = 0.05;
+  options.event_replay = false;
+  const RunResult run = MustRun(options, "warmroute");
+  EXPECT_GT(run.kv_events.lost, 0);
+  EXPECT_EQ(run.kv_events.replays_requested, 0);
+  EXPECT_GT(run.kv_events.missed, 0);
+  EXPECT_GT(run.kv_events.rebuilds, 0);
+  EXPECT_GT(run.kv_events.routed_uncertain, run.finished / 4);
+  const std::string table = FormatIndexTable({run}, /*markdown=*/false);
+  EXPECT_NE(table.find("rebuilds"), std::string::npos) << table;
+}
+
+TEST(SimPreciseTest, RejectsABadLossProbability) {
+  SimOptions options = PreciseOptions();
+  options.event_loss = 1.5;
+  EXPECT_EQ(SimulateFleet(options, routing::MakePolicy("random", {}).value()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace warmroute::sim

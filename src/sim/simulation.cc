@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,10 +13,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/rng.h"
 #include "common/status.h"
 #include "core/engine/engine_core.h"
 #include "core/engine/token_generator.h"
+#include "core/kv_events/backend_event_feed.h"
+#include "core/kv_events/event_encoder.h"
 #include "core/request/tokenizer.h"
+#include "core/routing/domain_attribution.h"
 #include "core/routing/router.h"
 #include "sim/event_queue.h"
 #include "sim/infinite_cache_bound.h"
@@ -34,6 +40,10 @@ struct Event {
     kMetricsSeen,     // the scrape's result reaches the router (a, b, x, scraped_at)
     kSeriesTick,      // the results' load series takes a sample (not seen by the router)
     kMembership,      // SimOptions::membership: a replica is added or removed
+    // Precise mode (SimOptions::prefix_mode):
+    kKvEventSeen,     // a replica's KV-event message reaches the router (id: its sequence number)
+    kReplayAtReplica,  // a replay request reaches the replica (id: the first wanted sequence)
+    kReplaySeen,      // the replica's replay reply reaches the router
   };
   Kind kind = Kind::kDeliver;
   uint32_t replica = 0;
@@ -50,6 +60,7 @@ struct Flight {
   uint32_t replica = 0;
   uint64_t seed = 0;
   bool first_token_seen = false;
+  int64_t predicted_cached = 0;   // the routing decision's predicted cached tokens
   engine::EngineRequest pending;  // until delivered to the engine
 };
 
@@ -58,6 +69,12 @@ struct Replica {
   bool stepping = false;
   engine::StepOutput step;  // the step in progress: its events take effect at its end
   int64_t prefill_since_tick = 0;
+  // Precise mode: its KV-event publisher. Messages in flight to the router and replay replies
+  // in flight arrive in the order sent (every one takes the same delay).
+  uint64_t next_seq = 0;
+  std::deque<std::pair<uint64_t, std::string>> replay_buffer;  // the last replay_buffer_steps
+  std::deque<std::pair<uint64_t, std::string>> in_transit;
+  std::deque<std::vector<std::pair<uint64_t, std::string>>> replies_in_transit;
 };
 
 absl::Status ValidateOptions(const SimOptions& options) {
@@ -78,6 +95,12 @@ absl::Status ValidateOptions(const SimOptions& options) {
   }
   if (options.hit_window <= Duration(0)) {
     return InvalidParam("hit-window-s", "the hit-rate window must be positive");
+  }
+  if (options.event_delay && *options.event_delay < Duration(0)) {
+    return InvalidParam("event-delay-ms", "the KV-event delay must not be negative");
+  }
+  if (!(options.event_loss >= 0 && options.event_loss <= 1)) {
+    return InvalidParam("event-loss", "the KV-event loss probability must be in [0, 1]");
   }
   if (const auto& change = options.membership; change.has_value()) {
     if (options.replicas.size() < 2 || change->replica >= options.replicas.size()) {
@@ -102,9 +125,16 @@ class EventLoop {
       : options_(options),
         workload_(std::move(workload)),
         generator_(tokenizer_),
+        precise_(options.prefix_mode == SimOptions::PrefixMode::kPrecise),
+        block_size_(engine::DefaultEngineConfig(*options.replicas[0].profile,
+                                                options.replicas[0].kv_capacity_tokens)
+                        .block_size),
+        event_delay_(options.event_delay.value_or(options.network_delay)),
         preparer_(tokenizer_, options.prefix_key, std::string(options.replicas[0].profile->model),
-                  options.seed) {
+                  options.seed, precise_ ? block_size_ : 0),
+        loss_rng_(Mix64(options.seed ^ 0x6b765f6c6f7373ull)) {
     result_.name = std::move(name);
+    result_.prefix_mode = std::string(PrefixModeName(options.prefix_mode));
   }
 
   // The router knows every replica from the start, except the one a membership change adds.
@@ -119,11 +149,16 @@ class EventLoop {
     }
   }
 
-  void AddReplica(const engine::EngineConfig& config, const engine::TimingProfile& profile) {
+  // `publish`: the engine publishes KV events to the router (precise mode's fleet); else it
+  // emits none (the router is not subscribed).
+  void AddReplica(const engine::EngineConfig& config, const engine::TimingProfile& profile,
+                  bool publish) {
     Replica replica;
     const uint64_t index = replicas_.size();
     engine::EngineConfig engine_config = config;
-    engine_config.emit_kv_events = false;  // the router gets no KV events (not subscribed)
+    engine_config.emit_kv_events = publish;
+    // The feed's writer rejects another block size; every replica's must be the keys' one.
+    if (publish && engine_config.block_size != block_size_) std::abort();
     replica.core = std::make_unique<engine::EngineCore>(engine_config, profile, generator_,
                                                         Mix64(options_.seed + index));
     replicas_.push_back(std::move(replica));
@@ -152,12 +187,23 @@ class EventLoop {
   void AddBackend(uint32_t r);
   void ApplyMembershipChange();
   void CountHit(TimePoint arrival, int64_t prompt, int64_t cached);
+  // Precise mode: replica r's step produced KV events: one message, maybe lost on its way.
+  void Publish(uint32_t r);
+  // After feeding replica r's feed: apply to the router, send its replay requests.
+  void AfterFeed(uint32_t r);
+  void OnKvEventSeen(const Event& event);
+  void OnReplayAtReplica(const Event& event);
+  void OnReplaySeen(const Event& event);
 
   const SimOptions& options_;
   std::unique_ptr<workload::Workload> workload_;
   request::BuiltinTokenizer tokenizer_;
   engine::TokenGenerator generator_;
+  const bool precise_;
+  const int block_size_;
+  const Duration event_delay_;
   RequestPreparer preparer_;
+  Rng loss_rng_;
   ManualClock clock_;
   std::unique_ptr<routing::Router> router_;
   std::unique_ptr<InfiniteCacheBound> bound_;
@@ -169,6 +215,8 @@ class EventLoop {
   // gets the next id. nullopt: the replica is not (or no longer) a backend of the router.
   std::vector<std::optional<routing::BackendId>> backend_of_replica_;
   std::vector<uint32_t> replica_of_backend_;
+  // Precise mode: per replica, the router's feed of its KV events (null: not a backend).
+  std::vector<std::unique_ptr<kv_events::BackendEventFeed>> feeds_;
   bool membership_applied_ = false;
   TimePoint last_arrival_{};
   RunResult result_;
@@ -183,6 +231,15 @@ void EventLoop::AddBackend(uint32_t r) {
   if (id != replica_of_backend_.size()) std::abort();
   replica_of_backend_.push_back(r);
   backend_of_replica_[r] = id;
+  if (precise_) {
+    feeds_.resize(options_.replicas.size());
+    feeds_[r] = std::make_unique<kv_events::BackendEventFeed>(
+        id, kv_events::BackendEventFeedOptions{
+                .block_size = block_size_,
+                .dp_ranks = 1,
+                .stream = {.replay_configured = options_.event_replay},
+                .max_blocks_per_backend = size_t{1} << 22});
+  }
 }
 
 // The gateway's admin API: POST /admin/backends is Router::AddBackend (and its scraper starts
@@ -200,6 +257,7 @@ void EventLoop::ApplyMembershipChange() {
   } else {
     router_->RemoveBackend(*backend_of_replica_[change.replica]);
     backend_of_replica_[change.replica].reset();
+    // Its feed stays (its counters are reported) but is fed no more: the gateway unsubscribes.
   }
 }
 
@@ -287,6 +345,16 @@ absl::StatusOr<RunResult> EventLoop::Run() {
     series.cached_tokens.resize(keep);
   }
   if (router_ != nullptr) result_.router = router_->stats();
+  for (const auto& feed : feeds_) {
+    if (feed == nullptr) continue;
+    const kv_events::FeedCounters& c = feed->counters();
+    RunResult::KvEventTotals& totals = result_.kv_events;
+    totals.applied += c.applied;
+    totals.replayed += c.replayed;
+    totals.missed += c.missed;
+    totals.replays_requested += c.replays_requested;
+    totals.rebuilds += c.rebuilds;
+  }
   if (bound_ != nullptr) {
     result_.infinite_prompt_tokens = bound_->prompt_tokens();
     result_.infinite_hit_tokens = bound_->hit_tokens();
@@ -305,6 +373,7 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
                     prepared.engine.seed, prepared.engine.max_tokens);
   }
   uint32_t replica = 0;
+  int64_t predicted_cached = 0;
   if (router_ != nullptr) {
     absl::StatusOr<routing::Decision> decision = router_->Route(prepared.routing);
     if (!decision.ok()) {
@@ -313,8 +382,18 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
       Pull();
       return;
     }
+    if (precise_) {  // as a precise-mode gateway does right after Route
+      router_->SetDispatchDomain(
+          id, routing::DomainOfTokenPrompt(prepared.routing.model, prepared.routing.tenant, "",
+                                           prepared.engine.prompt_tokens, block_size_));
+      if (router_->fleet().backend(decision->backend).kv_events ==
+          routing::KvEventState::kUncertain) {
+        ++result_.kv_events.routed_uncertain;
+      }
+    }
     router_->CommitInsert(prepared.routing.id);  // as the gateway does once it has dispatched
     replica = replica_of_backend_[decision->backend];
+    predicted_cached = decision->predicted_cached_tokens;
     ++result_.reasons[std::string(routing::ReasonName(decision->reason))];
   }
   ++result_.replicas[replica].requests;
@@ -323,6 +402,7 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
                 .replica = replica,
                 .seed = prepared.engine.seed,
                 .first_token_seen = false,
+                .predicted_cached = predicted_cached,
                 .pending = std::move(prepared.engine)};
   flights_.emplace(id, std::move(flight));
   events_.Push(now() + options_.network_delay,
@@ -360,6 +440,10 @@ void EventLoop::Handle(const Event& event) {
       return;
     case Event::Kind::kScrape: {
       if (!backend_of_replica_[event.replica]) return;  // removed: no longer scraped
+      if (precise_) {  // the feed's timers (replay timeout, end of a rebuild), at scrape pace
+        feeds_[event.replica]->Tick(now());
+        AfterFeed(event.replica);
+      }
       const engine::EngineStats stats = replicas_[event.replica].core->Stats();
       events_.Push(now() + options_.network_delay, Event{.kind = Event::Kind::kMetricsSeen,
                                                          .replica = event.replica,
@@ -386,7 +470,82 @@ void EventLoop::Handle(const Event& event) {
     case Event::Kind::kMembership:
       ApplyMembershipChange();
       return;
+    case Event::Kind::kKvEventSeen:
+      OnKvEventSeen(event);
+      return;
+    case Event::Kind::kReplayAtReplica:
+      OnReplayAtReplica(event);
+      return;
+    case Event::Kind::kReplaySeen:
+      OnReplaySeen(event);
+      return;
   }
+}
+
+void EventLoop::Publish(uint32_t r) {
+  Replica& replica = replicas_[r];
+  const uint64_t seq = replica.next_seq++;
+  std::string payload =
+      kv_events::EncodeKvEventBatch(ToSeconds(now() - TimePoint{}), replica.step.kv_events,
+                                    /*data_parallel_rank=*/0, kv_events::KvEventEncoding::kMap);
+  ++result_.kv_events.published;
+  // Every message consumes a sequence number and enters the replay buffer, delivered or not.
+  if (options_.event_replay) {
+    replica.replay_buffer.emplace_back(seq, payload);
+    if (replica.replay_buffer.size() > options_.replay_buffer_steps) {
+      replica.replay_buffer.pop_front();
+    }
+  }
+  if (options_.event_loss > 0 && loss_rng_.Uniform() < options_.event_loss) {
+    ++result_.kv_events.lost;
+    return;
+  }
+  replica.in_transit.emplace_back(seq, std::move(payload));
+  events_.Push(now() + event_delay_,
+               Event{.kind = Event::Kind::kKvEventSeen, .replica = r, .id = seq});
+}
+
+void EventLoop::AfterFeed(uint32_t r) {
+  kv_events::BackendEventFeed& feed = *feeds_[r];
+  feed.ApplyTo(*router_);
+  for (const kv_events::ReplayRequest& request : feed.TakeReplayRequests()) {
+    events_.Push(now() + options_.network_delay,
+                 Event{.kind = Event::Kind::kReplayAtReplica, .replica = r, .id = request.from_seq});
+  }
+}
+
+void EventLoop::OnKvEventSeen(const Event& event) {
+  Replica& replica = replicas_[event.replica];
+  const std::pair<uint64_t, std::string> message = std::move(replica.in_transit.front());
+  replica.in_transit.pop_front();
+  if (!backend_of_replica_[event.replica]) return;  // removed: unsubscribed
+  feeds_[event.replica]->OnLive(message.first, message.second, now());
+  AfterFeed(event.replica);
+}
+
+// vLLM's replay endpoint answers with every buffered message from the requested one on (from
+// the oldest it still has when the request is older), then the end marker.
+void EventLoop::OnReplayAtReplica(const Event& event) {
+  Replica& replica = replicas_[event.replica];
+  std::vector<std::pair<uint64_t, std::string>> reply;
+  for (const auto& [seq, payload] : replica.replay_buffer) {
+    if (seq >= event.id) reply.emplace_back(seq, payload);
+  }
+  replica.replies_in_transit.push_back(std::move(reply));
+  events_.Push(now() + event_delay_,
+               Event{.kind = Event::Kind::kReplaySeen, .replica = event.replica});
+}
+
+void EventLoop::OnReplaySeen(const Event& event) {
+  Replica& replica = replicas_[event.replica];
+  const std::vector<std::pair<uint64_t, std::string>> reply =
+      std::move(replica.replies_in_transit.front());
+  replica.replies_in_transit.pop_front();
+  if (!backend_of_replica_[event.replica]) return;
+  kv_events::BackendEventFeed& feed = *feeds_[event.replica];
+  for (const auto& [seq, payload] : reply) feed.OnReplayed(seq, payload, now());
+  feed.OnReplayed(kv_events::kEndOfReplay, "", now());
+  AfterFeed(event.replica);
 }
 
 void EventLoop::StartStep(uint32_t r) {
@@ -398,7 +557,6 @@ void EventLoop::StartStep(uint32_t r) {
   totals.busy_s += ToSeconds(replica.step.duration);
   totals.prefill_tokens += replica.step.shape.prefill_tokens;
   replica.prefill_since_tick += replica.step.shape.prefill_tokens;
-  replica.step.kv_events.clear();  // the router gets no KV events (not subscribed)
   events_.Push(now() + replica.step.duration, Event{.kind = Event::Kind::kStepEnd, .replica = r});
 }
 
@@ -431,6 +589,11 @@ void EventLoop::OnStepEnd(uint32_t r) {
     }
   }
   replica.step.events.clear();
+  // The step's KV events are published as it ends (vLLM publishes after the scheduler step).
+  if (!replica.step.kv_events.empty()) {
+    if (precise_ && router_ != nullptr) Publish(r);
+    replica.step.kv_events.clear();
+  }
   if (replica.core->HasWork()) {
     StartStep(r);
   } else {
@@ -444,7 +607,14 @@ void EventLoop::OnFinishSeen(const Event& event) {
   const int64_t cached = event.a;
   const int64_t generated = event.b;
   const int64_t prompt = static_cast<int64_t>(event.x);
-  if (router_ != nullptr) router_->OnFinished(event.id, cached);
+  if (router_ != nullptr) {
+    router_->OnFinished(event.id, cached);
+    if (prompt > 0) {
+      result_.index_error_sum += static_cast<double>(std::abs(flight.predicted_cached - cached)) /
+                                 static_cast<double>(prompt);
+      ++result_.index_error_requests;
+    }
+  }
   ++result_.finished;
   result_.prompt_tokens += prompt;
   result_.cached_tokens += cached;
@@ -493,7 +663,7 @@ absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
   EventLoop loop(options, std::move(workload), std::string(policy->name()));
   for (const ReplicaSpec& spec : options.replicas) {
     loop.AddReplica(engine::DefaultEngineConfig(*spec.profile, spec.kv_capacity_tokens),
-                    *spec.profile);
+                    *spec.profile, options.prefix_mode == SimOptions::PrefixMode::kPrecise);
   }
   loop.AddRouter(std::move(policy));
   return loop.Run();
@@ -516,7 +686,7 @@ absl::StatusOr<RunResult> SimulatePooled(const SimOptions& options, bool infinit
   config.max_num_seqs *= n;
 
   EventLoop loop(options, std::move(workload), "pooled-cache bound");
-  loop.AddReplica(config, profile);  // `profile` outlives the loop's engines: Run() returns first
+  loop.AddReplica(config, profile, /*publish=*/false);  // `profile` outlives the loop's engines: Run() returns first
   if (infinite_bound) loop.EnableInfiniteBound(config.block_size);
   return loop.Run();
 }

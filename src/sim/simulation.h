@@ -20,8 +20,15 @@
 //   membership change           → SimOptions::membership at its time: Router::AddBackend or
 //                                 Router::RemoveBackend, as the gateway's admin API calls them
 //                                 (membership.h); a removed replica drains and is not scraped.
-// The router is given nothing else: never the engines' cache contents, never a request's
-// tokenization (its prefix key comes from the request text, as the live gateway's does).
+//   KV events (precise mode)    → each engine step's KV events, encoded as vLLM publishes them,
+//                                 reach the router SimOptions::event_delay after the step (or are
+//                                 lost), through kv_events::BackendEventFeed — the gateway's
+//                                 subscriber's core; a gap's replay request reaches the replica
+//                                 network_delay later and its answer comes back event_delay later.
+// The router is given nothing else: never the engines' cache contents. In approximate mode it
+// never sees a request's tokenization either (its prefix key comes from the request text, as the
+// live gateway's does); in precise mode it keys requests by their token ids, as a gateway with the
+// model's tokenizer does.
 //
 // Usage:
 //   SimOptions options = ...;

@@ -189,6 +189,60 @@ class SimBadInputTest(unittest.TestCase):
         with open(out) as f:
             self.assertIn("policies", json.load(f))
 
+    def test_precise_mode_flags_are_checked(self):
+        self.assert_refused([*SMALL, "--prefix-mode", "exact"], "--prefix-mode", "exact")
+        for flag, value in (("--event-loss", "0.1"), ("--event-replay", "off"),
+                            ("--event-delay-ms", "1"), ("--key-max-tokens", "8192")):
+            self.assert_refused([*SMALL, flag, value], flag, "--prefix-mode precise")
+        precise = [*SMALL, "--prefix-mode", "precise"]
+        self.assert_refused([*precise, "--event-loss", "1.5"], "--event-loss", "[0, 1]")
+        self.assert_refused([*precise, "--event-loss", "nan"], "--event-loss")
+        self.assert_refused([*precise, "--event-replay", "maybe"], "--event-replay", "maybe")
+        self.assert_refused([*precise, "--event-delay-ms", "-1"], "--event-delay-ms")
+        self.assert_refused([*precise, "--key-max-tokens", "8"], "--key-max-tokens", "[16,")
+
+
+class SimPreciseModeTest(unittest.TestCase):
+    """A small precise-mode run end to end through the CLI: the mode is reported, the KV events
+    reach the router's index (its error below approximate mode's), and lost messages without
+    replay show up as missed messages and rebuilds."""
+
+    FLEET = ["--profile", "tiny", "--replicas", "4", "--kv-capacity-tokens", "32768",
+             "--workload", "support-bot", "--requests", "300", "--rate", "40", "--seed", "7",
+             "--no-bounds", "--policies", "warmroute,random"]
+
+    def run_json(self, *args):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out.json")
+            r = run_sim([*self.FLEET, *args, "--json", out])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                return r.stdout, json.load(f)
+
+    def test_events_reach_the_index(self):
+        text, approximate = self.run_json()
+        self.assertIn("prefix mode: approximate", text)
+        text, precise = self.run_json("--prefix-mode", "precise")
+        self.assertIn("prefix mode: precise", text)
+        self.assertIn("idx-err", text)
+        self.assertEqual(precise["prefix_mode"], "precise")
+        for a, p in zip(approximate["policies"], precise["policies"]):
+            self.assertEqual(p["prefix_mode"], "precise")
+            self.assertGreater(p["kv_events"]["applied"], 0, p["name"])
+            self.assertEqual(p["kv_events"]["rebuilds"], 0, p["name"])
+            self.assertLess(p["index_error"], a["index_error"] / 4, p["name"])
+
+    def test_loss_without_replay_rebuilds(self):
+        text, run = self.run_json("--prefix-mode", "precise", "--event-loss", "0.05",
+                                  "--event-replay", "off")
+        self.assertIn("replay off", text)
+        for p in run["policies"]:
+            events = p["kv_events"]
+            self.assertGreater(events["lost"], 0, p["name"])
+            self.assertGreater(events["missed"], 0, p["name"])
+            self.assertGreater(events["rebuilds"], 0, p["name"])
+            self.assertGreater(events["routed_uncertain"], 0, p["name"])
+
 
 if __name__ == "__main__":
     unittest.main()

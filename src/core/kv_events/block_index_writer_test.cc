@@ -6,14 +6,13 @@
 #include "core/kv_events/msgpack_test_util.h"
 #include "core/routing/prefix_index.h"
 #include "core/routing/prefix_key.h"
-#include "emulator/kv_event_publisher.h"
+#include "core/kv_events/event_encoder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace warmroute::kv_events {
 namespace {
 
-using emulator::KvEventEncoding;
 using routing::BackendId;
 using ::testing::HasSubstr;
 
@@ -106,10 +105,10 @@ class BlockIndexWriterTest : public ::testing::Test {
     return s;
   }
 
-  // Encodes with the emulator, decodes, applies.
+  // Encodes as the engines publish, decodes, applies.
   absl::Status ApplyWire(BackendId backend, const std::vector<engine::KvEvent>& events,
                          KvEventEncoding encoding = KvEventEncoding::kArray) {
-    const std::string payload = emulator::EncodeKvEventBatch(1.0, events, 0, encoding);
+    const std::string payload = EncodeKvEventBatch(1.0, events, 0, encoding);
     EventBatch batch;
     if (absl::Status s = DecodeEventBatch(payload, batch); !s.ok()) return s;
     return Apply(backend, batch);
@@ -288,7 +287,7 @@ TEST_F(BlockIndexWriterTest, TheMapIsBoundedAndForgetsARemovedBackend) {
   const std::vector<engine::KvEvent> events = {
       testing::Stored({11, 12, 13, 14}, std::nullopt, tokens_, kBlock)};
   const std::string payload =
-      emulator::EncodeKvEventBatch(1, events, 0, KvEventEncoding::kArray);
+      EncodeKvEventBatch(1, events, 0, KvEventEncoding::kArray);
   EventBatch batch;
   ASSERT_TRUE(DecodeEventBatch(payload, batch).ok());
   ASSERT_TRUE(small.Apply(0, batch, attribution_, updates).ok());

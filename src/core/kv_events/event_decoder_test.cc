@@ -5,15 +5,13 @@
 
 #include "core/engine/kv_event.h"
 #include "core/kv_events/msgpack_test_util.h"
-#include "emulator/kv_event_publisher.h"
+#include "core/kv_events/event_encoder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace warmroute::kv_events {
 namespace {
 
-using emulator::EncodeKvEventBatch;
-using emulator::KvEventEncoding;
 using engine::KvEvent;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -4,6 +4,20 @@
 
 namespace warmroute::kv_events {
 
+std::string_view StreamStateName(StreamState state) {
+  switch (state) {
+    case StreamState::kStarting:
+      return "starting";
+    case StreamState::kPrecise:
+      return "precise";
+    case StreamState::kAwaitingReplay:
+      return "awaiting_replay";
+    case StreamState::kRebuilding:
+      return "rebuilding";
+  }
+  return "unknown";
+}
+
 EventStream::EventStream(EventStreamOptions options) : options_(options) {}
 
 void EventStream::Apply(uint64_t seq, std::string_view payload, StreamActions& out) {

@@ -65,6 +65,11 @@ struct EventStreamOptions {
 };
 
 enum class StreamState : uint8_t { kStarting, kPrecise, kAwaitingReplay, kRebuilding };
+inline constexpr StreamState kStreamStates[] = {StreamState::kStarting, StreamState::kPrecise,
+                                                StreamState::kAwaitingReplay,
+                                                StreamState::kRebuilding};
+// "starting", "precise", "awaiting_replay", "rebuilding" (logs, metrics' labels).
+std::string_view StreamStateName(StreamState state);
 
 struct StreamAction {
   enum class Kind : uint8_t { kApply, kRequestReplay, kClearSlice };

@@ -11,7 +11,7 @@
 #include "core/kv_events/msgpack_test_util.h"
 #include "core/routing/policy_registry.h"
 #include "core/routing/router.h"
-#include "emulator/kv_event_publisher.h"
+#include "core/kv_events/event_encoder.h"
 #include "gtest/gtest.h"
 
 namespace warmroute::kv_events {
@@ -32,7 +32,7 @@ class Subscriber {
   // reads as "no salt", so a salted request's blocks would not be indexed at all.)
   void Publish(const std::vector<engine::KvEvent>& events) {
     const std::string payload =
-        emulator::EncodeKvEventBatch(0, events, 0, emulator::KvEventEncoding::kArray);
+        EncodeKvEventBatch(0, events, 0, KvEventEncoding::kArray);
     Perform(stream_.OnLive(seq_++, payload, clock_.Now()));
   }
   void Skip() { ++seq_; }  // a message the PUB socket dropped

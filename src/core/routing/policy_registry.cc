@@ -23,7 +23,7 @@ struct Entry {
   absl::StatusOr<std::unique_ptr<Policy>> (*make)(ParamReader& params);
 };
 
-constexpr std::array<Entry, 10> kPolicies = {{
+constexpr std::array<Entry, 11> kPolicies = {{
     {"warmroute", &MakeWarmroutePolicy},
     {"round_robin", &MakeRoundRobinPolicy},
     {"random", &MakeRandomPolicy},
@@ -33,6 +33,7 @@ constexpr std::array<Entry, 10> kPolicies = {{
     {"sglang_cache_aware", &MakeSglangCacheAwarePolicy},
     {"dynamo_kv", &MakeDynamoKvPolicy},
     {"llmd_weighted", &MakeLlmdWeightedPolicy},
+    {"llmd_precise", &MakeLlmdPrecisePolicy},
     {"preble", &MakePreblePolicy},
 }};
 

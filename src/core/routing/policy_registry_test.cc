@@ -20,7 +20,7 @@ TEST(PolicyRegistryTest, EveryNameBuildsAPolicyOfThatName) {
   }
   for (std::string expected :
        {"round_robin", "random", "least_request", "power_of_two", "consistent_hash",
-        "sglang_cache_aware", "dynamo_kv", "llmd_weighted", "preble"}) {
+        "sglang_cache_aware", "dynamo_kv", "llmd_weighted", "llmd_precise", "preble"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
 }

@@ -38,12 +38,25 @@ std::unique_ptr<Workload> MakeSupportBot(const WorkloadOptions& options,
 // system prompt + "\n\n" + question.
 struct SharedPrefixConfig {
   int num_groups = 64;
-  int prompts_per_group = 16;  // used when options.num_requests == 0
+  int prompts_per_group = 16;  // used when options.num_requests == 0 (and by user_questions)
   int64_t system_prompt_tokens = 2048;
   int64_t question_tokens = 128;
   int64_t output_tokens = 256;
+  // false: every request's question is new (SGLang). true: prompts_per_group users per group,
+  // each with one question sent again and again (inference-perf's shared_prefix data, as llm-d's
+  // benchmarks use it): the requests cycle through the groups x prompts_per_group prompts.
+  bool user_questions = false;
 };
-absl::StatusOr<SharedPrefixConfig> SharedPrefixConfigFromParams(const WorkloadParams& params);
+// `defaults`: the config the parameters override (shared-prefix's, or llm-d's 73-capacity one);
+// `workload` names it in errors.
+absl::StatusOr<SharedPrefixConfig> SharedPrefixConfigFromParams(
+    const WorkloadParams& params, const SharedPrefixConfig& defaults = {},
+    std::string_view workload = "shared-prefix");
+// llmd-73: llm-d's 73-capacity benchmark workload (llm-d/llm-d-kv-cache
+// benchmarking/73-capacity/README.md, inference-perf `data: shared_prefix`): 150 groups of 5 users,
+// a 6,000-token system prompt per group, a 1,200-token question per user, 1,000 output tokens.
+// Resident set 150 x (6,000 + 5 x 1,200) = 1.8 M tokens: 73.2 % of 8 replicas of 307,328 tokens.
+SharedPrefixConfig Llmd73Config();
 std::unique_ptr<Workload> MakeSharedPrefix(const WorkloadOptions& options,
                                            const SharedPrefixConfig& config, uint64_t seed);
 

@@ -1,10 +1,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/request/tokenizer.h"
 #include "core/workload/generators.h"
 #include "core/workload/test_driver.h"
+#include "core/workload/workload.h"
 #include "gtest/gtest.h"
 
 namespace warmroute::workload {
@@ -76,6 +78,44 @@ TEST(SharedPrefixTest, OtherCountsAreSpreadEvenlyOverTheGroups) {
     EXPECT_GE(n, 15);
     EXPECT_LE(n, 16);
   }
+}
+
+// llmd-73: llm-d's 73-capacity shape. Each of the 150 x 5 users sends one fixed prompt (its
+// group's 6,000-token system prompt and its own 1,200-token question); the requests cycle through
+// the 750 prompts, so request k and k + 750 are the same prompt.
+TEST(SharedPrefixTest, Llmd73CyclesThroughItsUsersFixedPrompts) {
+  WorkloadOptions options;
+  options.name = "llmd-73";
+  options.num_requests = 1600;
+  options.rate_per_s = 10;
+  auto workload = MakeWorkload(options, 4).value();
+  std::vector<std::string> prompts;
+  while (auto r = workload->Next()) {
+    EXPECT_EQ(r->max_tokens, 1000);
+    prompts.push_back(r->prompt);
+  }
+  ASSERT_EQ(prompts.size(), 1600u);
+  std::set<std::string> distinct(prompts.begin(), prompts.end());
+  EXPECT_EQ(distinct.size(), 750u);
+  std::map<std::string, std::set<std::string>> users_of_group;
+  for (const std::string& prompt : distinct) {
+    users_of_group[GroupPrefix(prompt)].insert(prompt);
+  }
+  ASSERT_EQ(users_of_group.size(), 150u);
+  for (const auto& [prefix, users] : users_of_group) EXPECT_EQ(users.size(), 5u);
+  for (size_t k = 0; k + 750 < prompts.size(); ++k) ASSERT_EQ(prompts[k], prompts[k + 750]) << k;
+  const std::string& first = prompts.front();
+  EXPECT_NEAR(Tokens(GroupPrefix(first)), 6000, 6000 * 0.15);
+  EXPECT_NEAR(Tokens(first), 6000 + 1200, 10);
+}
+
+TEST(SharedPrefixTest, UserQuestionsIsAParameterOfSharedPrefix) {
+  EXPECT_TRUE(SharedPrefixConfigFromParams({{"user_questions", 1}}).value().user_questions);
+  EXPECT_FALSE(SharedPrefixConfigFromParams({}).value().user_questions);
+  EXPECT_FALSE(SharedPrefixConfigFromParams({{"user_questions", 0}}, Llmd73Config())
+                   .value()
+                   .user_questions);
+  EXPECT_FALSE(SharedPrefixConfigFromParams({{"user_questions", 2}}).ok());
 }
 
 }  // namespace

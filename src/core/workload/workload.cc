@@ -56,7 +56,7 @@ absl::Status ValidateOptions(const WorkloadOptions& options, bool trace) {
 }  // namespace
 
 std::vector<std::string> WorkloadNames() {
-  return {"support-bot", "shared-prefix", "multi-turn", "agent", "unique"};
+  return {"support-bot", "shared-prefix", "llmd-73", "multi-turn", "agent", "unique"};
 }
 
 absl::Status ValidateWorkloadOptions(const WorkloadOptions& options) {
@@ -71,6 +71,9 @@ absl::Status ValidateWorkloadOptions(const WorkloadOptions& options) {
   }
   if (name == "support-bot") return SupportBotConfigFromParams(options.params).status();
   if (name == "shared-prefix") return SharedPrefixConfigFromParams(options.params).status();
+  if (name == "llmd-73") {
+    return SharedPrefixConfigFromParams(options.params, Llmd73Config(), "llmd-73").status();
+  }
   if (name == "multi-turn") return MultiTurnConfigFromParams(options.params).status();
   if (name == "agent") return AgentConfigFromParams(options.params).status();
   if (name == "unique") return UniqueConfigFromParams(options.params).status();
@@ -104,6 +107,10 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(const WorkloadOptions& op
   }
   if (name == "shared-prefix") {
     return MakeSharedPrefix(options, *SharedPrefixConfigFromParams(options.params), seed);
+  }
+  if (name == "llmd-73") {
+    return MakeSharedPrefix(options, *SharedPrefixConfigFromParams(options.params, Llmd73Config(), "llmd-73"),
+                            seed);
   }
   if (name == "multi-turn") {
     return MakeMultiTurn(options, *MultiTurnConfigFromParams(options.params), seed);

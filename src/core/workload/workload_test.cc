@@ -32,8 +32,8 @@ std::vector<std::string> Stream(const WorkloadOptions& options, uint64_t seed) {
 }
 
 TEST(WorkloadTest, ListsTheBuiltInWorkloads) {
-  EXPECT_EQ(WorkloadNames(), (std::vector<std::string>{"support-bot", "shared-prefix", "multi-turn",
-                                                       "agent", "unique"}));
+  EXPECT_EQ(WorkloadNames(), (std::vector<std::string>{"support-bot", "shared-prefix", "llmd-73",
+                                                       "multi-turn", "agent", "unique"}));
 }
 
 TEST(WorkloadTest, EveryWorkloadIsDeterministicFromItsSeed) {
@@ -206,7 +206,15 @@ TEST(WorkloadParamsTest, NoParamsGiveTheDefaultStream) {
                         {"prompts_per_group", 16},
                         {"system_prompt_tokens", 2048},
                         {"question_tokens", 128},
-                        {"output_tokens", 256}};
+                        {"output_tokens", 256},
+                        {"user_questions", 0}};
+    } else if (name == "llmd-73") {
+      options.params = {{"groups", 150},
+                        {"prompts_per_group", 5},
+                        {"system_prompt_tokens", 6000},
+                        {"question_tokens", 1200},
+                        {"output_tokens", 1000},
+                        {"user_questions", 1}};
     } else if (name == "multi-turn") {
       options.params = {{"turns_per_session", 5},       {"system_prompts", 4},
                         {"system_prompt_tokens", 1000}, {"min_user_tokens", 100},

@@ -18,8 +18,14 @@
 // softmax(-normalized cost / temperature), costs normalized to [0, 1] by their range (Dynamo's
 // softmax sampling of cost logits).
 // Approximations: Dynamo's active blocks also count the prompts of requests still in prefill; the
-// router's view has their uncached part only (in outstanding prefill). Dynamo learns overlaps from
-// the engines' KV events; here from the shared prefix index (routing history and closed loop).
+// router's view has their uncached part only (in outstanding prefill). Overlaps come from the
+// shared prefix index, keyed by the engine's 16-token blocks: in precise mode (`warmroute sim
+// --prefix-mode precise`, or a gateway subscribed to KV events) it is fed by the engines' KV
+// events, as Dynamo's KvIndexer is (Dynamo docs, "Router Design": cached blocks "maintained
+// globally by the KvIndexer using a prefix tree built from worker-reported KV events"), plus the
+// Router's speculative inserts at dispatch; in approximate mode by routing history and the closed
+// loop on reported cached tokens only, which is Dynamo without KV events (its approximate
+// indexer, which also predicts from its own routing decisions).
 //
 // Parameters:
 //   overlap_score_weight  1.0  Dynamo's --kv-overlap-score-weight default: one prefill block

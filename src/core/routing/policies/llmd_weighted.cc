@@ -46,8 +46,11 @@ Decision LlmdWeightedPolicy::Route(const RoutingRequest& request, RoutingContext
   return DecideByCost(request, ctx, chosen, best_blocks, cost);
 }
 
-absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdWeightedPolicy(ParamReader& params) {
-  LlmdWeightedOptions options;
+namespace {
+
+absl::StatusOr<std::unique_ptr<Policy>> MakeWithDefaults(ParamReader& params,
+                                                         LlmdWeightedOptions options,
+                                                         std::string_view name) {
   options.prefix_weight = params.Get("prefix_weight", options.prefix_weight);
   options.queue_weight = params.Get("queue_weight", options.queue_weight);
   options.kv_weight = params.Get("kv_weight", options.kv_weight);
@@ -56,7 +59,18 @@ absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdWeightedPolicy(ParamReader& para
   params.Require(options.kv_weight >= 0, "kv_weight", "must be non-negative");
   absl::Status status = params.status();
   if (!status.ok()) return status;
-  return std::make_unique<LlmdWeightedPolicy>(options);
+  return std::make_unique<LlmdWeightedPolicy>(options, name);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdWeightedPolicy(ParamReader& params) {
+  return MakeWithDefaults(params, LlmdWeightedOptions{}, "llmd_weighted");
+}
+
+absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdPrecisePolicy(ParamReader& params) {
+  return MakeWithDefaults(params, {.prefix_weight = 2, .queue_weight = 1, .kv_weight = 1},
+                          "llmd_precise");
 }
 
 }  // namespace warmroute::routing

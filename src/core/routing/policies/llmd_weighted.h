@@ -22,6 +22,19 @@
 //   prefix_weight  3
 //   queue_weight   2
 //   kv_weight      2
+//
+// llmd_precise: the same scorers with the weights of llm-d's precise-prefix-cache example
+// (llm-d/llm-d-inference-scheduler deploy/config/epp-precise-prefix-cache-config.yaml:
+// precise-prefix-cache-scorer 2, kv-cache-utilization-scorer 1, queue-scorer 1), meant for
+// precise mode (the index fed by the engines' KV events, as llm-d's kvevents pool feeds its
+// kvblock index; the scorer's score is its matched blocks / the request's blocks, clipped to
+// [0, 1], as prefix(b) above). Approximations: llm-d hashes 64-token blocks for this scorer
+// (blockSize: 64), the index here has the engine's 16-token blocks; llm-d's speculative indexing
+// (an option of the scorer) is on here (the Router's speculative insert at dispatch). llm-d's
+// 73-capacity benchmark (llm-d/llm-d-kv-cache benchmarking/73-capacity/README.md) ran the
+// precise scorer at 3/2/2 and the approximate ("estimated") one at 1/1/1: pass those with
+// --policy-param to reproduce it.
+//
 // Reasons: kCacheHit when the chosen backend holds the best non-empty match, else kLeastLoad.
 // Scores: -total (lower is better).
 //
@@ -44,14 +57,18 @@ struct LlmdWeightedOptions {
 
 class LlmdWeightedPolicy final : public Policy {
  public:
-  explicit LlmdWeightedPolicy(LlmdWeightedOptions options) : options_(options) {}
-  std::string_view name() const override { return "llmd_weighted"; }
+  // `name`: "llmd_weighted" or "llmd_precise" (a string literal: kept by reference).
+  LlmdWeightedPolicy(LlmdWeightedOptions options, std::string_view name)
+      : options_(options), name_(name) {}
+  std::string_view name() const override { return name_; }
   Decision Route(const RoutingRequest& request, RoutingContext& ctx) override;
 
  private:
   LlmdWeightedOptions options_;
+  std::string_view name_;
 };
 
 absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdWeightedPolicy(ParamReader& params);
+absl::StatusOr<std::unique_ptr<Policy>> MakeLlmdPrecisePolicy(ParamReader& params);
 
 }  // namespace warmroute::routing

@@ -1,6 +1,7 @@
 #include "core/routing/policies/llmd_weighted.h"
 
 #include "core/routing/policies/policy_test_util.h"
+#include "core/routing/policy_registry.h"
 #include "gtest/gtest.h"
 
 namespace warmroute::routing {
@@ -24,7 +25,7 @@ TEST(LlmdWeightedPolicyTest, WeightedSumOfPrefixQueueAndKvScores) {
   fleet.at(0).metrics = Metrics(10, 0.9);             // longest queue, fullest cache
   fleet.at(1).metrics = Metrics(0, 0.5);
   fleet.at(2).metrics = Metrics(5, 0.0);
-  LlmdWeightedPolicy policy({});
+  LlmdWeightedPolicy policy({}, "llmd_weighted");
   RoutingContext ctx = fleet.Context(request);
   Decision d = policy.Route(request, ctx);
   // a: 3*1 + 2*0 + 2*0.1 = 3.2; b: 0 + 2*1 + 2*0.5 = 3.0; c: 0 + 2*0.5 + 2*1 = 3.0.
@@ -48,10 +49,30 @@ TEST(LlmdWeightedPolicyTest, FallsBackToInFlightWithoutMetrics) {
   RoutingRequest request = Request(1, Chain(1, 10), 160);
   fleet.index().Insert(0, std::vector<uint64_t>(request.key.block_hashes.begin(),
                                                 request.key.block_hashes.begin() + 5));
-  LlmdWeightedPolicy policy({});
+  LlmdWeightedPolicy policy({}, "llmd_weighted");
   RoutingContext ctx = fleet.Context(request);
   // a: 3*0.5 + 0 + 2 = 3.5; b: 0 + 2 + 2 = 4.
   EXPECT_EQ(policy.Route(request, ctx).backend, 1u);
+}
+
+// llmd_precise: llm-d's precise example weighs the prefix 2 against 1 + 1: half a prefix match
+// outweighs a full queue, where llmd_weighted's 3 against 2 + 2 does not.
+TEST(LlmdWeightedPolicyTest, PreciseWeightsFavourThePrefixMore) {
+  TestFleet fleet;
+  fleet.Add("a", 8);
+  fleet.Add("b", 0);
+  RoutingRequest request = Request(1, Chain(1, 10), 160);
+  fleet.index().Insert(0, std::vector<uint64_t>(request.key.block_hashes.begin(),
+                                                request.key.block_hashes.begin() + 6));
+  std::unique_ptr<Policy> precise = MakePolicy("llmd_precise", {}).value();
+  std::unique_ptr<Policy> weighted = MakePolicy("llmd_weighted", {}).value();
+  EXPECT_EQ(precise->name(), "llmd_precise");
+  RoutingContext ctx = fleet.Context(request);
+  // precise: a = 2*0.6 + 0 + 1 = 2.2 > b = 0 + 1 + 1 = 2.
+  EXPECT_EQ(precise->Route(request, ctx).backend, 0u);
+  RoutingContext ctx2 = fleet.Context(request);
+  // weighted: a = 3*0.6 + 0 + 2 = 3.8 < b = 0 + 2 + 2 = 4.
+  EXPECT_EQ(weighted->Route(request, ctx2).backend, 1u);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "emulator/kv_event_publisher.h"
+#include "core/kv_events/event_encoder.h"
 
 #include <msgpuck.h>
 
@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace warmroute::emulator {
+namespace warmroute::kv_events {
 namespace {
 
 using engine::KvEvent;
@@ -279,4 +279,4 @@ TEST(EncodeKvEventBatchTest, NegativeTokenIdsStaySigned) {
 }
 
 }  // namespace
-}  // namespace warmroute::emulator
+}  // namespace warmroute::kv_events

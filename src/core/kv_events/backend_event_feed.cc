@@ -1,0 +1,248 @@
+#include "core/kv_events/backend_event_feed.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace warmroute::kv_events {
+namespace {
+// Perform's replayed_seq when no message came from a replay reply (no message has this number).
+constexpr uint64_t kNotReplayed = kEndOfReplay;
+}  // namespace
+
+std::string EncodeReplayRequest(uint64_t from_seq) {
+  std::string frame(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    frame[static_cast<size_t>(i)] = static_cast<char>(from_seq & 0xff);
+    from_seq >>= 8;
+  }
+  return frame;
+}
+
+BackendEventFeed::BackendEventFeed(routing::BackendId backend, BackendEventFeedOptions options)
+    : backend_(backend),
+      options_(options),
+      writer_({.block_size = options.block_size,
+               .max_blocks_per_backend = options.max_blocks_per_backend}) {
+  const int ranks = options.dp_ranks < 1 ? 1 : options.dp_ranks;
+  ranks_.reserve(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) ranks_.emplace_back(options.stream);
+}
+
+void BackendEventFeed::CountStream(const StreamCounters& before, const StreamCounters& after) {
+  counters_.duplicates += after.duplicates - before.duplicates;
+  counters_.malformed += after.malformed - before.malformed;
+  counters_.missed += after.missed_messages - before.missed_messages;
+  counters_.restarts += after.resets - before.resets;
+  counters_.rebuilds += after.rebuilds - before.rebuilds;
+  counters_.replays_requested += after.replays_requested - before.replays_requested;
+}
+
+void BackendEventFeed::Perform(int rank, const StreamActions& actions, uint64_t replayed_seq,
+                               TimePoint now) {
+  pending_now_ = now;
+  // Copy every payload first: a later call on the stream (OnMalformed below) invalidates the
+  // buffered payloads this list points to, and decoded batches point into their payload.
+  const size_t first = used_batches_;
+  for (const StreamAction& a : actions) {
+    if (a.kind != StreamAction::Kind::kApply) continue;
+    if (used_batches_ == batches_.size()) batches_.emplace_back();
+    batches_[used_batches_].payload.assign(a.payload);
+    ++used_batches_;
+  }
+  size_t next = first;
+  for (const StreamAction& a : actions) {
+    switch (a.kind) {
+      case StreamAction::Kind::kClearSlice:
+        steps_.push_back({.kind = Step::Kind::kClear, .rank = rank, .batch = 0, .replayed = false});
+        ClearOtherRanks(rank, now);
+        break;
+      case StreamAction::Kind::kRequestReplay:
+        replay_requests_.push_back({.rank = rank, .from_seq = a.seq});
+        break;
+      case StreamAction::Kind::kApply: {
+        Pending& p = batches_[next++];
+        absl::Status status = DecodeEventBatch(p.payload, p.batch);
+        if (status.ok() && dp_ranks() > 1 && p.batch.dp_rank.has_value() &&
+            *p.batch.dp_rank != rank) {
+          status = absl::InvalidArgumentError(absl::StrCat("data_parallel_rank ", *p.batch.dp_rank,
+                                                           " on rank ", rank, "'s endpoint"));
+        }
+        if (status.ok()) {
+          for (const Event& e : p.batch.events) {
+            if (e.kind == EventKind::kBlockStored && e.block_size != options_.block_size) {
+              status = absl::FailedPreconditionError(
+                  absl::StrCat("the engine's block size ", e.block_size,
+                               " is not the configured block_size ", options_.block_size));
+              break;
+            }
+          }
+        }
+        if (!status.ok()) {
+          Malformed(rank, absl::StrCat("message ", a.seq, ": ", status.message()), now);
+          break;
+        }
+        Fine(rank);
+        steps_.push_back({.kind = Step::Kind::kApply,
+                          .rank = rank,
+                          .batch = next - 1,
+                          .replayed = a.seq == replayed_seq});
+        break;
+      }
+    }
+  }
+}
+
+void BackendEventFeed::Malformed(int rank, std::string reason, TimePoint now) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  if (!r.failing) ++error_transitions_;
+  r.failing = true;
+  last_error_ = dp_ranks() > 1 ? absl::StrCat("rank ", rank, ": ", reason) : std::move(reason);
+  const StreamCounters before = r.stream.counters();
+  StreamActions actions = r.stream.OnMalformed(now);
+  CountStream(before, r.stream.counters());
+  Perform(rank, actions, kNotReplayed, now);
+}
+
+void BackendEventFeed::ClearOtherRanks(int rank, TimePoint now) {
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    if (static_cast<int>(i) == rank) continue;
+    (void)ranks_[i].stream.Clear(now);  // its kClearSlice is the clear just queued
+  }
+}
+
+void BackendEventFeed::OnLive(uint64_t seq, std::string_view payload, TimePoint now, int rank) {
+  EventStream& stream = ranks_[static_cast<size_t>(rank)].stream;
+  const StreamCounters before = stream.counters();
+  StreamActions actions = stream.OnLive(seq, payload, now);
+  CountStream(before, stream.counters());
+  Perform(rank, actions, kNotReplayed, now);
+}
+
+void BackendEventFeed::OnLiveFrames(std::span<const std::string_view> frames, TimePoint now,
+                                    int rank) {
+  if (frames.size() != 3) {
+    Malformed(rank,
+              absl::StrCat("a live message of ", frames.size(),
+                           " frames, not 3 (topic, sequence, payload)"),
+              now);
+    return;
+  }
+  absl::StatusOr<uint64_t> seq = DecodeSequence(frames[1]);
+  if (!seq.ok()) {
+    Malformed(rank, absl::StrCat("live sequence frame: ", seq.status().message()), now);
+    return;
+  }
+  if (*seq == kEndOfReplay) {
+    Malformed(rank, "live sequence number -1", now);
+    return;
+  }
+  OnLive(*seq, frames[2], now, rank);
+}
+
+void BackendEventFeed::OnReplayed(uint64_t seq, std::string_view payload, TimePoint now, int rank) {
+  EventStream& stream = ranks_[static_cast<size_t>(rank)].stream;
+  const StreamCounters before = stream.counters();
+  StreamActions actions =
+      seq == kEndOfReplay ? stream.OnReplayEnd(now) : stream.OnReplayed(seq, payload, now);
+  CountStream(before, stream.counters());
+  Perform(rank, actions, seq, now);
+}
+
+void BackendEventFeed::OnReplayFrames(std::span<const std::string_view> frames, TimePoint now,
+                                      int rank) {
+  // A DEALER receives the ROUTER's reply after an empty delimiter frame; a REQ does not.
+  if (frames.size() == 3 && frames[0].empty()) frames = frames.subspan(1);
+  if (frames.size() != 2) {
+    Malformed(
+        rank,
+        absl::StrCat("a replay reply of ", frames.size(), " frames, not 2 (sequence, payload)"),
+        now);
+    return;
+  }
+  absl::StatusOr<uint64_t> seq = DecodeSequence(frames[0]);
+  if (!seq.ok()) {
+    Malformed(rank, absl::StrCat("replay sequence frame: ", seq.status().message()), now);
+    return;
+  }
+  OnReplayed(*seq, frames[1], now, rank);
+}
+
+void BackendEventFeed::Tick(TimePoint now) {
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    EventStream& stream = ranks_[i].stream;
+    const StreamCounters before = stream.counters();
+    StreamActions actions = stream.Tick(now);
+    CountStream(before, stream.counters());
+    Perform(static_cast<int>(i), actions, kNotReplayed, now);
+  }
+}
+
+void BackendEventFeed::Clear(TimePoint now) {
+  ++counters_.clears;
+  for (Rank& r : ranks_) (void)r.stream.Clear(now);
+  steps_.push_back({.kind = Step::Kind::kClear, .rank = 0, .batch = 0, .replayed = false});
+}
+
+void BackendEventFeed::ApplyTo(routing::Router& router) {
+  applied_ts_.clear();
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step step = steps_[i];
+    updates_.clear();
+    if (step.kind == Step::Kind::kClear) {
+      writer_.Clear(backend_, updates_);
+      router.ApplyIndexUpdates(backend_, updates_);
+      continue;
+    }
+    const EventBatch& batch = batches_[step.batch].batch;
+    absl::Status status = writer_.Apply(backend_, batch, router.attribution(), updates_);
+    if (!status.ok()) {
+      // Phase 1 checked what the writer rejects; should it still reject a batch, it is dropped
+      // as malformed and the slice rebuilt, like any unreadable message.
+      Malformed(step.rank, std::string(status.message()), pending_now_);
+      continue;  // Malformed queued a clear step, performed by this loop
+    }
+    router.ApplyIndexUpdates(backend_, updates_);
+    ++counters_.applied;
+    if (step.replayed) ++counters_.replayed;
+    applied_ts_.push_back(batch.ts);
+    for (const Event& e : batch.events) {
+      if (e.kind != EventKind::kAllBlocksCleared) continue;
+      // The engine's cache is empty now, and the writer cleared the backend's whole slice.
+      ++counters_.clears;
+      ranks_[static_cast<size_t>(step.rank)].stream.MarkComplete();
+      ClearOtherRanks(step.rank, pending_now_);
+    }
+  }
+  steps_.clear();
+  used_batches_ = 0;
+  router.SetKvEventState(
+      backend_, uncertain() ? routing::KvEventState::kUncertain : routing::KvEventState::kPrecise);
+}
+
+std::vector<ReplayRequest> BackendEventFeed::TakeReplayRequests() {
+  return std::exchange(replay_requests_, {});
+}
+
+StreamState BackendEventFeed::state() const {
+  StreamState worst = StreamState::kPrecise;
+  auto rank_of = [](StreamState s) {
+    switch (s) {
+      case StreamState::kStarting:
+        return 3;
+      case StreamState::kAwaitingReplay:
+        return 2;
+      case StreamState::kRebuilding:
+        return 1;
+      case StreamState::kPrecise:
+        return 0;
+    }
+    return 0;
+  };
+  for (const Rank& r : ranks_) {
+    if (rank_of(r.stream.state()) > rank_of(worst)) worst = r.stream.state();
+  }
+  return worst;
+}
+
+}  // namespace warmroute::kv_events

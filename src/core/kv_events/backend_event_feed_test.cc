@@ -1,0 +1,247 @@
+#include "core/kv_events/backend_event_feed.h"
+
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "core/kv_events/event_encoder.h"
+#include "core/kv_events/msgpack_test_util.h"
+#include "core/routing/policy_registry.h"
+#include "core/routing/router.h"
+#include "gtest/gtest.h"
+
+namespace warmroute::kv_events {
+namespace {
+
+using routing::BackendId;
+using routing::KvEventState;
+using testing::Cleared;
+using testing::Removed;
+using testing::Stored;
+
+constexpr int kBlock = 16;
+
+std::string Batch(const std::vector<engine::KvEvent>& events, std::optional<int> rank = 0,
+                  double ts = 1000.0) {
+  return EncodeKvEventBatch(ts, events, rank, KvEventEncoding::kArray);
+}
+
+class FeedTest : public ::testing::Test {
+ protected:
+  FeedTest() {
+    b0_ = router_.AddBackend({.name = "r0"});
+    router_.AddBackend({.name = "r1"});
+    for (size_t i = 0; i < tokens_.size(); ++i) tokens_[i] = static_cast<int32_t>(1000 + i);
+    // A token-keyed dispatch of the prompt to r0, so the writer can attribute its first block.
+    routing::RoutingRequest r;
+    r.id = 1;
+    r.model = "m";
+    r.key = Key();
+    r.prompt_tokens = static_cast<int64_t>(tokens_.size());
+    EXPECT_EQ(router_.Route(r)->backend, b0_);
+    router_.SetDispatchDomain(1, routing::DomainOfTokenPrompt("m", "", "", tokens_, kBlock));
+    router_.CommitInsert(1);
+    router_.OnFinished(1, 0);
+    router_.ClearIndex(b0_);  // forget the speculative insert: what follows is the events'
+  }
+
+  routing::PrefixKey Key() const {
+    return routing::MakePrefixKeyFromTokens("m", routing::PrefixKeySalt("", ""), tokens_,
+                                            {.block_tokens = kBlock});
+  }
+  int Matched() const { return router_.index().Match(Key().block_hashes)[b0_]; }
+  // The prompt's 4 blocks as two runs, engine hashes 501..504.
+  std::string StorePrompt(std::optional<int> rank = 0) const {
+    return Batch({Stored({501, 502}, std::nullopt,
+                         std::vector<int32_t>(tokens_.begin(), tokens_.begin() + 32), kBlock),
+                  Stored({503, 504}, 502, std::vector<int32_t>(tokens_.begin() + 32, tokens_.end()),
+                         kBlock)},
+                 rank);
+  }
+  void Live(BackendEventFeed& feed, uint64_t seq, const std::string& payload, int rank = 0) {
+    feed.OnLive(seq, payload, clock_.Now(), rank);
+    feed.ApplyTo(router_);
+  }
+
+  ManualClock clock_;
+  routing::Router router_{
+      routing::MakePolicy("round_robin", {}).value(), {.tokens_per_block = kBlock}, clock_, 1};
+  BackendId b0_ = 0;
+  std::vector<int32_t> tokens_ = std::vector<int32_t>(64);
+};
+
+TEST_F(FeedTest, AppliesLiveMessagesInOrderAndReportsPrecise) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock});
+  feed.ApplyTo(router_);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kUncertain);  // starting
+
+  Live(feed, 0, StorePrompt());
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
+  EXPECT_EQ(Matched(), 4);
+  ASSERT_EQ(feed.applied_batch_ts().size(), 1u);
+  EXPECT_EQ(feed.applied_batch_ts()[0], 1000.0);
+
+  Live(feed, 1, Batch({Removed({503})}));
+  EXPECT_EQ(Matched(), 2);
+  Live(feed, 1, Batch({Removed({502})}));  // the same number again: a duplicate, ignored
+  EXPECT_EQ(Matched(), 2);
+  EXPECT_EQ(feed.counters().applied, 2);
+  EXPECT_EQ(feed.counters().duplicates, 1);
+  EXPECT_EQ(feed.blocks(), 3u);
+}
+
+TEST_F(FeedTest, PayloadsNeedNotOutliveTheFeedCall) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock});
+  {
+    std::string payload = StorePrompt();
+    feed.OnLive(0, payload, clock_.Now());
+    payload.assign(payload.size(), '\0');  // the caller reuses its buffer before ApplyTo
+  }
+  feed.ApplyTo(router_);
+  EXPECT_EQ(Matched(), 4);
+}
+
+TEST_F(FeedTest, GapIsRepairedByReplayAndStaysPrecise) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock, .stream = {.replay_configured = true}});
+  Live(feed, 0, Batch({}));
+  const std::string lost = StorePrompt();
+  Live(feed, 2, Batch({Removed({504})}));  // message 1 was dropped
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kUncertain);
+  std::vector<ReplayRequest> requests = feed.TakeReplayRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].from_seq, 1u);
+  EXPECT_EQ(EncodeReplayRequest(1), std::string("\0\0\0\0\0\0\0\1", 8));
+  EXPECT_TRUE(feed.TakeReplayRequests().empty());
+
+  // The replay endpoint answers through a DEALER: an empty delimiter, then (seq, payload).
+  const std::string seq1 = EncodeReplayRequest(1), seq2 = EncodeReplayRequest(2);
+  const std::string end = EncodeReplayRequest(kEndOfReplay);
+  const std::string removed = Batch({Removed({504})});
+  std::vector<std::string_view> reply = {"", seq1, lost};
+  feed.OnReplayFrames(reply, clock_.Now());
+  reply = {"", seq2, removed};
+  feed.OnReplayFrames(reply, clock_.Now());  // already applied from the buffer: a duplicate
+  reply = {"", end, ""};
+  feed.OnReplayFrames(reply, clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
+  EXPECT_EQ(Matched(), 3);
+  EXPECT_EQ(feed.counters().replays_requested, 1);
+  EXPECT_EQ(feed.counters().replayed, 1);
+  EXPECT_EQ(feed.counters().applied, 3);
+  EXPECT_EQ(feed.counters().missed, 0);
+  EXPECT_EQ(feed.counters().rebuilds, 0);
+}
+
+TEST_F(FeedTest, ReplayEndingShortRebuildsAndCountsTheMissedMessages) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock, .stream = {.replay_configured = true}});
+  Live(feed, 0, StorePrompt());
+  Live(feed, 3, Batch({}));
+  const std::string end = EncodeReplayRequest(kEndOfReplay);
+  std::vector<std::string_view> reply = {end, ""};
+  feed.OnReplayFrames(reply, clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(feed.state(), StreamState::kRebuilding);
+  EXPECT_EQ(Matched(), 0);  // cleared: what the lost messages did is unknown
+  EXPECT_EQ(feed.counters().missed, 2);
+  EXPECT_EQ(feed.counters().rebuilds, 1);
+}
+
+TEST_F(FeedTest, MalformedInputIsCountedDroppedAndRebuilds) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock});
+  Live(feed, 0, StorePrompt());
+  ASSERT_EQ(Matched(), 4);
+
+  const std::string seq1 = EncodeReplayRequest(1);
+  std::vector<std::string_view> two_frames = {"", seq1};
+  feed.OnLiveFrames(two_frames, clock_.Now());
+  std::vector<std::string_view> short_seq = {"", "\1\2\3", "x"};
+  feed.OnLiveFrames(short_seq, clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(feed.counters().malformed, 2);
+  EXPECT_EQ(feed.error_transitions(), 1);  // two in a row: one transition to log
+  EXPECT_NE(feed.last_error().find("sequence"), std::string::npos) << feed.last_error();
+  EXPECT_EQ(feed.state(), StreamState::kRebuilding);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kUncertain);
+  EXPECT_EQ(Matched(), 0);
+
+  Live(feed, 1, StorePrompt());  // a good message ends the run of errors
+  EXPECT_EQ(Matched(), 4);
+  const std::string garbage = "\xc1\xc1\xc1";
+  std::vector<std::string_view> frames = {"", seq1, garbage};
+  const std::string seq2 = EncodeReplayRequest(2);
+  frames[1] = seq2;
+  feed.OnLiveFrames(frames, clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(feed.counters().malformed, 3);
+  EXPECT_EQ(feed.error_transitions(), 2);
+  EXPECT_EQ(Matched(), 0);
+
+  // An engine with another block size: named in the error, nothing of the batch applied.
+  Live(feed, 3, Batch({Stored({601}, std::nullopt, std::vector<int32_t>(32, 7), 32)}));
+  EXPECT_EQ(feed.counters().malformed, 4);
+  EXPECT_NE(feed.last_error().find("block size 32"), std::string::npos) << feed.last_error();
+  EXPECT_EQ(feed.blocks(), 0u);
+}
+
+TEST_F(FeedTest, EngineRestartClearsTheSliceAndIsPreciseFromSequenceZero) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock});
+  Live(feed, 0, StorePrompt());
+  Live(feed, 1, Batch({}));
+  Live(feed, 0, Batch({}));  // a new process numbers from 0 again; its cache is empty
+  EXPECT_EQ(feed.counters().restarts, 1);
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
+  EXPECT_EQ(Matched(), 0);
+  EXPECT_EQ(feed.blocks(), 0u);
+}
+
+TEST_F(FeedTest, HealthFlapClearsAndRebuildsUntilTheRebuildPeriod) {
+  BackendEventFeed feed(
+      b0_, {.block_size = kBlock, .stream = {.rebuild_period = std::chrono::seconds(5)}});
+  Live(feed, 0, StorePrompt());
+  feed.Clear(clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(Matched(), 0);
+  EXPECT_EQ(feed.counters().clears, 1);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kUncertain);
+  clock_.Advance(std::chrono::seconds(5));
+  feed.Tick(clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
+}
+
+TEST_F(FeedTest, AllBlocksClearedEmptiesTheSliceAndCompletesARebuild) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock});
+  Live(feed, 5, StorePrompt());  // subscribed late: the engine held blocks before
+  EXPECT_EQ(feed.state(), StreamState::kRebuilding);
+  EXPECT_EQ(Matched(), 4);
+  Live(feed, 6, Batch({Cleared()}));
+  EXPECT_EQ(feed.counters().clears, 1);
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+  EXPECT_EQ(Matched(), 0);
+}
+
+TEST_F(FeedTest, DataParallelRanksShareTheSliceAndMustNameTheirRank) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock, .dp_ranks = 2});
+  Live(feed, 0, Batch({}, 0), 0);
+  feed.ApplyTo(router_);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kUncertain);  // rank 1 silent
+  Live(feed, 0, StorePrompt(1), 1);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
+  EXPECT_EQ(Matched(), 4);
+
+  // Rank 0's batch on rank 1's endpoint: malformed; rank 1 rebuilds, and so does rank 0, whose
+  // blocks left with the shared slice.
+  Live(feed, 1, Batch({}, 0), 1);
+  EXPECT_EQ(feed.counters().malformed, 1);
+  EXPECT_NE(feed.last_error().find("rank 1"), std::string::npos) << feed.last_error();
+  EXPECT_EQ(feed.rank_state(0), StreamState::kRebuilding);
+  EXPECT_EQ(feed.rank_state(1), StreamState::kRebuilding);
+  EXPECT_EQ(Matched(), 0);
+}
+
+}  // namespace
+}  // namespace warmroute::kv_events
