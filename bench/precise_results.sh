@@ -116,10 +116,10 @@ llmd-73)
     --policies random,llmd_weighted,llmd_precise,dynamo_kv,sglang_cache_aware,preble,warmroute)
   "$bin" sim "${common[@]}" "${args[@]}" "${weights[@]}" --json "$tmp/a.json" >/dev/null 2>&1
   "$bin" sim "${common[@]}" "${args[@]}" "${weights[@]}" --prefix-mode precise \
-    --key-max-tokens 8192 --json "$tmp/p.json" >/dev/null 2>&1
+    --json "$tmp/p.json" >/dev/null 2>&1
   echo '```sh'
   echo "warmroute sim ${common[*]} ${args[*]} ${weights[*]}"
-  echo "warmroute sim ${common[*]} ${args[*]} ${weights[*]} --prefix-mode precise --key-max-tokens 8192"
+  echo "warmroute sim ${common[*]} ${args[*]} ${weights[*]} --prefix-mode precise"
   echo '```'
   echo
   table llmd73 "$tmp/a.json" "$tmp/p.json"

@@ -96,9 +96,10 @@ the engines' KV events reach the index through the gateway's feed, 0.5 ms after 
 step, none lost). *Index error*: mean over requests of |predicted − engine-reported cached
 tokens| / prompt tokens, the prediction being the routing decision's (the chosen backend's
 matched depth). Shorter runs than above (one core, a few minutes for all four); the prefix keys
-match at most 4,096 tokens in both modes (the gateway's defaults), so prompts longer than that
-keep an error in precise mode too. [precise-mode.md](precise-mode.md#the-simulator-in-precise-mode)
-reads the tables.
+cover the whole prompt in both modes (the gateway's defaults). Under heavy queueing (the
+overloaded policies on llmd-73) the error also counts what the engine evicted between the
+decision and the prefill, which no index can know at decision time.
+[precise-mode.md](precise-mode.md#the-simulator-in-precise-mode) reads the tables.
 PRECISE
 echo
 "$root/bench/precise_results.sh" "$bin" modes
