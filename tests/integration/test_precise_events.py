@@ -8,7 +8,6 @@ log next to the gateway's predicted_cached_tokens) and the gateway's /metrics an
 Skipped when the Qwen 3 tokenizer files are absent (the build unpacks them)."""
 import hashlib
 import json
-import os
 import socket
 import time
 import unittest
@@ -16,7 +15,7 @@ import uuid
 
 import zmq
 
-from emulator_process import EmulatorProcess, free_tcp_port, terminate
+from emulator_process import EmulatorProcess, free_tcp_port
 from gateway_process import GatewayProcess, run_serve
 from test_gateway import metric_sum
 from test_precise_keys import QWEN3, access_lines, wait_for
