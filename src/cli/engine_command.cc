@@ -149,6 +149,10 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
                   "KV event encoding: map (vLLM's current form, the default) or array (the older "
                   "tagged-array form, vLLM <= 0.23) or sglang (SGLang's array form)")
       ->capture_default_str();
+  cmd->add_option("--kv-events-drop-every", f.kv_events_drop_every,
+                  "test-only: do not send every Nth KV-event message (still numbered and kept "
+                  "for replay), as a PUB socket past its high-water mark drops it (0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--tls-cert", f.tls.cert_file,
                   "PEM certificate chain: serve HTTPS with it (with --tls-key)");
   cmd->add_option("--tls-key", f.tls.key_file, "PEM private key of --tls-cert");

@@ -5,7 +5,9 @@
 //   warmroute serve listening on 127.0.0.1:8080 (policy warmroute, 4 backends, 2 threads)
 // An invalid config or flag exits 2 with a message naming the key; a port that cannot be bound
 // exits 1. Flags override the file: --port, --host, --threads, --policy, --backend URL (repeatable,
-// replaces the file's backends), --access-log, --log-level.
+// replaces the file's backends), --access-log, --log-level. --check-config validates the config
+// (with the flags applied) and exits: 0 with "warmroute serve: config OK (...)" on stdout, or 2
+// with the error (e.g. prefix_key.mode precise naming the backends without kv_events).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -36,6 +38,7 @@ struct ServeFlags {
   std::vector<std::string> backends;
   std::optional<std::string> access_log;
   std::string log_level = "info";
+  bool check_config = false;
 };
 
 // A flag's usage error, exit code 2.
@@ -99,6 +102,17 @@ int RunServe(const ServeFlags& flags) {
           absl::StrCat("--backend replaces the config's backends, and then ", pools.message()));
     }
   }
+  // --backend may have replaced the backends the file gave kv_events.
+  if (const absl::Status precise = gateway::ValidatePreciseMode(config); !precise.ok()) {
+    std::cerr << "warmroute serve: " << precise.message() << "\n";
+    return 2;
+  }
+  if (flags.check_config) {
+    std::printf("warmroute serve: config OK (%zu backends, %zu models, prefix_key.mode %s)\n",
+                config.backends.size(), config.models.size(),
+                std::string(gateway::PrefixKeyModeName(config.prefix_key_mode)).c_str());
+    return 0;
+  }
   absl::StatusOr<std::unique_ptr<gateway::Gateway>> gateway =
       gateway::Gateway::Create(config, flags.config_path);
   if (!gateway.ok()) {
@@ -135,6 +149,8 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
                   "backend URL http://host:port, repeatable (replaces the config's backends)");
   cmd->add_option("--access-log", flags->access_log,
                   "stderr, off or a file (overrides observability.access_log)");
+  cmd->add_flag("--check-config", flags->check_config,
+                "validate the config (and flags) and exit: 0 when it is valid, 2 with the error");
   AddLogLevelOption(*cmd, flags->log_level);
   cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }

@@ -125,6 +125,7 @@ absl::StatusOr<std::vector<KvEventPublisherOptions>> KvPublisherOptions(const Fl
     p.encoding = o.kv_events_encoding;
     p.buffer_steps = o.kv_events_buffer_steps;
     p.hwm = o.kv_events_hwm;
+    p.drop_every = o.kv_events_drop_every;
     WR_ASSIGN_OR_RETURN(p.endpoint, KvEndpointFor(o.kv_events_endpoint, i, o.replicas));
     if (!o.kv_events_replay_endpoint.empty()) {
       WR_ASSIGN_OR_RETURN(p.replay_endpoint, KvEndpointFor(o.kv_events_replay_endpoint, i,

@@ -50,6 +50,7 @@ struct FleetOptions {
   std::string kv_events_topic;
   size_t kv_events_buffer_steps = 10'000;  // messages kept for replay, per replica
   int kv_events_hwm = 100'000;             // PUB send high-water mark
+  int kv_events_drop_every = 0;            // test-only: KvEventPublisherOptions::drop_every
   KvEventEncoding kv_events_encoding = KvEventEncoding::kArray;
   size_t body_limit_bytes = size_t{32} << 20;
   // The Responses API's stored responses, per replica: at most this many, and this many bytes

@@ -48,6 +48,7 @@ KvEventPublisher::KvEventPublisher(std::unique_ptr<zmq::socket_t> socket,
     : socket_(std::move(socket)),
       topic_(options.topic),
       encoding_(options.encoding),
+      drop_every_(options.drop_every),
       replay_buffer_(options.replay_endpoint.empty() ? 0 : options.buffer_steps) {}
 
 KvEventPublisher::~KvEventPublisher() = default;
@@ -64,15 +65,19 @@ void KvEventPublisher::Publish(double ts, std::span<const engine::KvEvent> event
   // that a subscriber can tell a dropped message (high-water mark, no connection yet) from a
   // quiet engine, and fetch it again.
   const uint64_t sequence = sequence_++;
-  try {
-    const auto more = zmq::send_flags::sndmore | zmq::send_flags::dontwait;
-    if (socket_->send(zmq::buffer(topic_), more) && socket_->send(zmq::buffer(seq), more)) {
-      socket_->send(zmq::buffer(payload), zmq::send_flags::dontwait);
+  const bool dropped = drop_every_ > 0 && sequence % static_cast<uint64_t>(drop_every_) ==
+                                              static_cast<uint64_t>(drop_every_ - 1);
+  if (!dropped) {
+    try {
+      const auto more = zmq::send_flags::sndmore | zmq::send_flags::dontwait;
+      if (socket_->send(zmq::buffer(topic_), more) && socket_->send(zmq::buffer(seq), more)) {
+        socket_->send(zmq::buffer(payload), zmq::send_flags::dontwait);
+      }
+    } catch (const zmq::error_t&) {
+      // A PUB socket drops instead of failing; an error here means the context is shutting
+      // down. KV events are best effort (subscribers detect the gap by sequence number), so the
+      // engine goes on.
     }
-  } catch (const zmq::error_t&) {
-    // A PUB socket drops instead of failing; an error here means the context is shutting down.
-    // KV events are best effort (subscribers detect the gap by sequence number), so the engine
-    // goes on.
   }
   replay_buffer_.Append(sequence, std::move(payload));
 }

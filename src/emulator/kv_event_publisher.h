@@ -59,6 +59,10 @@ struct KvEventPublisherOptions {
   KvEventEncoding encoding = KvEventEncoding::kMap;
   size_t buffer_steps = 10'000;  // messages kept for replay
   int hwm = 100'000;             // PUB send high-water mark; 0: none
+  // Test-only (`--kv-events-drop-every N`): every Nth message (sequence numbers N-1, 2N-1, ...)
+  // is numbered and kept for replay but not sent, as a PUB socket past its high-water mark
+  // drops it, so that a subscriber's gap repair can be tested for real. 0: none.
+  int drop_every = 0;
 };
 
 class KvEventPublisher {
@@ -87,6 +91,7 @@ class KvEventPublisher {
   std::unique_ptr<zmq::socket_t> socket_;
   std::string topic_;
   KvEventEncoding encoding_;
+  int drop_every_ = 0;
   uint64_t sequence_ = 0;
   KvEventReplayBuffer replay_buffer_;
   std::unique_ptr<KvEventReplayServer> replay_;  // null without replay

@@ -17,6 +17,36 @@ net::Task<void> ReplyJson(net::ResponseWriter& writer, int status, std::string b
   co_await writer.Reply(std::move(head), std::move(body));
 }
 
+// The backend's kv_events config and, once subscribed, its feed's state and counts.
+void WriteKvEvents(JsonWriter& w, const BackendSnapshot& b) {
+  const KvEventsConfig& config = b.target->kv_events;
+  w.Key("kv_events");
+  if (!config.enabled()) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("endpoint").String(config.endpoint);
+  w.Key("topic").String(config.topic);
+  w.Key("replay_endpoint").String(config.replay_endpoint);
+  w.Key("dp_ranks").Int(config.dp_ranks);
+  w.Key("subscribed").Bool(b.kv_events.subscribed);
+  w.Key("state").String(b.kv_events.subscribed ? kv_events::StreamStateName(b.kv_events.state)
+                                               : "unsubscribed");
+  const kv_events::FeedCounters& c = b.kv_events.counters;
+  w.Key("applied").Int(c.applied);
+  w.Key("replayed").Int(c.replayed);
+  w.Key("duplicates").Int(c.duplicates);
+  w.Key("malformed").Int(c.malformed);
+  w.Key("missed").Int(c.missed);
+  w.Key("restarts").Int(c.restarts);
+  w.Key("clears").Int(c.clears);
+  w.Key("rebuilds").Int(c.rebuilds);
+  w.Key("blocks").Int(b.kv_events.blocks);
+  w.Key("last_error").String(b.kv_events.last_error);
+  w.EndObject();
+}
+
 }  // namespace
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
@@ -62,6 +92,7 @@ std::string AdminApi::BackendsJson() const {
     w.Key("prefill_tokens_per_s").Double(b.prefill_tokens_per_s);
     w.Key("index_entries").Int(b.index_entries);
     w.Key("ejections").Int(b.ejections);
+    WriteKvEvents(w, b);
     w.Key("metrics");
     if (b.metrics) {
       w.BeginObject();

@@ -2,7 +2,8 @@
 // "Authorization: Bearer <token>" (compared in constant time) or gets 401. Without a token the
 // API does not exist (404). Nothing it returns contains a secret.
 //
-//   GET    /admin/backends               every backend: state, load, index entries, metrics
+//   GET    /admin/backends               every backend: state, load, index entries, metrics,
+//                                        kv_events (its config, the stream's state and counts)
 //   POST   /admin/backends               add one: a JSON backend entry as in the config
 //                                        ({"url": "http://10.0.0.5:8000", "name": ...}) → 201
 //   DELETE /admin/backends/{name}        remove: nothing new is sent, in-flight requests finish

@@ -26,6 +26,7 @@
 #include "gateway/fleet/poller.h"
 #include "gateway/keys/model_tokenizers.h"
 #include "gateway/keys/parity_prober.h"
+#include "gateway/kv_events/kv_event_subscriber.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/proxy/proxy.h"
@@ -105,7 +106,8 @@ absl::StatusOr<std::shared_ptr<const ModelTokenizers>> LoadModels(
 
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
   return a.url == b.url && a.kind == b.kind && a.models == b.models &&
-         a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool && a.tls == b.tls;
+         a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool && a.tls == b.tls &&
+         a.kv_events == b.kv_events;
 }
 
 }  // namespace
@@ -143,6 +145,20 @@ class Gateway::Impl {
         *backends_, [this] { return EffectiveConfigJson(RunningConfig()); },
         [this] { return Config().admin.token; },
         [this](const BackendConfig& added) {
+          const GatewayConfig config = Config();
+          if (config.prefix_key_mode == PrefixKeyMode::kPrecise && !added.kv_events.enabled()) {
+            return WithParam(
+                absl::InvalidArgumentError("kv_events: required in prefix_key.mode precise"),
+                "kv_events");
+          }
+          if (added.kv_events.enabled()) {
+            absl::StatusOr<int> block_size = KvEventsBlockSize(config, added);
+            if (!block_size.ok()) {
+              return WithParam(absl::InvalidArgumentError(
+                                   absl::StrCat("kv_events: ", block_size.status().message())),
+                               "kv_events");
+            }
+          }
           std::vector<PoolMember> members;
           for (const auto& t : backends_->Targets()) members.push_back({t->name, t->pool, t->kind});
           members.push_back({added.name, added.pool, added.kind});
@@ -150,6 +166,8 @@ class Gateway::Impl {
         });
     poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
                                        PollerOptionsOf(config_));
+    kv_events_ = std::make_unique<KvEventSubscriber>(*backends_, metrics_, clock_,
+                                                     [this] { return WantedFeeds(); });
     parity_ = std::make_unique<ParityProber>(
         control_io_.get_executor(), *backends_, clock_, metrics_, [this] { return Models(); },
         config_.parity_check_interval, config_.health.probe_timeout);
@@ -227,6 +245,7 @@ class Gateway::Impl {
       stop_control_ = [this, &work, &signals] {
         poller_->Stop();
         parity_->Stop();
+        kv_events_->Stop();
         boost::system::error_code ec;
         signals.cancel(ec);
         drain_timer_.cancel();
@@ -236,6 +255,7 @@ class Gateway::Impl {
     }
     poller_->Start();
     parity_->Start();
+    kv_events_->Start();
     std::vector<std::thread> threads;
     for (auto& w : workers_) {
       w->server->Start();
@@ -424,9 +444,32 @@ class Gateway::Impl {
                                   .kind = t->kind,
                                   .models = t->models,
                                   .kv_capacity_tokens = t->kv_capacity_tokens,
-                                  .pool = t->pool});
+                                  .pool = t->pool,
+                                  .kv_events = t->kv_events});
     }
     return running;
+  }
+
+  // The KV-event feeds the fleet wants now: every present backend with kv_events, unless the
+  // mode is approximate (gateway/kv_events/subscription_plan.h). Called on the subscriber's
+  // thread.
+  std::vector<FeedSpec> WantedFeeds() const {
+    const GatewayConfig config = Config();
+    std::vector<FeedSpec> out;
+    if (config.prefix_key_mode == PrefixKeyMode::kApproximate) return out;
+    for (const std::shared_ptr<const BackendTarget>& t : backends_->Targets()) {
+      if (!t->kv_events.enabled()) continue;
+      BackendConfig backend;
+      backend.name = t->name;
+      backend.models = t->models;
+      absl::StatusOr<int> block_size = KvEventsBlockSize(config, backend);
+      if (!block_size.ok()) continue;  // refused when it was configured or added
+      out.push_back({.backend = t->id,
+                     .name = t->name,
+                     .kv_events = t->kv_events,
+                     .block_size = *block_size});
+    }
+    return out;
   }
 
   void WaitForSignal(asio::signal_set& signals) {
@@ -643,6 +686,7 @@ class Gateway::Impl {
   std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
   std::unique_ptr<ParityProber> parity_;
+  std::unique_ptr<KvEventSubscriber> kv_events_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex run_mu_;
   std::function<void()> stop_control_;

@@ -7,7 +7,9 @@
 // Threads: `listen.threads` workers (0: one per core), each with its own io_context, its own
 // listener on the same port (SO_REUSEPORT: the kernel spreads connections) and its own upstream
 // connection pools, so a request never changes thread; plus one control thread for health
-// probes, metrics scraping and signals. Routing state (Backends) is shared under one mutex.
+// probes, metrics scraping and signals, and one thread for the engines' KV events (modes auto
+// and precise: gateway/kv_events/kv_event_subscriber.h). Routing state (Backends) is shared
+// under one mutex.
 //
 // Endpoints: every path the engines serve, proxied (proxy/routes.h has the table); GET /v1/models
 // and /v1/models/{id} (the union of the backends' models, OpenAI's shape); GET /health (200 while

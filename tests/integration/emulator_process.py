@@ -111,8 +111,9 @@ class Replica:
 class EmulatorProcess:
     """`warmroute engine --port 0 ARGS...`, started in __enter__ and stopped in __exit__."""
 
-    def __init__(self, args, replicas=1, start_timeout=30):
+    def __init__(self, args, replicas=1, start_timeout=30, port=0):
         self.args = list(args)
+        self.port = port  # replica 0's HTTP port (0: ephemeral); a restart on the same one
         self.want = replicas
         self.start_timeout = start_timeout
         self.replicas = []
@@ -123,7 +124,7 @@ class EmulatorProcess:
         self._lock = threading.Lock()
 
     def __enter__(self):
-        cmd = [binary(), "engine", "--port", "0"] + self.args
+        cmd = [binary(), "engine", "--port", str(self.port)] + self.args
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True)
         self._reader = threading.Thread(target=self._drain, daemon=True)

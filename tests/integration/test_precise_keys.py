@@ -89,9 +89,10 @@ class PreciseKeysTest(unittest.TestCase):
                 "health": {"probe_interval_ms": 100}}
 
     def emulator_config(self, engine):
-        """Precise mode for MODEL in front of the first replica of a `warmroute engine`."""
+        """Precise keys for MODEL (mode auto: the engine publishes no KV events here) in front of
+        the first replica of a `warmroute engine`."""
         replica = engine.replicas[0]
-        return {"prefix_key": {"mode": "precise"},
+        return {"prefix_key": {"mode": "auto"},
                 "models": [{"name": MODEL, "tokenizer": QWEN3, "block_size": BLOCK}],
                 "backends": [{"name": "e0", "url": f"http://{replica.host}:{replica.port}"}],
                 "health": {"probe_interval_ms": 100}}

@@ -1,5 +1,6 @@
 #include "gateway/config/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/json_writer.h"
 #include "common/status.h"
 #include "gateway/config/backend_url.h"
@@ -235,6 +237,7 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
   const ConfigNode* pool = map.Get("pool");
   WR_RETURN_IF_ERROR(ReadNonEmptyString(pool, map.PathOf("pool"), &out->pool));
   WR_RETURN_IF_ERROR(CheckToken(pool, map.PathOf("pool"), out->pool));
+  WR_RETURN_IF_ERROR(ParseKvEventsConfig(map, &out->kv_events));
   return map.CheckNoUnknownKeys();
 }
 
@@ -364,6 +367,51 @@ std::string_view PrefixKeyModeName(PrefixKeyMode mode) {
   return "auto";
 }
 
+absl::Status ValidatePreciseMode(const GatewayConfig& config) {
+  if (config.prefix_key_mode != PrefixKeyMode::kPrecise) return absl::OkStatus();
+  std::vector<std::string> no_events, no_tokenizer;
+  for (const BackendConfig& b : config.backends) {
+    if (!b.kv_events.enabled()) no_events.push_back(b.name);
+  }
+  for (const ModelConfig& m : config.models) {
+    if (m.tokenizer.empty()) no_tokenizer.push_back(m.name);
+  }
+  std::vector<std::string> problems;
+  if (!no_events.empty()) {
+    problems.push_back(absl::StrCat(
+        "kv_events on every backend (missing on: ", absl::StrJoin(no_events, ", "), ")"));
+  }
+  if (!no_tokenizer.empty()) {
+    problems.push_back(absl::StrCat(
+        "a tokenizer for every model (missing for: ", absl::StrJoin(no_tokenizer, ", "), ")"));
+  }
+  if (config.models.empty()) problems.push_back("at least one model with a tokenizer (models)");
+  if (problems.empty()) return absl::OkStatus();
+  return WithParam(absl::InvalidArgumentError(absl::StrCat(
+                       "prefix_key.mode precise needs ", absl::StrJoin(problems, " and "),
+                       "; use mode auto to subscribe where kv_events are configured")),
+                   "prefix_key.mode");
+}
+
+absl::StatusOr<int> KvEventsBlockSize(const GatewayConfig& config, const BackendConfig& backend) {
+  std::vector<int> sizes;
+  for (const ModelConfig& m : config.models) {
+    const bool served =
+        backend.models.empty() ||
+        std::find(backend.models.begin(), backend.models.end(), m.name) != backend.models.end();
+    if (served && std::find(sizes.begin(), sizes.end(), m.block_size) == sizes.end()) {
+      sizes.push_back(m.block_size);
+    }
+  }
+  if (sizes.empty()) return 16;
+  if (sizes.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the models backend '", backend.name, "' serves have different block sizes (",
+                     absl::StrJoin(sizes, ", "), "); one engine publishes one block size"));
+  }
+  return sizes.front();
+}
+
 std::vector<PoolMember> PoolMembers(const std::vector<BackendConfig>& backends) {
   std::vector<PoolMember> out;
   out.reserve(backends.size());
@@ -398,6 +446,15 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   WR_RETURN_IF_ERROR(ParseTenancy(root, &config.tenancy));
   WR_RETURN_IF_ERROR(root.CheckNoUnknownKeys());
   WR_RETURN_IF_ERROR(ValidateTenancy(config.tenancy, PoolMembers(config.backends)));
+  for (size_t i = 0; i < config.backends.size(); ++i) {
+    if (!config.backends[i].kv_events.enabled()) continue;
+    absl::StatusOr<int> block_size = KvEventsBlockSize(config, config.backends[i]);
+    if (!block_size.ok()) {
+      return KeyError(absl::StrCat("backends[", i, "].kv_events"), nullptr,
+                      std::string(block_size.status().message()));
+    }
+  }
+  WR_RETURN_IF_ERROR(ValidatePreciseMode(config));
   return config;
 }
 
@@ -500,6 +557,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
     w.EndArray();
     w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
     w.Key("pool").String(b.pool);
+    WriteKvEventsConfig(b.kv_events, w);
     if (b.tls.enabled) {
       // Only the keys given: an absent key means its default, an empty one is an error.
       w.Key("tls").BeginObject();

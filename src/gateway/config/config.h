@@ -12,7 +12,8 @@
 //                  the policy with routing::MakePolicy
 //   prefix_key:    block_chars (> 0), max_chars (0: the whole prompt, else >= block_chars), mode
 //                  (approximate | precise | auto), parity_check_interval_ms (>= 0; 0: only when a
-//                  backend joins)
+//                  backend joins). mode precise requires every backend to have kv_events and
+//                  every model a tokenizer (the error names those that do not)
 //   models:        list of {name (required, unique), tokenizer (a directory holding
 //                  tokenizer.json and tokenizer_config.json), block_size (the engine's KV block
 //                  size, 1..1024)}: the models whose requests get precise prefix keys
@@ -22,8 +23,9 @@
 //                  http://host:port or https://host:port),
 //                  kind (vllm|sglang|llamacpp|trtllm|openai), models ([] = any),
 //                  kv_capacity_tokens (0 = unknown), pool (default "default"), tls: {ca_file,
-//                  cert_file, key_file, server_name} (only with an https:// url)}; names and urls
-//                  (host:port) unique
+//                  cert_file, key_file, server_name} (only with an https:// url), kv_events:
+//                  {endpoint, topic, replay_endpoint, dp_ranks} (its engine's KV-event
+//                  publisher: kv_events_config.h)}; names and urls (host:port) unique
 //   timeouts:      connect_ms, first_byte_ms (request sent -> response head), idle_stream_ms
 //                  (between two body reads of a response)
 //   retries:       0..2
@@ -63,6 +65,7 @@
 #include "core/routing/policies/param_reader.h"
 #include "core/routing/policy_registry.h"
 #include "core/routing/prefix_key.h"
+#include "gateway/config/kv_events_config.h"
 #include "gateway/config/tenancy_config.h"
 #include "gateway/fleet/engine_metrics.h"
 
@@ -124,6 +127,7 @@ struct BackendConfig {
   std::vector<std::string> models;  // empty: serves any model
   int64_t kv_capacity_tokens = 0;   // 0: unknown (read from the engine's metrics when it can)
   std::string pool{kDefaultPool};   // the backend pool tenants are given (tenancy_config.h)
+  KvEventsConfig kv_events;         // disabled: the engine's KV events are not subscribed
 };
 
 struct TimeoutsConfig {
@@ -163,9 +167,11 @@ struct ObservabilityConfig {
 
 // prefix_key.mode: how requests are keyed (gateway/keys/key_modes.h).
 enum class PrefixKeyMode {
-  kApproximate,  // the rendered text's character blocks, for every model
-  kPrecise,      // exact token ids for every model, falling back (counted) where they cannot be
-  kAuto,         // exact token ids for the models given a tokenizer, text blocks for the others
+  kApproximate,  // the rendered text's character blocks, for every model; no KV events
+  kPrecise,      // as kAuto, but every backend must publish KV events and every model have a
+                 // tokenizer (ValidatePreciseMode)
+  kAuto,         // exact token ids for the models given a tokenizer, text blocks for the others;
+                 // the KV events of the backends that configure kv_events
 };
 std::string_view PrefixKeyModeName(PrefixKeyMode mode);
 
@@ -210,6 +216,16 @@ absl::StatusOr<GatewayConfig> LoadGatewayConfig(const std::string& path);
 // (key paths without the "backends[i]." prefix). Uniqueness against the running fleet is the
 // caller's to check.
 absl::StatusOr<BackendConfig> ParseBackendJson(std::string_view json);
+
+// mode precise: InvalidArgument naming the backends without kv_events and the models without
+// a tokenizer ("prefix_key.mode precise needs kv_events on every backend (missing: r0, r1) ...").
+// OK in the other modes.
+absl::Status ValidatePreciseMode(const GatewayConfig& config);
+
+// The engine block size of a backend's KV events: the block_size of the models it serves that
+// are configured (of every configured model when it serves any); 16 when none is. Several
+// different sizes: InvalidArgument naming them (its events could not be matched to all of them).
+absl::StatusOr<int> KvEventsBlockSize(const GatewayConfig& config, const BackendConfig& backend);
 
 // The pools and kinds of `backends`, for ValidateTenancy.
 std::vector<PoolMember> PoolMembers(const std::vector<BackendConfig>& backends);

@@ -42,13 +42,21 @@ models:
     tokenizer: /models/qwen3
     block_size: 32
   - name: m2
+    tokenizer: /models/m2
+    block_size: 32
 backends:
   - name: r0
     url: http://127.0.0.1:8001/
     kind: sglang
     models: [m1, m2]
     kv_capacity_tokens: 460000
+    kv_events:
+      endpoint: tcp://127.0.0.1:5557
+      topic: kv
+      replay_endpoint: tcp://127.0.0.1:5600
+      dp_ranks: 2
   - url: http://[::1]:8002
+    kv_events: {endpoint: "tcp://[::1]:5557"}
 timeouts:
   connect_ms: 1000
   first_byte_ms: 200000
@@ -133,10 +141,11 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
   EXPECT_EQ(config->prefix_key.max_chars, 8192);
   EXPECT_EQ(config->prefix_key_mode, PrefixKeyMode::kPrecise);
   EXPECT_EQ(config->parity_check_interval, Millis(60000));
-  EXPECT_THAT(config->models,
-              ElementsAre(ModelConfig{.name = "Qwen/Qwen3-8B", .tokenizer = "/models/qwen3",
-                                      .block_size = 32},
-                          ModelConfig{.name = "m2", .tokenizer = "", .block_size = 16}));
+  EXPECT_THAT(
+      config->models,
+      ElementsAre(
+          ModelConfig{.name = "Qwen/Qwen3-8B", .tokenizer = "/models/qwen3", .block_size = 32},
+          ModelConfig{.name = "m2", .tokenizer = "/models/m2", .block_size = 32}));
   ASSERT_EQ(config->backends.size(), 2u);
   const BackendConfig& r0 = config->backends[0];
   EXPECT_EQ(r0.name, "r0");
@@ -146,12 +155,20 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
   EXPECT_EQ(r0.kind, EngineKind::kSglang);
   EXPECT_THAT(r0.models, ElementsAre("m1", "m2"));
   EXPECT_EQ(r0.kv_capacity_tokens, 460000);
+  EXPECT_EQ(r0.kv_events, (KvEventsConfig{.endpoint = "tcp://127.0.0.1:5557",
+                                          .topic = "kv",
+                                          .replay_endpoint = "tcp://127.0.0.1:5600",
+                                          .dp_ranks = 2}));
+  EXPECT_EQ(KvEventsEndpointOfRank(r0.kv_events.endpoint, 1), "tcp://127.0.0.1:5558");
   const BackendConfig& r1 = config->backends[1];
   EXPECT_EQ(r1.name, "[::1]:8002");  // default: host:port
   EXPECT_EQ(r1.host, "::1");
   EXPECT_EQ(r1.kind, EngineKind::kVllm);
   EXPECT_TRUE(r1.models.empty());
   EXPECT_EQ(r1.kv_capacity_tokens, 0);
+  EXPECT_EQ(r1.kv_events.endpoint, "tcp://[::1]:5557");
+  EXPECT_EQ(KvEventsEndpointOfRank(r1.kv_events.endpoint, 3), "tcp://[::1]:5560");
+  EXPECT_EQ(r1.kv_events.dp_ranks, 1);
   EXPECT_EQ(config->timeouts.connect, Millis(1000));
   EXPECT_EQ(config->timeouts.first_byte, Millis(200000));
   EXPECT_EQ(config->timeouts.idle_stream, Millis(30000));
@@ -263,6 +280,32 @@ TEST(GatewayConfigTest, ErrorsNameKeyPathValueAndLine) {
        "backends[1].name: duplicate backend name 'r0' (also backends[0]) (line 3)"},
       {"backends:\n  - {name: r0, url: http://a:1}\n  - {name: r1, url: 'HTTP://A:1/'}\n",
        "backends[1].url: duplicate backend url 'http://A:1' (also backends[0])"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {topic: kv}\n",
+       "backends[0].kv_events.endpoint: required"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {endpoint: 'udp://h:1'}\n",
+       "backends[0].kv_events.endpoint: expected tcp://HOST:PORT, got 'udp://h:1' (the scheme "
+       "must be tcp://)"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {endpoint: 'tcp://*:5557'}\n",
+       "backends[0].kv_events.endpoint: expected tcp://HOST:PORT, got 'tcp://*:5557' ('*' binds"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {endpoint: 'tcp://h:0'}\n",
+       "the port must be a number in 1..65535"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {endpoint: 'tcp://h:65535', dp_ranks: 2}\n",
+       "backends[0].kv_events.endpoint: port 65535 + dp_ranks - 1 = 65536 is above 65535"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {endpoint: 'tcp://h:1', dp_ranks: 0}\n",
+       "backends[0].kv_events.dp_ranks: must be > 0, got 0 (line 3)"},
+      {"backends:\n  - url: http://a:1\n    kv_events: {endpoint: 'tcp://h:1', replay: x}\n",
+       "backends[0].kv_events.replay: unknown key"},
+      {"models:\n  - {name: a, block_size: 16}\n  - {name: b, block_size: 32}\nbackends:\n"
+       "  - {url: 'http://a:1', kv_events: {endpoint: 'tcp://h:1'}}\n",
+       "backends[0].kv_events: the models backend 'a:1' serves have different block sizes (16, "
+       "32)"},
+      {"prefix_key: {mode: precise}\nmodels:\n  - {name: a, tokenizer: /t}\n  - {name: b}\n"
+       "backends:\n  - {name: r0, url: 'http://a:1'}\n"
+       "  - {name: r1, url: 'http://a:2', kv_events: {endpoint: 'tcp://h:1'}}\n",
+       "prefix_key.mode precise needs kv_events on every backend (missing on: r0) and a tokenizer "
+       "for every model (missing for: b)"},
+      {"prefix_key: {mode: precise}\n",
+       "prefix_key.mode precise needs at least one model with a tokenizer"},
       {"health:\n  eject_after_failures: 0\n", "health.eject_after_failures: must be > 0, got 0"},
       {"health:\n  backoff_initial_ms: 5000\n  backoff_max_ms: 1000\n",
        "health.backoff_max_ms: must be >= backoff_initial_ms (5000), got 1000 (line 3)"},
@@ -365,8 +408,11 @@ TEST(BackendJsonTest, SameValidationAndMessagesAsYaml) {
       {R"({"url": "http://h:1", "url": "http://h:2"})", "url: duplicate key", "url"},
       {R"({"url": "http://h:1", "weight": 1})",
        "weight: unknown key (known: url, tls, name, kind, "
-       "models, kv_capacity_tokens, pool)",
+       "models, kv_capacity_tokens, pool, kv_events)",
        "weight"},
+      {R"({"url": "http://h:1", "kv_events": {"endpoint": "tcp://h"}})",
+       "kv_events.endpoint: expected tcp://HOST:PORT, got 'tcp://h' (no port)",
+       "kv_events.endpoint"},
       {R"({"url": "http://h:1", "name": null, "kind": null})", "", ""},  // nulls: defaults
   };
   for (const Case& c : cases) {
@@ -423,8 +469,11 @@ TEST(EffectiveConfigTest, RoundTripsThroughTheParser) {
   ASSERT_TRUE(config.ok()) << config.status();
   const std::string json = EffectiveConfigJson(*config);
   EXPECT_THAT(json, HasSubstr(R"("params":{"balance_factor":1.5,"prefix_blocks":8})"));
-  EXPECT_THAT(json, HasSubstr(R"({"name":"r0","url":"http://127.0.0.1:8001","kind":"sglang",)"
-                              R"("models":["m1","m2"],"kv_capacity_tokens":460000,"pool":"default"})"));
+  EXPECT_THAT(json,
+              HasSubstr(R"({"name":"r0","url":"http://127.0.0.1:8001","kind":"sglang",)"
+                        R"("models":["m1","m2"],"kv_capacity_tokens":460000,"pool":"default",)"
+                        R"("kv_events":{"endpoint":"tcp://127.0.0.1:5557","topic":"kv",)"
+                        R"("replay_endpoint":"tcp://127.0.0.1:5600","dp_ranks":2}})"));
   absl::StatusOr<GatewayConfig> again = ParseGatewayConfig(json);
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << json;
   EXPECT_EQ(EffectiveConfigJson(*again), json);

@@ -32,6 +32,7 @@ class BackendHealth {
   // Returns true when this failure ejected the backend.
   bool OnFailure(TimePoint now);
   void OnProbe(bool ok) {
+    if (!ok && probe_up_ && !awaiting_probe_) ++probe_downs_;
     probe_up_ = ok;
     if (ok) awaiting_probe_ = false;
   }
@@ -50,6 +51,9 @@ class BackendHealth {
   // changes nothing (Backends skips its lock for such successes).
   bool clean() const { return failures_ == 0 && next_backoff_ == Duration(0); }
   int64_t ejections() const { return ejections_; }
+  // Times it was found down: a failed probe after a good one, or an ejection. Each may hide an
+  // engine restart (precise mode clears the backend's KV-event slice on each).
+  int64_t down_episodes() const { return probe_downs_ + ejections_; }
   // "up", "ejected", "probe_pending" (awaiting its first probe) or "probe_failed" (for the admin
   // API and logs).
   std::string_view StateName(TimePoint now) const;
@@ -62,6 +66,7 @@ class BackendHealth {
   Duration next_backoff_{0};  // 0: the next ejection uses backoff_initial
   TimePoint ejected_until_{};
   int64_t ejections_ = 0;
+  int64_t probe_downs_ = 0;
 };
 
 }  // namespace warmroute::gateway

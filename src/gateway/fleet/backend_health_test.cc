@@ -66,5 +66,20 @@ TEST(BackendHealthTest, ABackendAwaitingItsFirstProbeIsDownUntilOneSucceeds) {
   EXPECT_EQ(h.StateName(TimePoint{}), "up");
 }
 
+TEST(BackendHealthTest, CountsEachTimeItIsFoundDown) {
+  BackendHealth h(
+      {.eject_after_failures = 1, .backoff_initial = seconds(1), .backoff_max = seconds(8)});
+  h.AwaitFirstProbe();
+  h.OnProbe(false);  // not up yet: not a down episode
+  h.OnProbe(true);
+  EXPECT_EQ(h.down_episodes(), 0);
+  h.OnProbe(false);
+  h.OnProbe(false);  // still the same episode
+  EXPECT_EQ(h.down_episodes(), 1);
+  h.OnProbe(true);
+  ASSERT_TRUE(h.OnFailure(TimePoint{}));  // an ejection
+  EXPECT_EQ(h.down_episodes(), 2);
+}
+
 }  // namespace
 }  // namespace warmroute::gateway

@@ -124,6 +124,7 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(
   target->pool = config.pool;
   target->address = absl::StrCat(config.host, ":", config.port);
   target->tls = config.tls;
+  target->kv_events = config.kv_events;
   target->tls_context = std::move(tls_context);
   while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
   entries_[id] = Entry(target, ejection_);
@@ -185,11 +186,31 @@ Dispatch Backends::MakeDispatch(BackendId backend, const routing::Decision& deci
   return Dispatch{entries_[backend].target, decision.reason, decision.predicted_cached_tokens};
 }
 
+void Backends::NoteDispatchDomain(uint64_t request_id, const routing::DispatchDomain& domain) {
+  std::lock_guard lock(domains_mu_);
+  domains_[request_id] = domain;
+  domain_order_.push_back(request_id);
+  while (domain_order_.size() > kMaxNotedDomains) {
+    domains_.erase(domain_order_.front());
+    domain_order_.pop_front();
+  }
+}
+
 absl::StatusOr<Dispatch> Backends::Route(routing::RoutingRequest request) {
+  const uint64_t id = request.id;
+  std::optional<routing::DispatchDomain> domain;
+  {
+    std::lock_guard lock(domains_mu_);
+    if (auto it = domains_.find(id); it != domains_.end()) {
+      domain = it->second;
+      domains_.erase(it);
+    }
+  }
   std::lock_guard lock(mu_);
   RefreshHealth(clock_.Now());
   absl::StatusOr<routing::Decision> decision = router_.Route(std::move(request));
   if (!decision.ok()) return decision.status();
+  if (domain) router_.SetDispatchDomain(id, *domain);
   return MakeDispatch(decision->backend, *decision);
 }
 
@@ -274,6 +295,27 @@ void Backends::OnModelsDiscovered(BackendId backend, std::vector<std::string> mo
   entries_[backend].discovered_models = std::move(models);
 }
 
+std::optional<int64_t> Backends::ApplyKvEvents(BackendId backend,
+                                               kv_events::BackendEventFeed& feed) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return std::nullopt;
+  Entry& e = entries_[backend];
+  feed.ApplyTo(router_);
+  e.kv_events.subscribed = true;
+  e.kv_events.state = feed.state();
+  e.kv_events.counters = feed.counters();
+  e.kv_events.blocks = static_cast<int64_t>(feed.blocks());
+  if (e.kv_events.last_error != feed.last_error()) e.kv_events.last_error = feed.last_error();
+  return e.health.down_episodes();
+}
+
+void Backends::EndKvEvents(BackendId backend) {
+  std::lock_guard lock(mu_);
+  if (backend >= entries_.size() || !entries_[backend].present) return;
+  entries_[backend].kv_events = KvEventsStatus{};
+  router_.SetKvEventState(backend, routing::KvEventState::kNone);
+}
+
 std::vector<std::shared_ptr<const BackendTarget>> Backends::Targets() const {
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<const BackendTarget>> out;
@@ -315,6 +357,8 @@ std::vector<BackendSnapshot> Backends::Snapshot() const {
     if (s.metrics) snap.metrics_age_s = ToSeconds(now - s.metrics->scraped_at);
     snap.ejections = e.health.ejections();
     snap.discovered_models = e.discovered_models;
+    snap.kv_event_state = s.kv_events;
+    snap.kv_events = e.kv_events;
     out.push_back(std::move(snap));
   }
   return out;

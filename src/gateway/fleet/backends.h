@@ -23,15 +23,18 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "common/adaptive_mutex.h"
 #include "common/clock.h"
+#include "core/kv_events/backend_event_feed.h"
 #include "core/routing/policy.h"
 #include "core/routing/router.h"
 #include "gateway/config/config.h"
@@ -54,6 +57,7 @@ struct BackendTarget {
   std::string pool;                 // tenancy_config.h
   std::string address;              // "host:port", the key of connection pools
   BackendTlsConfig tls;             // configured (tls.enabled: an https:// url)
+  KvEventsConfig kv_events;         // configured; disabled: no KV-event subscription
   std::shared_ptr<net::TlsContext> tls_context;  // built from `tls`; null for http://
 };
 
@@ -61,6 +65,16 @@ struct Dispatch {
   std::shared_ptr<const BackendTarget> target;
   routing::Reason reason = routing::Reason::kLeastLoad;
   int64_t predicted_cached_tokens = 0;
+};
+
+// A backend's KV-event feed as its subscriber last applied it (gateway/kv_events), for the admin
+// API and /metrics.
+struct KvEventsStatus {
+  bool subscribed = false;
+  kv_events::StreamState state = kv_events::StreamState::kStarting;
+  kv_events::FeedCounters counters;
+  int64_t blocks = 0;      // engine blocks its writer maps to index entries
+  std::string last_error;  // the latest malformed input's reason
 };
 
 // A backend as the admin API and /metrics show it.
@@ -79,6 +93,8 @@ struct BackendSnapshot {
   double metrics_age_s = -1;  // -1: never scraped
   int64_t ejections = 0;
   std::vector<std::string> discovered_models;  // from the backend's /v1/models
+  routing::KvEventState kv_event_state = routing::KvEventState::kNone;  // the Router's view
+  KvEventsStatus kv_events;
 };
 
 class Backends {
@@ -108,7 +124,15 @@ class Backends {
   // the model, Unavailable when none of those is eligible).
   // (By value, as routing::Router::Route: a caller moves it in, and nothing is copied under the
   // lock.)
+  // A domain noted for the request (NoteDispatchDomain) is given to the Router with the decision.
   absl::StatusOr<Dispatch> Route(routing::RoutingRequest request);
+  // The domain of a precise-keyed request about to be routed (request_key.h), for KV-event
+  // attribution (Router::SetDispatchDomain once Route has made it in flight). Kept for the last
+  // kMaxNotedDomains notes: one of a request never routed is forgotten in time, and a request
+  // routed after that many others were noted is not attributed (its blocks are then not
+  // indexed from events: an under-prediction). Takes its own small lock, not the routing lock.
+  static constexpr size_t kMaxNotedDomains = 16384;
+  void NoteDispatchDomain(uint64_t request_id, const routing::DispatchDomain& domain);
   // The next alternate of a request whose dispatch failed before any byte reached the client;
   // nullopt when none remains (the request is then failed in the Router).
   std::optional<Dispatch> Reroute(uint64_t request_id);
@@ -126,6 +150,16 @@ class Backends {
   void OnProbe(routing::BackendId backend, bool ok);
   void OnMetrics(routing::BackendId backend, const ScrapedEngineMetrics& metrics);
   void OnModelsDiscovered(routing::BackendId backend, std::vector<std::string> models);
+  // Precise mode (gateway/kv_events/kv_event_subscriber.h): performs what `feed` has pending on
+  // the Router, under the lock (decoding happened before, outside it), and records the feed's
+  // status for Snapshot(). nullopt when `backend` is no longer present (drop the feed: the
+  // Router already forgot its slice); else the backend's BackendHealth::down_episodes(), so
+  // that the caller can clear the feed after a health flap.
+  std::optional<int64_t> ApplyKvEvents(routing::BackendId backend,
+                                       kv_events::BackendEventFeed& feed);
+  // The backend's feed was closed while it stays (its kv_events removed by a reload, or the
+  // mode turned approximate): its slice is the approximate estimate again (KvEventState::kNone).
+  void EndKvEvents(routing::BackendId backend);
 
   // Present backends, in the order they were added.
   std::vector<std::shared_ptr<const BackendTarget>> Targets() const;
@@ -152,6 +186,7 @@ class Backends {
     bool draining = false;
     int64_t configured_capacity = 0;
     std::vector<std::string> discovered_models;
+    KvEventsStatus kv_events;
   };
   // Re-evaluates health for the Router's view; call with mu_ held.
   void RefreshHealth(TimePoint now);
@@ -186,6 +221,11 @@ class Backends {
   // A success that races with another request's failure may be skipped; the two were concurrent,
   // so counting the failure first is as right as the other order.
   std::atomic<bool> failures_on_record_{false};
+  // NoteDispatchDomain's notes, by request id, and their order (ids of notes taken by Route stay
+  // in the order until they come out of it).
+  std::mutex domains_mu_;
+  absl::flat_hash_map<uint64_t, routing::DispatchDomain> domains_;
+  std::deque<uint64_t> domain_order_;
 };
 
 }  // namespace warmroute::gateway

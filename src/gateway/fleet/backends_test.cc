@@ -162,5 +162,66 @@ TEST_F(BackendsTest, PassiveSuccessesThatChangeARecordAreNotSkipped) {
   EXPECT_EQ(backends_.Snapshot()[1].state, "up");
 }
 
+// [ts, [["BlockStored", [hash], nil, tokens first..first+15, 16]]]: the array form of one stored
+// first block. REQUIRES: hash and tokens < 128 (positive fixints).
+std::string StoredFirstBlock(uint8_t hash, char first) {
+  std::string out(
+      "\x92\xcb\x3f\xf0\0\0\0\0\0\0\x91\x95\xab"
+      "BlockStored",
+      24);
+  out += '\x91';
+  out += static_cast<char>(hash);  // a positive fixint
+  out += '\xc0';
+  out += std::string("\xdc\x00\x10", 3);
+  for (char t = first; t < first + 16; ++t) out += t;
+  out += '\x10';
+  return out;
+}
+
+TEST_F(BackendsTest, ANotedDispatchDomainLetsKvEventsAttributeTheFirstBlock) {
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> a =
+      backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000",
+                  "kv_events": {"endpoint": "tcp://10.0.0.1:5557"}})"));
+  ASSERT_TRUE(a.ok());
+  std::vector<int32_t> tokens(16);
+  for (int32_t i = 0; i < 16; ++i) tokens[static_cast<size_t>(i)] = i + 1;
+  routing::RoutingRequest request = Request(7);
+  request.key = routing::MakePrefixKeyFromTokens("m", "", tokens, {.block_tokens = 16});
+  backends_.NoteDispatchDomain(7, routing::DomainOfTokenPrompt("m", "", "", tokens, 16));
+  ASSERT_TRUE(backends_.Route(request).ok());
+  backends_.CommitInsert(7);
+  backends_.OnFinished(7, 0);
+
+  kv_events::BackendEventFeed feed((*a)->id, {.block_size = 16});
+  feed.OnLive(0, StoredFirstBlock(101, 1), clock_.Now());
+  ASSERT_EQ(backends_.ApplyKvEvents((*a)->id, feed), std::optional<int64_t>(0));
+  EXPECT_EQ(feed.blocks(), 1u);  // attributed to the noted domain, indexed
+  EXPECT_EQ(feed.writer_counters().unattributed_blocks, 0);
+  std::vector<BackendSnapshot> snapshot = backends_.Snapshot();
+  EXPECT_EQ(snapshot[0].kv_event_state, routing::KvEventState::kPrecise);
+  EXPECT_TRUE(snapshot[0].kv_events.subscribed);
+  EXPECT_EQ(snapshot[0].kv_events.counters.applied, 1);
+
+  // A request routed without a note: its stored first block has no domain, and is not indexed.
+  std::vector<int32_t> other(16);
+  for (int32_t i = 0; i < 16; ++i) other[static_cast<size_t>(i)] = i + 17;
+  routing::RoutingRequest unnoted = Request(8);
+  unnoted.key = routing::MakePrefixKeyFromTokens("m", "", other, {.block_tokens = 16});
+  ASSERT_TRUE(backends_.Route(unnoted).ok());
+  backends_.CommitInsert(8);
+  backends_.OnFinished(8, 0);
+  feed.OnLive(1, StoredFirstBlock(102, 17), clock_.Now());
+  ASSERT_TRUE(backends_.ApplyKvEvents((*a)->id, feed).has_value());
+  EXPECT_EQ(feed.blocks(), 1u);
+  EXPECT_EQ(feed.writer_counters().unattributed_blocks, 1);
+
+  backends_.EndKvEvents((*a)->id);
+  EXPECT_EQ(backends_.Snapshot()[0].kv_event_state, routing::KvEventState::kNone);
+
+  // A removed backend's feed is told to go.
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  EXPECT_EQ(backends_.ApplyKvEvents((*a)->id, feed), std::nullopt);
+}
+
 }  // namespace
 }  // namespace warmroute::gateway

@@ -71,7 +71,9 @@ RequestKey MakeRequestKey(const request::InferenceRequest& request, const KeyInp
   return RequestKey{
       .key = routing::MakePrefixKeyFromTokens(request.model, inputs.precise_salt, *ids, options),
       .precise = true,
-      .reason = request.has_token_prompt ? "token_prompt" : "tokenized"};
+      .reason = request.has_token_prompt ? "token_prompt" : "tokenized",
+      .domain = routing::DomainOfTokenPrompt(request.model, "", inputs.precise_salt, *ids,
+                                             model->block_size())};
 }
 
 }  // namespace warmroute::gateway

@@ -44,6 +44,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/request/inference_request.h"
+#include "core/routing/domain_attribution.h"
 #include "core/routing/prefix_key.h"
 #include "gateway/config/config.h"
 #include "gateway/keys/model_tokenizers.h"
@@ -57,6 +58,10 @@ struct RequestKey {
   bool precise = false;
   // warmroute_prefix_key_total's reason label (a string literal).
   std::string_view reason;
+  // Precise keys: the dispatch's domain, for KV-event attribution (Router::SetDispatchDomain;
+  // routing/domain_attribution.h). Its salt fingerprint is the precise key's cache_salt, which
+  // is the engine's except when an x-warmroute-tenant header is folded in without tenancy.
+  routing::DispatchDomain domain{};
 };
 
 // What the key of `request` is built from besides the request. `body`: the request's JSON, for

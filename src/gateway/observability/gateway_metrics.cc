@@ -18,6 +18,7 @@
 #include "common/absl_view.h"
 #include "common/adaptive_mutex.h"
 #include "common/per_thread.h"
+#include "gateway/observability/kv_event_metrics.h"
 
 namespace warmroute::gateway {
 namespace {
@@ -322,6 +323,7 @@ struct GatewayMetrics::State {
   // labels it already has; it takes the family's own mutex).
   PerThread<RequestShard> shards;
 
+  KvEventMetrics kv_events{*registry};
   std::mutex mu;  // guards the maps below
   // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
   AdaptiveMutex::Contention lock_counted;
@@ -428,6 +430,10 @@ void GatewayMetrics::OnParityCheck(std::string_view backend, std::string_view mo
       .Increment();
 }
 
+void GatewayMetrics::OnKvEventLags(std::string_view backend, std::span<const double> lags_s) {
+  state_->kv_events.OnLags(backend, lags_s);
+}
+
 void GatewayMetrics::SetModelPrecise(std::string_view model, bool precise) {
   state_->model_precise.Add({{"model", std::string(model)}}).Set(precise ? 1 : 0);
 }
@@ -447,6 +453,7 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
   // What every thread counted until now goes into the series first (not under mu: see shards).
   state_->shards.ForEach([](RequestShard& shard) { shard.Fold(); });
   const std::vector<BackendSnapshot> snapshot = backends.Snapshot();
+  state_->kv_events.Update(snapshot);
   {
     std::lock_guard lock(state_->mu);
     std::set<std::string> present;

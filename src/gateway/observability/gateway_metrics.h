@@ -58,6 +58,9 @@
 //                                                       estimated prefill rate (healthy backends):
 //                                                       seconds of queued prefill; scale out
 //                                                       when it stays above the TTFT target
+// Precise mode's KV events, per subscribed backend (kv_event_metrics.h):
+//   warmroute_kv_events_total{backend,result}, warmroute_kv_event_stream_state{backend,state},
+//   warmroute_kv_event_resets_total{backend,reason}, warmroute_kv_event_lag_seconds{backend}
 // Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
 //
 // Thread-safety: every method is thread-safe. OnRequest, called for every request by every worker
@@ -68,6 +71,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -112,6 +116,9 @@ class GatewayMetrics {
   void OnParityCheck(std::string_view backend, std::string_view model, std::string_view result);
   // Whether `model` uses precise keys (its parity checks allow them).
   void SetModelPrecise(std::string_view model, bool precise);
+
+  // Lags (seconds, engine timestamp → applied) of KV-event batches of `backend` just applied.
+  void OnKvEventLags(std::string_view backend, std::span<const double> lags_s);
 
   // Refreshes the gauges from `backends` and returns the exposition text.
   std::string Serialize(const Backends& backends, int64_t admission_queue_length,

@@ -140,5 +140,39 @@ TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
   EXPECT_EQ(Sample(text, R"(warmroute_pool_backends{pool="default"})"), 1);
 }
 
+TEST_F(GatewayMetricsTest, KvEventSeriesFollowTheFeedAndLeaveWithTheBackend) {
+  absl::StatusOr<BackendConfig> a = ParseBackendJson(
+      R"({"name": "a", "url": "http://10.0.0.1:1", "kv_events": {"endpoint": "tcp://h:1"}})");
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> added = backends_.Add(*a);
+  ASSERT_TRUE(added.ok());
+  EXPECT_TRUE(std::isnan(Sample(
+      Scrape(), R"(warmroute_kv_events_total{backend="a",result="applied"})")));  // not yet fed
+  kv_events::BackendEventFeed feed((*added)->id, {});
+  // An empty batch [ts = 1.0, []], then a message of two frames.
+  const std::string empty_batch("\x92\xcb\x3f\xf0\0\0\0\0\0\0\x90", 11);
+  feed.OnLive(0, empty_batch, clock_.Now());
+  const std::vector<std::string_view> two_frames = {"", "x"};
+  feed.OnLiveFrames(two_frames, clock_.Now());
+  ASSERT_TRUE(backends_.ApplyKvEvents((*added)->id, feed).has_value());
+  const std::vector<double> lags = {0.002};
+  metrics_.OnKvEventLags("a", lags);  // before the first scrape: not shown
+  std::string text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_events_total{backend="a",result="applied"})"), 1) << text;
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_events_total{backend="a",result="malformed"})"), 1);
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_event_stream_state{backend="a",state="rebuilding"})"), 1);
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_event_stream_state{backend="a",state="precise"})"), 0);
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_event_resets_total{backend="a",reason="rebuild"})"), 1);
+  metrics_.OnKvEventLags("a", lags);
+  text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_event_lag_seconds_count{backend="a"})"), 1) << text;
+  EXPECT_EQ(Sample(text, R"(warmroute_kv_events_total{backend="a",result="malformed"})"), 1);
+
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  text = Scrape();
+  EXPECT_EQ(text.find("warmroute_kv_event_stream_state{"), std::string::npos) << text;
+  EXPECT_EQ(text.find(R"(warmroute_kv_events_total{backend="a")"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace warmroute::gateway

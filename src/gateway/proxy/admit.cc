@@ -61,7 +61,7 @@ Refusal ModelNotAllowed(std::string_view model) {
 // else the client's, with the x-warmroute-tenant header folded in.
 void KeyRequest(const ProxySettings& settings, std::string_view body, const Tenant* tenant,
                 const request::InferenceRequest& parsed, Call& call,
-                routing::RoutingRequest& routing) {
+                routing::RoutingRequest& routing, routing::DispatchDomain& domain) {
   std::string salt;
   if (tenant != nullptr) {
     const std::string_view json = tenant->cache_salt_json;
@@ -77,6 +77,7 @@ void KeyRequest(const ProxySettings& settings, std::string_view body, const Tena
                                            .models = settings.models.get()});
   routing.key = std::move(key.key);
   routing.prompt_tokens = routing.key.prompt_tokens;
+  domain = key.domain;
   call.key_mode = KeyModeName(key.precise);
   call.key_reason = key.reason;
 }
@@ -89,7 +90,8 @@ void KeyRequest(const ProxySettings& settings, std::string_view body, const Tena
 // the end, so a thread keeps at most about that much (not the body limit) between requests.
 std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpoint endpoint,
                                    const net::HttpRequest& request, const Tenant* tenant,
-                                   Call& call, routing::RoutingRequest& routing, BodyFacts& facts) {
+                                   Call& call, routing::RoutingRequest& routing,
+                                   routing::DispatchDomain& domain, BodyFacts& facts) {
   thread_local request::InferenceRequest parsed;
   std::optional<Refusal> refused;
   absl::Status status = request::ParseInferenceRequestInto(endpoint, request.body, parsed);
@@ -122,7 +124,7 @@ std::optional<Refusal> ParseAndKey(const ProxySettings& settings, request::Endpo
       } else {
         routing.tenant = std::string(request.Header(kTenantHeader));
       }
-      KeyRequest(settings, request.body, tenant, parsed, call, routing);
+      KeyRequest(settings, request.body, tenant, parsed, call, routing, domain);
       routing.max_tokens = parsed.max_tokens.value_or(16);
       routing.stream = parsed.stream;
       if (endpoint == request::Endpoint::kChatCompletions ||
@@ -310,13 +312,17 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
   Pending& pending = out.emplace<Pending>();
   pending.tenant = tenant;
   BodyFacts facts;
+  routing::DispatchDomain domain;
   std::optional<Refusal> refused;
   std::string_view pinned_by;  // the parameter naming the stored response
   switch (route.route->body) {
     case RouteBody::kPrompt:
       pending.usage_format = UsageFormatOf(route.route->endpoint);
       refused = ParseAndKey(settings, route.route->endpoint, request, tenant, call, pending.routing,
-                            facts);
+                            domain, facts);
+      // Kept by Backends until the request is routed (not here: the admit coroutine's frame
+      // holds Pending, and must stay small).
+      if (domain.first_block != 0) context.backends.NoteDispatchDomain(call.id, domain);
       pending.response_id = facts.previous_response_id;
       pinned_by = "previous_response_id";
       break;
