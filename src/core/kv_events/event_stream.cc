@@ -83,6 +83,17 @@ void EventStream::Buffer(uint64_t seq, std::string_view payload, TimePoint now,
   ++counters_.buffered;
 }
 
+void EventStream::ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now,
+                                  StreamActions& out) {
+  expected_ = 0;
+  resume_ = StreamState::kPrecise;
+  state_ = StreamState::kAwaitingReplay;
+  deadline_ = now + options_.replay_timeout;
+  ++counters_.replays_requested;
+  out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = 0, .payload = {}});
+  Buffer(seq, payload, now, out);
+}
+
 void EventStream::Restart(uint64_t seq, std::string_view payload, TimePoint now,
                           StreamActions& out) {
   ++counters_.resets;
@@ -92,6 +103,9 @@ void EventStream::Restart(uint64_t seq, std::string_view payload, TimePoint now,
   ++counters_.clears;
   if (seq == 0) {
     state_ = StreamState::kPrecise;  // the new engine's whole history follows
+  } else if (options_.replay_configured) {
+    ReplayFromStart(seq, payload, now, out);
+    return;
   } else {
     ++counters_.rebuilds;
     state_ = StreamState::kRebuilding;
@@ -106,6 +120,9 @@ StreamActions EventStream::OnLive(uint64_t seq, std::string_view payload, TimePo
   if (state_ == StreamState::kStarting) {
     if (seq == 0) {
       state_ = StreamState::kPrecise;
+    } else if (options_.replay_configured) {
+      ReplayFromStart(seq, payload, now, out);
+      return out;
     } else {
       state_ = StreamState::kRebuilding;
       rebuild_since_ = now;

@@ -16,8 +16,11 @@
 // States (state(); every state but kPrecise is uncertain: the gateway treats the backend's
 // matched depth as approximate, see Router):
 //   kStarting        nothing received yet. The first message sets the sequence: seq 0 (the
-//                    engine just started, its cache is empty) → kPrecise, else → kRebuilding
-//                    (the engine held blocks published before we subscribed).
+//                    engine just started, its cache is empty) → kPrecise; else the engine held
+//                    blocks published before we subscribed: with a replay endpoint, its whole
+//                    history is asked for from seq 0 (kAwaitingReplay, resuming kPrecise: the
+//                    publisher keeps its last 10,000 steps by default, so a young engine's
+//                    history is all there), else → kRebuilding.
 //   kPrecise         every message applied in order.
 //   kAwaitingReplay  a gap: messages from `expected` on were lost (PUB drops at its high-water
 //                    mark, or a reconnect). A replay is requested; later live messages are
@@ -33,9 +36,11 @@
 //                    the engine reports its cache cleared (MarkComplete after an AllBlocksCleared).
 // A gap without a configured replay endpoint rebuilds at once. A live sequence number below the
 // expected one is an engine restart (vLLM and SGLang number from 0 per process): the slice is
-// cleared and the stream restarts from it; the same number as the last applied message, or a
-// replayed message already applied, is a duplicate, ignored. A message the caller could not
-// decode (OnMalformed) is a loss that no replay can repair: the slice is rebuilt.
+// cleared and the stream restarts from it (from seq 0 by a replay, as when starting, when the
+// first message seen of the new process is not seq 0 and a replay endpoint is configured); the same
+// number as the last applied message, or a replayed message already applied, is a duplicate,
+// ignored. A message the caller could not decode (OnMalformed) is a loss that no replay can repair:
+// the slice is rebuilt.
 //
 // Usage:
 //   EventStream stream({.replay_configured = true});
@@ -130,6 +135,9 @@ class EventStream {
   void GiveUp(TimePoint now, StreamActions& out);
   void Buffer(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
   void Restart(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
+  // Asks for the engine's history from seq 0, buffering message `seq` (kAwaitingReplay,
+  // resuming kPrecise).
+  void ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
   void MaybePromote(TimePoint now);
   void BeginCall() { released_.clear(); }
 

@@ -166,6 +166,36 @@ TEST_F(EventStreamTest, ALowerSequenceIsAnEngineRestart) {
   EXPECT_EQ(s.buffered_messages(), 0u);
 }
 
+TEST_F(EventStreamTest, JoiningOrRestartingMidStreamReplaysTheWholeHistoryWhenItCan) {
+  EventStream s({.replay_configured = true});
+  EXPECT_THAT(Live(s, 3), ElementsAre("R0"));  // message 3 waits for 0..2
+  EXPECT_EQ(s.state(), StreamState::kAwaitingReplay);
+  EXPECT_THAT(Replayed(s, 0), ElementsAre("A0"));
+  EXPECT_THAT(Replayed(s, 1), ElementsAre("A1"));
+  EXPECT_THAT(Replayed(s, 2), ElementsAre("A2", "A3"));
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+  EXPECT_THAT(Replayed(s, 3), IsEmpty());  // the rest of the replay: already applied
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_THAT(Live(s, 4), ElementsAre("A4"));
+  EXPECT_EQ(s.counters().replays_completed, 1);
+
+  // A new process, first seen at its message 2: cleared, then its history from 0.
+  EXPECT_THAT(Live(s, 2), ElementsAre("C", "R0"));
+  EXPECT_EQ(s.counters().resets, 1);
+  EXPECT_THAT(Replayed(s, 0), ElementsAre("A0"));
+  EXPECT_THAT(Replayed(s, 1), ElementsAre("A1", "A2"));
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+
+  // A replay that no longer has seq 0: the slice is rebuilt from what it has.
+  EventStream late({.replay_configured = true});
+  EXPECT_THAT(Show(late.OnLive(20'000, "m20000", now_)), ElementsAre("R0"));
+  EXPECT_THAT(Show(late.OnReplayed(10'000, "m10000", now_)), ElementsAre("C", "A10000"));
+  EXPECT_EQ(late.state(), StreamState::kAwaitingReplay);
+  EXPECT_EQ(late.counters().replays_failed, 1);
+  EXPECT_THAT(Show(late.OnReplayEnd(now_)), ElementsAre("C", "A20000"));
+  EXPECT_EQ(late.state(), StreamState::kRebuilding);
+}
+
 TEST_F(EventStreamTest, MalformedMessagesAndClearsRebuild) {
   EventStream s({});
   Live(s, 0);
