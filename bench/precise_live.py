@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""Precise mode live: index accuracy and routing, approximate against precise, on real processes.
+
+`warmroute engine` (4 replicas, Qwen 3's real tokenizer and chat template via --tokenizer, vLLM
+KV events with a replay endpoint, a small KV cache so that prefixes compete for it) behind
+`warmroute serve` with the same tokenizer configured for the model, driven by `warmroute bench`.
+Each workload runs twice on a fresh fleet: prefix_key.mode approximate (text keys, the index
+learns from routing and reported cached tokens) and precise (token keys, the index fed by the
+engines' KV events). Per request the gateway's access log gives the predicted cached tokens, the
+engine-reported cached tokens and the prompt tokens; the index error is
+mean(|predicted - reported| / prompt tokens) over the requests with usage.
+Hit rate: the engines' own counters; TTFT: measured by the client, in emulated time. Event lag:
+the gateway's warmroute_kv_event_lag_seconds (engine timestamp of a batch to its application to
+the index, wall time), mean and the histogram buckets holding the median and the 99th percentile.
+
+Usage: /usr/bin/python3 bench/precise_live.py [--bin build/release/src/cli/warmroute]
+       [--tokenizer build/release/src/core/tokenize/testdata/qwen3] [--requests 300]
+       [--workloads support-bot,multi-turn,conversation-trace,llmd-73] [--policy warmroute]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.request
+
+from announce import start
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "integration"))
+from emulator_process import free_tcp_port  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MODEL = "Qwen/Qwen3-8B"
+REPLICAS = 4
+
+# name -> (bench workload flags, arrival rate in emulated requests/s)
+WORKLOADS = {
+    "support-bot": (["--workload", "support-bot", "--workload-param", "system_prompts=60",
+                     "--workload-param", "zipf_exponent=0.6"], 6),
+    "multi-turn": (["--workload", "multi-turn"], 6),
+    "conversation-trace": (["--workload",
+                            "trace:" + os.path.join(ROOT, "workloads/traces/conversation_trace.jsonl")],
+                           None),
+    "llmd-73": (["--workload", "llmd-73"], 3),
+}
+
+
+def event_lag(host):
+    """(mean, p50 bucket, p99 bucket) of warmroute_kv_event_lag_seconds over every backend, in
+    seconds, from the gateway's /metrics (None when no event was applied)."""
+    with urllib.request.urlopen(f"http://{host}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    total, count, buckets = 0.0, 0.0, {}
+    for line in text.splitlines():
+        if line.startswith("warmroute_kv_event_lag_seconds_sum"):
+            total += float(line.split()[-1])
+        elif line.startswith("warmroute_kv_event_lag_seconds_count"):
+            count += float(line.split()[-1])
+        elif line.startswith("warmroute_kv_event_lag_seconds_bucket"):
+            le = float(re.search(r'le="([^"]+)"', line).group(1))
+            buckets[le] = buckets.get(le, 0.0) + float(line.split()[-1])
+    if count == 0:
+        return None
+    def at(q):
+        return next(le for le in sorted(buckets) if buckets[le] >= q * count)
+    return total / count, at(0.5), at(0.99)
+
+
+def scrape_until(host, stop):
+    while not stop.wait(1.0):
+        try:
+            event_lag(host)
+        except OSError:
+            pass
+
+
+def run(a, workload, mode, tmp):
+    flags, rate = WORKLOADS[workload]
+    pub = free_tcp_port(2 * REPLICAS)
+    replay = pub + REPLICAS
+    events = json.dumps({"enable_kv_cache_events": True, "publisher": "zmq",
+                         "endpoint": f"tcp://127.0.0.1:{pub}",
+                         "replay_endpoint": f"tcp://127.0.0.1:{replay}", "topic": "kv"})
+    engine, hosts = start([a.bin, "engine", "--profile", a.profile, "--model", MODEL,
+                           "--replicas", str(REPLICAS), "--port", "0", "--kv-capacity-tokens",
+                           str(a.kv), "--time-scale", str(a.time_scale), "--seed", "1",
+                           "--tokenizer", a.tokenizer, "--kv-events-config", events],
+                          r"replica \d+ listening on (\S+)", REPLICAS)
+    config = os.path.join(tmp, f"{workload}-{mode}.yaml")
+    log = os.path.join(tmp, f"{workload}-{mode}.access.jsonl")
+    with open(config, "w") as f:
+        f.write(f"policy: {{name: {a.policy}}}\n")
+        f.write(f"prefix_key: {{mode: {mode}}}\n")
+        f.write(f"models:\n  - {{name: {MODEL}, tokenizer: {a.tokenizer}, block_size: 16}}\n")
+        f.write("backends:\n")
+        for i, h in enumerate(hosts):
+            f.write(f"  - name: r{i}\n    url: http://{h}\n")
+            if mode != "approximate":
+                f.write(f"    kv_events: {{endpoint: 'tcp://127.0.0.1:{pub + i}', topic: kv, "
+                        f"replay_endpoint: 'tcp://127.0.0.1:{replay + i}'}}\n")
+    gateway, gw = start([a.bin, "serve", "--config", config, "--port", "0", "--threads", "1",
+                         "--access-log", log, "--log-level", "warn"], r"listening on (\S+) ", 1)
+    try:
+        # A backend's lag series appear at the first scrape of /metrics after its first event,
+        # as Prometheus would scrape: every second here.
+        stop = threading.Event()
+        scraper = threading.Thread(target=scrape_until, args=(gw[0], stop), daemon=True)
+        scraper.start()
+        out = os.path.join(tmp, f"{workload}-{mode}")
+        bench = [a.bin, "bench", "--url", f"http://{gw[0]}", *flags, "--requests",
+                 str(a.requests), "--seed", "1", "--out", out, "--no-plots", "--name", mode,
+                 "--model", MODEL, "--timeout-s", "600"]
+        if rate is not None:
+            bench += ["--rate", str(rate / a.time_scale)]
+        else:
+            bench += ["--trace-speed", str(1 / a.time_scale)]
+        for h in hosts:
+            bench += ["--engine-metrics", f"http://{h}/metrics"]
+        subprocess.run(bench, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(os.path.join(out, "results.json")) as f:
+            s = json.load(f)["summary"]
+        stop.set()
+        scraper.join()
+        lag = event_lag(gw[0])
+    finally:
+        gateway.terminate()
+        engine.terminate()
+        gateway.wait()
+        engine.wait()
+    errors, modes = [], {}
+    with open(log) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("cached_tokens") is None or not r.get("prompt_tokens"):
+                continue
+            errors.append(abs(r["predicted_cached_tokens"] - r["cached_tokens"]) / r["prompt_tokens"])
+            modes[r.get("prefix_key", "?")] = modes.get(r.get("prefix_key", "?"), 0) + 1
+    return {"error": statistics.mean(errors) if errors else float("nan"), "n": len(errors),
+            "keys": modes, "hit": s.get("engine_hit_rate"),
+            "ttft50": s["ttft_s"]["p50"] / a.time_scale, "ttft90": s["ttft_s"]["p90"] / a.time_scale,
+            "failed": s["failed"], "lag": lag}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/src/cli/warmroute"))
+    ap.add_argument("--tokenizer",
+                    default=os.path.join(ROOT, "build/release/src/core/tokenize/testdata/qwen3"))
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--modes", default="approximate,precise")
+    ap.add_argument("--policy", default="warmroute")
+    ap.add_argument("--requests", type=int, default=300)
+    ap.add_argument("--time-scale", type=float, default=0.5)
+    ap.add_argument("--profile", default="llama-3.1-8b-h100")
+    ap.add_argument("--kv", type=int, default=60000, help="KV capacity per replica, tokens")
+    a = ap.parse_args()
+    a.tokenizer = os.path.abspath(a.tokenizer)
+    tmp = tempfile.mkdtemp(prefix="wr-precise-live-")
+    print("| workload | mode | index error | requests | keys | hit rate | TTFT p50 ms | "
+          "TTFT p90 ms | failed | event lag mean ms (p50, p99 bucket) |")
+    print("|---|---|---:|---:|---|---:|---:|---:|---:|---|")
+    for workload in a.workloads.split(","):
+        for mode in a.modes.split(","):
+            r = run(a, workload, mode, tmp)
+            keys = ", ".join(f"{k} {v}" for k, v in sorted(r["keys"].items()))
+            hit = f"{r['hit'] * 100:.1f}%" if r["hit"] is not None else "n/a"
+            lag = r["lag"]
+            lag = (f"{lag[0] * 1e3:.2f} (≤ {lag[1] * 1e3:g}, ≤ {lag[2] * 1e3:g})"
+                   if lag else "")
+            print(f"| {workload} | {mode} | {r['error'] * 100:.2f}% | {r['n']} | {keys} | {hit} | "
+                  f"{r['ttft50'] * 1e3:.0f} | {r['ttft90'] * 1e3:.0f} | {r['failed']} | {lag} |",
+                  flush=True)
+    print(f"\n{REPLICAS} x {a.profile} with {a.kv} KV tokens each, engine --tokenizer (Qwen 3), "
+          f"{a.requests} requests per run, policy {a.policy}, --time-scale {a.time_scale}; "
+          "TTFTs in emulated time.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
