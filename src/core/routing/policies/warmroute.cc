@@ -43,6 +43,11 @@ double WarmroutePolicy::PredictedTtft(const BackendState& backend, int64_t promp
   return (work + steps * per_step) / rate;
 }
 
+double WarmroutePolicy::CacheFill(const PrefixIndex& index, BackendId backend) {
+  return static_cast<double>(index.entries(backend)) /
+         static_cast<double>(std::max<size_t>(1, index.bound(backend)));
+}
+
 double WarmroutePolicy::UsefulTokens(const RoutingRequest& request, int64_t prompt) const {
   // The key covers at most its blocks: a fraction of a longer prompt could never be matched.
   const double keyed =
@@ -155,13 +160,13 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
   // branch below needs them (not when a warm holder is allowed, the common case of a hit).
   const size_t homes = std::min(n, static_cast<size_t>(std::max(1, options_.max_homes)));
   std::vector<std::pair<uint64_t, BackendId>>& hrw = hrw_;
-  auto rank_homes = [&] {
+  auto rank_homes = [&](size_t top) {
     const uint64_t key = PrefixPlacementKey(request, options_.home_blocks);
     hrw.clear();
     for (BackendId b : ctx.candidates) {
       hrw.emplace_back(RendezvousScore(key, NameHashOf(ctx.fleet, b)), b);
     }
-    std::partial_sort(hrw.begin(), hrw.begin() + static_cast<std::ptrdiff_t>(homes), hrw.end(),
+    std::partial_sort(hrw.begin(), hrw.begin() + static_cast<std::ptrdiff_t>(top), hrw.end(),
                       [](const auto& x, const auto& y) { return x.first > y.first; });
   };
 
@@ -192,7 +197,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     chosen = earliest_in_w();
   } else if (useful) {
     // Hot prefix: every holder is too loaded. Warm it on its next home, in HRW order.
-    rank_homes();
+    rank_homes(homes);
     for (size_t i = 0; i < homes && home_rank < 0; ++i) {
       if (in_w(hrw[i].second)) {
         chosen = hrw[i].second;
@@ -201,15 +206,29 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     }
     if (home_rank < 0) chosen = earliest_in_w();
   } else {
-    // Cold prefix: its first home that is available about as early as the earliest one.
+    // Cold prefix: of the backends available about as early as the earliest one, those with the
+    // most free cache (within cold_fill_tolerance), and of those the first in the prefix's
+    // rendezvous order.
     const double now_s = ToSeconds(ctx.now.time_since_epoch());
     const double earliest_s = std::max(available_at(earliest_in_w()), now_s);
-    rank_homes();
-    for (size_t i = 0; i < homes && home_rank < 0; ++i) {
+    auto early = [&](BackendId b) {
+      return in_w(b) && std::max(available_at(b), now_s) <= earliest_s + options_.home_slack_s;
+    };
+    double max_fill = std::numeric_limits<double>::infinity();
+    if (options_.cold_fill_tolerance >= 0) {
+      double min_fill = std::numeric_limits<double>::infinity();
+      for (BackendId b : ctx.candidates) {
+        if (early(b)) min_fill = std::min(min_fill, CacheFill(ctx.index, b));
+      }
+      max_fill = min_fill + options_.cold_fill_tolerance;
+    }
+    rank_homes(n);
+    for (size_t i = 0; i < n; ++i) {
       const BackendId b = hrw[i].second;
-      if (in_w(b) && std::max(available_at(b), now_s) <= earliest_s + options_.home_slack_s) {
+      if (early(b) && CacheFill(ctx.index, b) <= max_fill) {
         chosen = b;
         home_rank = static_cast<int>(i);
+        break;
       }
     }
     if (home_rank < 0) chosen = earliest_in_w();
@@ -220,7 +239,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     reason = Reason::kCacheHit;
   } else if (home_rank == 0 && !useful) {
     reason = Reason::kColdHome;
-  } else if (home_rank >= 0) {
+  } else if (home_rank >= 0 && home_rank < static_cast<int>(homes)) {
     reason = Reason::kSpillHot;
   } else {
     reason = Reason::kLeastLoad;
@@ -247,6 +266,7 @@ absl::StatusOr<std::unique_ptr<Policy>> MakeWarmroutePolicy(ParamReader& params)
   o.useful_match_fraction = params.Get("useful_match_fraction", o.useful_match_fraction);
   o.max_homes = params.GetInt("max_homes", o.max_homes, 1, kMaxParamHomes);
   o.home_slack_s = params.Get("home_slack_s", o.home_slack_s);
+  o.cold_fill_tolerance = params.Get("cold_fill_tolerance", o.cold_fill_tolerance);
   o.step_tokens = params.Get("step_tokens", o.step_tokens);
   o.step_overhead_tokens = params.Get("step_overhead_tokens", o.step_overhead_tokens);
   o.decode_context_weight = params.Get("decode_context_weight", o.decode_context_weight);

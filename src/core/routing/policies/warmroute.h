@@ -43,10 +43,17 @@
 //       its next home — the first of its top max_homes homes in rendezvous order that is in W
 //       (kSpillHot) — so it spreads over 2, then 3 homes, the same ones for every router; if
 //       none is in W, the earliest available of W (kLeastLoad).
-//     - No useful match anywhere (a cold prefix): its first home in rendezvous order that is in W
-//       and available no later than home_slack_s after the earliest available of W (kColdHome,
-//       or kSpillHot for its second or third home); otherwise the earliest available of W
-//       (kLeastLoad).
+//     - No useful match anywhere (a cold prefix): of the backends of W available no later than
+//       home_slack_s after the earliest available of W (the idle ones, when any is idle), those
+//       whose cache is least full — fill(b) = index entries of b / its index bound (prefix_index.h),
+//       within cold_fill_tolerance of the least — and of those the first in the prefix's
+//       rendezvous order (kColdHome when that is its first home, kSpillHot for its second or
+//       third, kLeastLoad beyond); if none is available that early, the earliest available of W
+//       (kLeastLoad). A cold prefix is a commitment: the requests that share it later follow it,
+//       so it goes where the cache has the most room (SGLang's router likewise places an
+//       unmatched request on its smallest tree); among backends about equally full — every
+//       backend, once the caches are full — the rendezvous order decides, the same for every
+//       router.
 //     Homes: rendezvous hashing (HRW) of the prefix's placement key, score(b) = Mix64(key ^
 //     NameHash(name of b)), the key being the chained hash of the first home_blocks blocks
 //     (PrefixPlacementKey). Names, not ids: routers that learned the backends in another order
@@ -86,6 +93,14 @@
 //                                (support-bot: ~3,000 tokens; SGLang's generated-shared-prefix:
 //                                2,048), so requests sharing a system prompt share a home
 //   max_homes             3      homes a prefix is placed on deterministically
+//   cold_fill_tolerance   0.02   fills that differ by less are equal for a cold prefix's
+//                                placement; negative: the fill is not looked at. On the llmd-73
+//                                workload (150 groups of 5 users, 8 replicas at ~73% KV fill)
+//                                placing groups by queue and home alone left replicas with unequal
+//                                shares of the groups: -1 gives hit 87.9%, TTFT p50 / p90 117 / 239
+//                                ms in precise mode, 0.02 gives 93.0%, 45 / 155 ms (0: 92.8%,
+//                                46 / 152; 0.1: 89.9%, 53 / 219); the other workloads of
+//                                docs/routing-results.md move within their run-to-run noise
 //   home_slack_s          0      a cold prefix goes home only if the home is available as early
 //                                as any allowed backend (e.g. idle): any margin cost tail latency
 //                                on the unique workload (p99 +15% at 20 ms). The homes' value —
@@ -135,6 +150,7 @@ struct WarmrouteOptions {
   double useful_match_fraction = 0.10;
   int max_homes = 3;
   double home_slack_s = 0;
+  double cold_fill_tolerance = 0.02;
   double step_tokens = 8192;
   double step_overhead_tokens = 180;
   double decode_context_weight = 3e-4;
@@ -163,6 +179,8 @@ class WarmroutePolicy final : public Policy {
 
  private:
   uint64_t NameHashOf(const FleetView& fleet, BackendId backend);
+  // The share of its index bound that a backend's entries fill, in [0, 1].
+  static double CacheFill(const PrefixIndex& index, BackendId backend);
   double UsefulTokens(const RoutingRequest& request, int64_t prompt) const;
   int64_t ExpectedCachedTokens(const RoutingRequest& request, int64_t prompt,
                                int32_t matched_blocks) const;

@@ -139,6 +139,55 @@ TEST(WarmroutePolicyTest, ColdPrefixGoesToItsFirstHome) {
   EXPECT_EQ(per_backend.size(), 8u);  // different prefixes, different homes
 }
 
+// 4 idle backends whose caches hold `fills` of their index bound (2^16 blocks each), listed in
+// the rendezvous order of `request`'s prefix (fills[0] is its first home's).
+struct FillSetup {
+  TestFleet fleet;
+  RoutingRequest request = Request(1, Chain(5, 80), 1300);
+  std::vector<BackendId> by_home;  // backend ids in the prefix's rendezvous order
+  explicit FillSetup(std::vector<double> fills) {
+    for (std::string name : {"r0", "r1", "r2", "r3"}) fleet.Add(name);
+    for (const std::string& name : HomeOrder(request, {"r0", "r1", "r2", "r3"})) {
+      by_home.push_back(static_cast<BackendId>(name[1] - '0'));
+    }
+    for (size_t i = 0; i < fills.size(); ++i) {
+      const int blocks = static_cast<int>(fills[i] * (1 << 16));
+      if (blocks > 0) fleet.index().Insert(by_home[i], Chain(9000 + i, blocks));
+    }
+  }
+};
+
+TEST(WarmroutePolicyTest, ColdPrefixGoesToTheLeastFullIdleBackend) {
+  FillSetup s({0.5, 0.5, 0.4, 0.1});
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, s.by_home[3]);
+  EXPECT_EQ(d.reason, Reason::kLeastLoad);  // not one of its 3 homes
+  // The least full must also be available as early as the others: a queue rules it out.
+  s.fleet.SetOutstanding(s.by_home[3], 5000);
+  d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, s.by_home[2]);
+  EXPECT_EQ(d.reason, Reason::kSpillHot);  // its third home
+}
+
+TEST(WarmroutePolicyTest, FillsWithinTheToleranceKeepTheHomeOrder) {
+  FillSetup s({0.51, 0.50, 0.50, 0.495});
+  WarmroutePolicy policy({});
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, s.by_home[0]);
+  EXPECT_EQ(d.reason, Reason::kColdHome);
+  WarmroutePolicy tight({.cold_fill_tolerance = 0});
+  EXPECT_EQ(RouteOnce(tight, s.fleet, s.request).backend, s.by_home[3]);
+}
+
+TEST(WarmroutePolicyTest, NegativeFillToleranceIgnoresTheFill) {
+  FillSetup s({0.9, 0.0, 0.0, 0.0});
+  WarmroutePolicy policy({.cold_fill_tolerance = -1});
+  Decision d = RouteOnce(policy, s.fleet, s.request);
+  EXPECT_EQ(d.backend, s.by_home[0]);
+  EXPECT_EQ(d.reason, Reason::kColdHome);
+}
+
 TEST(WarmroutePolicyTest, HomeIsKeyedBeyondASharedHead) {
   // All prompts share their first 32 blocks (like the Mooncake conversation trace's first
   // 512-token block) and differ after: they must not all get the same home.
@@ -299,8 +348,9 @@ TEST(WarmroutePolicyTest, ColdPrefixesGetTheSameHomeAcrossIndependentRouters) {
     Reason ra;
     Reason rb;
     EXPECT_EQ(a.Route(request, &ra), b.Route(request, &rb));
-    EXPECT_EQ(ra, Reason::kColdHome);
-    EXPECT_EQ(rb, Reason::kColdHome);
+    // Their first home, or another when it is fuller (cold_fill_tolerance): the same for both.
+    EXPECT_EQ(ra, rb);
+    EXPECT_NE(ra, Reason::kCacheHit);
     a.router.OnFinished(p, std::nullopt);  // keep both fleets idle
     b.router.OnFinished(p, std::nullopt);
   }
