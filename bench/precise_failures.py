@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Precise mode under failures, live: how long the gateway's event-fed prefix index takes to
 recover, and the hit rate meanwhile.
 

@@ -104,10 +104,22 @@ void BackendEventFeed::Malformed(int rank, std::string reason, TimePoint now) {
   Perform(rank, actions, kNotReplayed, now);
 }
 
+void BackendEventFeed::ClearRank(int rank, TimePoint now) {
+  EventStream& stream = ranks_[static_cast<size_t>(rank)].stream;
+  const StreamCounters before = stream.counters();
+  const StreamActions actions = stream.Clear(now);
+  CountStream(before, stream.counters());
+  for (const StreamAction& a : actions) {
+    // Its kClearSlice is the clear already queued; a replay request goes out.
+    if (a.kind == StreamAction::Kind::kRequestReplay) {
+      replay_requests_.push_back({.rank = rank, .from_seq = a.seq});
+    }
+  }
+}
+
 void BackendEventFeed::ClearOtherRanks(int rank, TimePoint now) {
   for (size_t i = 0; i < ranks_.size(); ++i) {
-    if (static_cast<int>(i) == rank) continue;
-    (void)ranks_[i].stream.Clear(now);  // its kClearSlice is the clear just queued
+    if (static_cast<int>(i) != rank) ClearRank(static_cast<int>(i), now);
   }
 }
 
@@ -180,7 +192,7 @@ void BackendEventFeed::Tick(TimePoint now) {
 
 void BackendEventFeed::Clear(TimePoint now) {
   ++counters_.clears;
-  for (Rank& r : ranks_) (void)r.stream.Clear(now);
+  for (size_t i = 0; i < ranks_.size(); ++i) ClearRank(static_cast<int>(i), now);
   steps_.push_back({.kind = Step::Kind::kClear, .rank = 0, .batch = 0, .replayed = false});
 }
 

@@ -26,7 +26,8 @@
 // Data-parallel ranks share the backend's index slice and one writer (ranks' caches are
 // separate, the router addresses the backend): a rank's stream clearing the slice (restart,
 // loss, AllBlocksCleared) takes the other ranks' blocks with it, so their streams are cleared
-// too (EventStream::Clear: rebuilding, uncertain) — an under-prediction, never a stale hit.
+// too (EventStream::Clear: uncertain until each rank's history is replayed from seq 0, or
+// rebuilding without a replay endpoint) — an under-prediction, never a stale hit.
 // A rank's AllBlocksCleared makes only that rank's stream complete (MarkComplete).
 //
 // Counters (counters()): messages applied (live or replayed), applied from a replay,
@@ -107,7 +108,8 @@ class BackendEventFeed {
   // Replay timeouts, ends of rebuilds, for every rank.
   void Tick(TimePoint now);
   // The backend's slice can no longer be trusted (a health flap: the engine may have restarted
-  // unseen): every rank's stream clears and rebuilds.
+  // unseen): every rank's stream clears, then replays its history from seq 0 (or rebuilds,
+  // without a replay endpoint).
   void Clear(TimePoint now);
 
   // Phase 2: performs what phase 1 left pending, in order, on `router`.
@@ -156,7 +158,10 @@ class BackendEventFeed {
   void Perform(int rank, const StreamActions& actions, uint64_t replayed_seq, TimePoint now);
   void Malformed(int rank, std::string reason, TimePoint now);
   void Fine(int rank) { ranks_[static_cast<size_t>(rank)].failing = false; }
-  // A rank's clear clears the shared slice: the other ranks' streams rebuild too.
+  // One rank's stream clears (its kClearSlice being a clear the caller queued); its replay
+  // request, if any, is queued.
+  void ClearRank(int rank, TimePoint now);
+  // A rank's clear clears the shared slice: the other ranks' streams clear too.
   void ClearOtherRanks(int rank, TimePoint now);
   // Bookkeeping of a stream's counters before and after a call (restarts, rebuilds, ...).
   void CountStream(const StreamCounters& before, const StreamCounters& after);

@@ -213,6 +213,25 @@ TEST_F(FeedTest, HealthFlapClearsAndRebuildsUntilTheRebuildPeriod) {
   EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
 }
 
+TEST_F(FeedTest, HealthFlapWithReplayIsPreciseOnceTheHistoryIsReplayed) {
+  BackendEventFeed feed(b0_, {.block_size = kBlock, .stream = {.replay_configured = true}});
+  const std::string stored = StorePrompt();
+  Live(feed, 0, stored);
+  feed.Clear(clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(Matched(), 0);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kUncertain);
+  std::vector<ReplayRequest> requests = feed.TakeReplayRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].from_seq, 0u);
+  feed.OnReplayed(0, stored, clock_.Now());
+  feed.OnReplayed(kEndOfReplay, "", clock_.Now());
+  feed.ApplyTo(router_);
+  EXPECT_EQ(Matched(), 4);  // the engine's blocks, back from its history
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+  EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
+}
+
 TEST_F(FeedTest, AllBlocksClearedEmptiesTheSliceAndCompletesARebuild) {
   BackendEventFeed feed(b0_, {.block_size = kBlock});
   Live(feed, 5, StorePrompt());  // subscribed late: the engine held blocks before

@@ -55,6 +55,7 @@ void EventStream::Drain(StreamActions& out) {
 }
 
 void EventStream::GiveUp(TimePoint now, StreamActions& out) {
+  until_end_ = false;
   ++counters_.replays_failed;
   Rebuild(now, out);
   // The buffered messages follow the gap; applied after the clear they only add what the engine
@@ -88,6 +89,7 @@ void EventStream::ReplayFromStart(uint64_t seq, std::string_view payload, TimePo
   expected_ = 0;
   resume_ = StreamState::kPrecise;
   state_ = StreamState::kAwaitingReplay;
+  until_end_ = false;
   deadline_ = now + options_.replay_timeout;
   ++counters_.replays_requested;
   out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = 0, .payload = {}});
@@ -159,6 +161,7 @@ StreamActions EventStream::OnLive(uint64_t seq, std::string_view payload, TimePo
     }
     resume_ = state_;
     state_ = StreamState::kAwaitingReplay;
+    until_end_ = false;
     deadline_ = now + options_.replay_timeout;
     ++counters_.replays_requested;
     out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = expected_, .payload = {}});
@@ -187,12 +190,14 @@ StreamActions EventStream::OnReplayed(uint64_t seq, std::string_view payload, Ti
     state_ = StreamState::kAwaitingReplay;
     Apply(seq, payload, out);
     Drain(out);
-    if (buffer_.empty()) state_ = resume_;
+    if (buffer_.empty() && !until_end_) state_ = resume_;
     return out;
   }
   Apply(seq, payload, out);
+  // Buffered live messages continuing the history end Clear's replay too: it has caught up.
+  if (!buffer_.empty()) until_end_ = false;
   Drain(out);
-  if (buffer_.empty()) {
+  if (buffer_.empty() && !until_end_) {
     ++counters_.replays_completed;
     state_ = resume_;
     MaybePromote(now);
@@ -203,7 +208,19 @@ StreamActions EventStream::OnReplayed(uint64_t seq, std::string_view payload, Ti
 StreamActions EventStream::OnReplayEnd(TimePoint now) {
   BeginCall();
   StreamActions out;
-  if (state_ == StreamState::kAwaitingReplay) GiveUp(now, out);
+  if (state_ != StreamState::kAwaitingReplay) return out;
+  if (until_end_ && buffer_.empty()) {
+    // Clear's replay from seq 0 ended with the history applied in order (none at all: the engine
+    // has published nothing since it started, so it stores nothing and the empty slice is exact),
+    // or, when the publisher no longer held its start, the rebuild goes on.
+    until_end_ = false;
+    if (resume_ == StreamState::kPrecise) ++counters_.replays_completed;
+    state_ = resume_;
+    MaybePromote(now);
+    return out;
+  }
+  until_end_ = false;
+  GiveUp(now, out);
   return out;
 }
 
@@ -234,7 +251,20 @@ StreamActions EventStream::Clear(TimePoint now) {
   buffered_bytes_ = 0;
   out.push_back({.kind = StreamAction::Kind::kClearSlice, .seq = 0, .payload = {}});
   ++counters_.clears;
-  state_ = state_ == StreamState::kStarting ? StreamState::kStarting : StreamState::kRebuilding;
+  if (state_ == StreamState::kStarting) return out;
+  if (options_.replay_configured) {
+    // The engine's history from seq 0 restores the slice exactly (or, empty, shows a fresh
+    // engine); a history the publisher no longer holds whole rebuilds, as after any gap.
+    expected_ = 0;
+    resume_ = StreamState::kPrecise;
+    state_ = StreamState::kAwaitingReplay;
+    until_end_ = true;
+    deadline_ = now + options_.replay_timeout;
+    ++counters_.replays_requested;
+    out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = 0, .payload = {}});
+    return out;
+  }
+  state_ = StreamState::kRebuilding;
   rebuild_since_ = now;
   return out;
 }

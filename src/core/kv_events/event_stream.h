@@ -34,6 +34,13 @@
 //                    lacks what the engine stored before: under-predictions, never a stale hit).
 //                    Becomes kPrecise after rebuild_period without a new loss, or at once when
 //                    the engine reports its cache cleared (MarkComplete after an AllBlocksCleared).
+// Clear (a health flap, a cache reset made through the gateway) empties the slice; with a replay
+// endpoint it then asks for the engine's whole history from seq 0 (kAwaitingReplay, resuming
+// kPrecise): a restarted engine's history is short, a flapping one's is still buffered unless it
+// has published more than the publisher keeps (then the slice is rebuilt, as after any gap); a
+// replay from seq 0 that ends with no message, none live having arrived, is an engine that has
+// published nothing since it started, hence stores nothing: the empty slice is exact (kPrecise).
+// Without a replay endpoint, Clear rebuilds.
 // A gap without a configured replay endpoint rebuilds at once. A live sequence number below the
 // expected one is an engine restart (vLLM and SGLang number from 0 per process): the slice is
 // cleared and the stream restarts from it (from seq 0 by a replay, as when starting, when the
@@ -111,7 +118,8 @@ class EventStream {
   // The caller could not decode message `seq` (already handed out in a kApply).
   StreamActions OnMalformed(TimePoint now);
   // A health flap (the engine may have restarted unseen) or /reset_prefix_cache: clears the
-  // slice and rebuilds.
+  // slice, then replays the engine's history from seq 0 when a replay endpoint is configured,
+  // else rebuilds.
   StreamActions Clear(TimePoint now);
   // The caller applied an AllBlocksCleared: the slice is complete again (kRebuilding or
   // kStarting → kPrecise).
@@ -146,6 +154,9 @@ class EventStream {
   StreamState resume_ = StreamState::kPrecise;  // the state a filled gap returns to
   uint64_t expected_ = 0;                       // next sequence number to apply
   TimePoint deadline_{};                        // kAwaitingReplay
+  // kAwaitingReplay after Clear: no live message bounds the replay, so it lasts until its end
+  // marker (or a live message continuing it), not until the first replayed message.
+  bool until_end_ = false;
   TimePoint rebuild_since_{};                   // kRebuilding
   std::deque<Buffered> buffer_;                 // kAwaitingReplay: ascending seq
   size_t buffered_bytes_ = 0;

@@ -209,5 +209,71 @@ TEST_F(EventStreamTest, MalformedMessagesAndClearsRebuild) {
   EXPECT_EQ(s.counters().clears, 2);
 }
 
+TEST_F(EventStreamTest, ClearWithReplayRestoresTheHistoryFromSequenceZero) {
+  EventStream s({.replay_configured = true});
+  Live(s, 0);
+  Live(s, 1);
+  Live(s, 2);
+  EXPECT_THAT(Show(s.Clear(now_)), ElementsAre("C", "R0"));
+  EXPECT_EQ(s.state(), StreamState::kAwaitingReplay);
+  // The replay is bounded by its end marker, not by its first message.
+  EXPECT_THAT(Replayed(s, 0), ElementsAre("A0"));
+  EXPECT_EQ(s.state(), StreamState::kAwaitingReplay);
+  EXPECT_THAT(Live(s, 3), ElementsAre());  // buffered: 1 and 2 are still to come
+  EXPECT_THAT(Replayed(s, 1), ElementsAre("A1"));
+  EXPECT_THAT(Replayed(s, 2), ElementsAre("A2", "A3"));
+  EXPECT_EQ(s.state(), StreamState::kPrecise);  // caught up with the live stream
+  EXPECT_THAT(Replayed(s, 3), IsEmpty());
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+  EXPECT_THAT(Live(s, 4), ElementsAre("A4"));
+}
+
+TEST_F(EventStreamTest, ClearWithReplayIsPreciseWhenTheHistoryEnds) {
+  EventStream s({.replay_configured = true});
+  Live(s, 0);
+  EXPECT_THAT(Show(s.Clear(now_)), ElementsAre("C", "R0"));
+  EXPECT_THAT(Replayed(s, 0), ElementsAre("A0"));
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+  EXPECT_EQ(s.counters().replays_completed, 1);
+  EXPECT_THAT(Live(s, 1), ElementsAre("A1"));
+}
+
+TEST_F(EventStreamTest, ClearWithAnEmptyReplayIsAFreshEngine) {
+  // A restarted engine that has published nothing yet stores nothing: the empty slice is exact.
+  EventStream s({.replay_configured = true});
+  Live(s, 0);
+  Live(s, 1);
+  EXPECT_THAT(Show(s.Clear(now_)), ElementsAre("C", "R0"));
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+  EXPECT_THAT(Live(s, 0), ElementsAre("A0"));  // its first message
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+}
+
+TEST_F(EventStreamTest, ClearWithAHistoryNoLongerWholeRebuilds) {
+  EventStream s({.replay_configured = true, .rebuild_period = seconds(5)});
+  Live(s, 0);
+  EXPECT_THAT(Show(s.Clear(now_)), ElementsAre("C", "R0"));
+  // The publisher's buffer starts at 7: 0-6 are lost, the rest still helps the rebuild.
+  EXPECT_THAT(Replayed(s, 7), ElementsAre("C", "A7"));
+  EXPECT_THAT(Replayed(s, 8), ElementsAre("A8"));
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kRebuilding);
+  now_ += seconds(5);
+  EXPECT_THAT(Show(s.Tick(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+}
+
+TEST_F(EventStreamTest, ClearWithAReplayThatNeverAnswersRebuilds) {
+  EventStream s({.replay_configured = true});
+  Live(s, 0);
+  s.Clear(now_);
+  now_ += seconds(3);  // past replay_timeout
+  EXPECT_THAT(Show(s.Tick(now_)), ElementsAre("C"));
+  EXPECT_EQ(s.state(), StreamState::kRebuilding);
+}
+
 }  // namespace
 }  // namespace warmroute::kv_events
