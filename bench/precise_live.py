@@ -47,7 +47,10 @@ WORKLOADS = {
     "conversation-trace": (["--workload",
                             "trace:" + os.path.join(ROOT, "workloads/traces/conversation_trace.jsonl")],
                            None),
-    "llmd-73": (["--workload", "llmd-73"], 3),
+    # llm-d's 73-capacity shape scaled to this fleet: 15 groups of 5 users (6,000 + 1,200
+    # tokens each) keep 15 x 12,000 = 180,000 tokens resident, 75% of 4 x 60,000 KV tokens (theirs:
+    # 150 groups, 73% of 8 x 307,328).
+    "llmd-73": (["--workload", "llmd-73", "--workload-param", "groups=15"], 3),
 }
 
 

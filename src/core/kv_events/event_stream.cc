@@ -84,15 +84,19 @@ void EventStream::Buffer(uint64_t seq, std::string_view payload, TimePoint now,
   ++counters_.buffered;
 }
 
-void EventStream::ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now,
-                                  StreamActions& out) {
+void EventStream::AwaitHistory(bool until_end, TimePoint now, StreamActions& out) {
   expected_ = 0;
   resume_ = StreamState::kPrecise;
   state_ = StreamState::kAwaitingReplay;
-  until_end_ = false;
+  until_end_ = until_end;
   deadline_ = now + options_.replay_timeout;
   ++counters_.replays_requested;
   out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = 0, .payload = {}});
+}
+
+void EventStream::ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now,
+                                  StreamActions& out) {
+  AwaitHistory(/*until_end=*/false, now, out);
   Buffer(seq, payload, now, out);
 }
 
@@ -255,13 +259,7 @@ StreamActions EventStream::Clear(TimePoint now) {
   if (options_.replay_configured) {
     // The engine's history from seq 0 restores the slice exactly (or, empty, shows a fresh
     // engine); a history the publisher no longer holds whole rebuilds, as after any gap.
-    expected_ = 0;
-    resume_ = StreamState::kPrecise;
-    state_ = StreamState::kAwaitingReplay;
-    until_end_ = true;
-    deadline_ = now + options_.replay_timeout;
-    ++counters_.replays_requested;
-    out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = 0, .payload = {}});
+    AwaitHistory(/*until_end=*/true, now, out);
     return out;
   }
   state_ = StreamState::kRebuilding;

@@ -143,8 +143,10 @@ class EventStream {
   void GiveUp(TimePoint now, StreamActions& out);
   void Buffer(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
   void Restart(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
-  // Asks for the engine's history from seq 0, buffering message `seq` (kAwaitingReplay,
-  // resuming kPrecise).
+  // Asks for the engine's history from seq 0 (kAwaitingReplay, resuming kPrecise); until_end: the
+  // replay lasts until its end marker (see until_end_).
+  void AwaitHistory(bool until_end, TimePoint now, StreamActions& out);
+  // AwaitHistory, buffering message `seq`.
   void ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
   void MaybePromote(TimePoint now);
   void BeginCall() { released_.clear(); }
