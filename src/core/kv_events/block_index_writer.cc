@@ -10,6 +10,10 @@
 namespace warmroute::kv_events {
 namespace {
 
+// Map lookups of a run are prefetched this many blocks ahead: in a slice of 512K blocks every
+// lookup is a cache miss, and a KV event lists its blocks at once.
+constexpr size_t kMapPrefetchDistance = 16;
+
 uint8_t TierBit(Medium medium) {
   switch (medium) {
     case Medium::kUnspecified:
@@ -61,7 +65,15 @@ BlockIndexWriter::Backend& BlockIndexWriter::StateOf(routing::BackendId backend)
 absl::Status BlockIndexWriter::Apply(routing::BackendId backend, const EventBatch& batch,
                                      const routing::DomainAttribution& attribution,
                                      routing::IndexUpdates& out) {
+  Backend& state = StateOf(backend);
   for (const Event& e : batch.events) {
+    // The first lookup of each event (its parent, or its first block) is fetched now, so that
+    // the events' lookups overlap.
+    if (e.kind == EventKind::kBlockStored && e.has_parent) {
+      state.blocks.prefetch(e.parent_hash);
+    } else if (e.kind != EventKind::kAllBlocksCleared && !batch.hashes(e).empty()) {
+      state.blocks.prefetch(batch.hashes(e)[0]);
+    }
     if (e.kind == EventKind::kBlockStored && e.block_size != options_.block_size) {
       ++counters_.block_size_mismatches;
       return absl::FailedPreconditionError(
@@ -70,7 +82,6 @@ absl::Status BlockIndexWriter::Apply(routing::BackendId backend, const EventBatc
                        " (the engine's --block-size must equal the routing key's block_tokens)"));
     }
   }
-  Backend& state = StateOf(backend);
   for (const Event& e : batch.events) {
     switch (e.kind) {
       case EventKind::kBlockStored:
@@ -127,6 +138,8 @@ void BlockIndexWriter::Stored(routing::BackendId backend, Backend& state, const 
   const size_t n = hashes.size();
   if (n == 0) return;
   const uint8_t bit = TierBit(e.medium);
+  // The blocks' map slots arrive while the run's keys are hashed.
+  for (size_t j = 0; j < std::min(n, kMapPrefetchDistance); ++j) state.blocks.prefetch(hashes[j]);
   // Per domain, the key the run continues from: the parent's key(s), or for a first block its
   // domains' roots. A first block already in the map (stored again, or on another tier) keeps
   // the domains it was attributed to: the run continues from its keys.
@@ -179,6 +192,7 @@ void BlockIndexWriter::Stored(routing::BackendId backend, Backend& state, const 
     out.Insert(std::span<const uint64_t>(run + (with_parent ? 0 : 1), with_parent ? stride : count));
   }
   for (size_t j = 0; j < count; ++j) {
+    if (j + kMapPrefetchDistance < n) state.blocks.prefetch(hashes[j + kMapPrefetchDistance]);
     auto [it, added] = state.blocks.try_emplace(hashes[first + j]);
     Node& node = it->second;
     if (!added) {
@@ -203,7 +217,12 @@ void BlockIndexWriter::Removed(Backend& state, const EventBatch& batch, const Ev
                                routing::IndexUpdates& out) {
   const uint8_t bit = TierBit(e.medium);
   bool begun = false;
-  for (uint64_t hash : batch.hashes(e)) {
+  const std::span<const uint64_t> hashes = batch.hashes(e);
+  const size_t n = hashes.size();
+  for (size_t j = 0; j < std::min(n, kMapPrefetchDistance); ++j) state.blocks.prefetch(hashes[j]);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kMapPrefetchDistance < n) state.blocks.prefetch(hashes[k + kMapPrefetchDistance]);
+    const uint64_t hash = hashes[k];
     auto it = state.blocks.find(hash);
     if (it == state.blocks.end()) {
       ++counters_.unknown_removals;
