@@ -10,6 +10,10 @@
 namespace warmroute::kv_events {
 namespace {
 
+// Map lookups of a run are prefetched this many blocks ahead: in a slice of 512K blocks every
+// lookup is a cache miss, and a KV event lists its blocks at once.
+constexpr size_t kMapPrefetchDistance = 16;
+
 uint8_t TierBit(Medium medium) {
   switch (medium) {
     case Medium::kUnspecified:
@@ -61,7 +65,15 @@ BlockIndexWriter::Backend& BlockIndexWriter::StateOf(routing::BackendId backend)
 absl::Status BlockIndexWriter::Apply(routing::BackendId backend, const EventBatch& batch,
                                      const routing::DomainAttribution& attribution,
                                      routing::IndexUpdates& out) {
+  Backend& state = StateOf(backend);
   for (const Event& e : batch.events) {
+    // The first lookup of each event (its parent, or its first block) is fetched now, so that
+    // the events' lookups overlap.
+    if (e.kind == EventKind::kBlockStored && e.has_parent) {
+      state.Prefetch(e.parent_hash);
+    } else if (e.kind != EventKind::kAllBlocksCleared && !batch.hashes(e).empty()) {
+      state.Prefetch(batch.hashes(e)[0]);
+    }
     if (e.kind == EventKind::kBlockStored && e.block_size != options_.block_size) {
       ++counters_.block_size_mismatches;
       return absl::FailedPreconditionError(
@@ -70,7 +82,6 @@ absl::Status BlockIndexWriter::Apply(routing::BackendId backend, const EventBatc
                        " (the engine's --block-size must equal the routing key's block_tokens)"));
     }
   }
-  Backend& state = StateOf(backend);
   for (const Event& e : batch.events) {
     switch (e.kind) {
       case EventKind::kBlockStored:
@@ -127,30 +138,33 @@ void BlockIndexWriter::Stored(routing::BackendId backend, Backend& state, const 
   const size_t n = hashes.size();
   if (n == 0) return;
   const uint8_t bit = TierBit(e.medium);
+  // The blocks' map slots arrive while the run's keys are hashed.
+  for (size_t j = 0; j < std::min(n, kMapPrefetchDistance); ++j) state.Prefetch(hashes[j]);
   // Per domain, the key the run continues from: the parent's key(s), or for a first block its
   // domains' roots. A first block already in the map (stored again, or on another tier) keeps
   // the domains it was attributed to: the run continues from its keys.
   Roots parents;
   size_t first = 0;
   bool with_parent = e.has_parent;
-  auto keys_of = [&state](uint64_t engine_hash, const Node& node, Roots& keys) {
+  auto keys_of = [&state](const Node& node, Roots& keys) {
     keys.push_back(node.ours);
     if (node.more) {
-      const auto& more = state.more.at(engine_hash);
+      const auto& more = state.more.at(node.engine_hash);
       keys.insert(keys.end(), more.begin(), more.end());
     }
   };
   if (e.has_parent) {
-    auto it = state.blocks.find(e.parent_hash);
-    if (it == state.blocks.end()) {
+    const size_t p = state.Find(e.parent_hash);
+    if (p == routing::kNoSlot) {
       counters_.orphan_blocks += static_cast<int64_t>(n);
       return;
     }
-    keys_of(e.parent_hash, it->second, parents);
-  } else if (auto it = state.blocks.find(hashes[0]); it != state.blocks.end()) {
-    if ((it->second.tiers & bit) == 0) ++counters_.tier_changes;
-    it->second.tiers |= bit;
-    keys_of(hashes[0], it->second, parents);
+    keys_of(state.blocks[p], parents);
+  } else if (const size_t f = state.Find(hashes[0]); f != routing::kNoSlot) {
+    Node& node = state.blocks[f];
+    if ((node.tiers & bit) == 0) ++counters_.tier_changes;
+    node.tiers |= bit;
+    keys_of(node, parents);
     first = 1;
     with_parent = true;
   } else {
@@ -158,7 +172,7 @@ void BlockIndexWriter::Stored(routing::BackendId backend, Backend& state, const 
     if (parents.empty()) return;
   }
   const size_t count = n - first;  // blocks whose keys are computed here
-  if (state.blocks.size() + count > options_.max_blocks_per_backend) {
+  if (state.blocks.used() + count > options_.max_blocks_per_backend) {
     counters_.over_capacity += static_cast<int64_t>(count);
     return;
   }
@@ -179,19 +193,19 @@ void BlockIndexWriter::Stored(routing::BackendId backend, Backend& state, const 
     out.Insert(std::span<const uint64_t>(run + (with_parent ? 0 : 1), with_parent ? stride : count));
   }
   for (size_t j = 0; j < count; ++j) {
-    auto [it, added] = state.blocks.try_emplace(hashes[first + j]);
-    Node& node = it->second;
-    if (!added) {
+    if (j + kMapPrefetchDistance < n) state.Prefetch(hashes[j + kMapPrefetchDistance]);
+    const uint64_t hash = hashes[first + j];
+    if (const size_t s = state.Find(hash); s != routing::kNoSlot) {
       // Known block: another tier now holds it too (or the engine stored it again).
+      Node& node = state.blocks[s];
       if ((node.tiers & bit) == 0) ++counters_.tier_changes;
       node.tiers |= bit;
       continue;
     }
-    node.ours = scratch_[1 + j];
-    node.tiers = bit;
-    node.more = domains > 1;
-    if (node.more) {
-      auto& more = state.more[hashes[first + j]];
+    state.blocks.Add(
+        {.engine_hash = hash, .ours = scratch_[1 + j], .tiers = bit, .more = domains > 1});
+    if (domains > 1) {
+      auto& more = state.more[hash];
       more.clear();
       for (size_t d = 1; d < domains; ++d) more.push_back(scratch_[d * stride + 1 + j]);
     }
@@ -203,13 +217,18 @@ void BlockIndexWriter::Removed(Backend& state, const EventBatch& batch, const Ev
                                routing::IndexUpdates& out) {
   const uint8_t bit = TierBit(e.medium);
   bool begun = false;
-  for (uint64_t hash : batch.hashes(e)) {
-    auto it = state.blocks.find(hash);
-    if (it == state.blocks.end()) {
+  const std::span<const uint64_t> hashes = batch.hashes(e);
+  const size_t n = hashes.size();
+  for (size_t j = 0; j < std::min(n, kMapPrefetchDistance); ++j) state.Prefetch(hashes[j]);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kMapPrefetchDistance < n) state.Prefetch(hashes[k + kMapPrefetchDistance]);
+    const uint64_t hash = hashes[k];
+    const size_t s = state.Find(hash);
+    if (s == routing::kNoSlot) {
       ++counters_.unknown_removals;
       continue;
     }
-    Node& node = it->second;
+    Node& node = state.blocks[s];
     node.tiers &= static_cast<uint8_t>(~bit);
     if (node.tiers != 0) {
       ++counters_.tier_changes;
@@ -225,7 +244,7 @@ void BlockIndexWriter::Removed(Backend& state, const EventBatch& batch, const Ev
       for (uint64_t key : more->second) out.Append(key);
       state.more.erase(more);
     }
-    state.blocks.erase(it);
+    state.blocks.Erase(s);
     ++counters_.removed_blocks;
   }
 }
@@ -241,15 +260,15 @@ void BlockIndexWriter::RemoveBackend(routing::BackendId backend) {
 }
 
 size_t BlockIndexWriter::blocks(routing::BackendId backend) const {
-  return backend < backends_.size() ? backends_[backend].blocks.size() : 0;
+  return backend < backends_.size() ? backends_[backend].blocks.used() : 0;
 }
 
 size_t BlockIndexWriter::MemoryBytes() const {
   size_t bytes = sizeof(*this) + backends_.capacity() * sizeof(Backend) +
                  scratch_.capacity() * sizeof(uint64_t);
   for (const Backend& b : backends_) {
+    bytes += b.blocks.allocated_bytes();
     // flat_hash_map: one slot and one control byte per bucket.
-    bytes += b.blocks.capacity() * (sizeof(std::pair<const uint64_t, Node>) + 1);
     bytes += b.more.capacity() *
              (sizeof(std::pair<const uint64_t, absl::InlinedVector<uint64_t, 3>>) + 1);
   }

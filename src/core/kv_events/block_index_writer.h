@@ -66,6 +66,7 @@
 #include "core/routing/domain_attribution.h"
 #include "core/routing/index_updates.h"
 #include "core/routing/prefix_index.h"
+#include "core/routing/probe_table.h"
 
 namespace warmroute::kv_events {
 
@@ -107,14 +108,31 @@ class BlockIndexWriter {
   const WriterCounters& counters() const { return counters_; }
 
  private:
+  // A block of the engine-hash map (24 bytes; the map is a routing::ProbeTable, whose lookups
+  // can be prefetched: in a slice of 512K blocks each one is a cache miss).
   struct Node {
-    uint64_t ours = 0;  // our key in the first (usually only) domain
-    uint8_t tiers = 0;  // bit per Medium tier holding the block
-    bool more = false;  // further domains' keys in Backend::more
+    uint64_t engine_hash;
+    uint64_t ours;  // our key in the first (usually only) domain
+    uint8_t tiers;  // bit per Medium tier holding the block; 0: an empty slot
+    bool more;      // further domains' keys in Backend::more
+
+    static constexpr Node Empty() {
+      return {.engine_hash = 0, .ours = 0, .tiers = 0, .more = false};
+    }
+    bool empty() const { return tiers == 0; }
+    uint32_t key() const { return routing::Mix32(engine_hash); }
   };
+  static constexpr size_t kMinMapSlots = 64;
   struct Backend {
-    absl::flat_hash_map<uint64_t, Node> blocks;  // engine hash → node
+    routing::ProbeTable<Node> blocks{kMinMapSlots};  // engine hash → node
     absl::flat_hash_map<uint64_t, absl::InlinedVector<uint64_t, 3>> more;
+
+    // The slot of `engine_hash`, or routing::kNoSlot.
+    size_t Find(uint64_t engine_hash) const {
+      return blocks.Find(routing::Mix32(engine_hash),
+                         [engine_hash](const Node& n) { return n.engine_hash == engine_hash; });
+    }
+    void Prefetch(uint64_t engine_hash) const { blocks.Prefetch(routing::Mix32(engine_hash)); }
   };
   using Roots = absl::InlinedVector<uint64_t, 4>;
 

@@ -175,6 +175,40 @@ TEST_F(BlockIndexWriterTest, ABlockStaysHeldWhileAnyTierHoldsIt) {
   EXPECT_EQ(Matched(0, plain_, tokens_), 1);
 }
 
+// The writer fetches each event's first map slot before applying the batch, and a run's slots
+// 16 blocks ahead: runs and removals much longer than that, in one batch, land exactly.
+TEST_F(BlockIndexWriterTest, LongRunsAndRemovalsInOneBatchAreAppliedExactly) {
+  const std::vector<int32_t> tokens = Tokens(100, 70 * kBlock);
+  Dispatched(0, plain_, tokens);
+  std::vector<uint64_t> first_run;
+  std::vector<uint64_t> second_run;
+  for (uint64_t i = 0; i < 40; ++i) first_run.push_back(1000 + i);
+  for (uint64_t i = 40; i < 70; ++i) second_run.push_back(1000 + i);
+  BatchBuilder stored;
+  stored.Stored(first_run, std::nullopt, Slice(tokens, 0, 40 * kBlock));
+  stored.Stored(second_run, 1039, Slice(tokens, 40 * kBlock, 30 * kBlock));
+  ASSERT_TRUE(Apply(0, stored.batch()).ok());
+  EXPECT_EQ(Matched(0, plain_, tokens), 70);
+  EXPECT_EQ(writer_.blocks(0), 70u);
+  EXPECT_EQ(writer_.counters().stored_blocks, 70);
+  // Blocks 69 down to 25, each followed by a hash the engine never stored; then 69 again.
+  std::vector<uint64_t> removed;
+  for (uint64_t i = 70; i-- > 25;) {
+    removed.push_back(1000 + i);
+    removed.push_back(5000 + i);
+  }
+  removed.push_back(1069);
+  BatchBuilder evicted;
+  evicted.Removed(removed);
+  evicted.Stored({2000}, 1024, Slice(tokens, 25 * kBlock, kBlock));  // 25 again, another hash
+  ASSERT_TRUE(Apply(0, evicted.batch()).ok());
+  EXPECT_EQ(Matched(0, plain_, tokens), 26);
+  EXPECT_EQ(writer_.blocks(0), 26u);
+  EXPECT_EQ(index_.entries(0), 26u);
+  EXPECT_EQ(writer_.counters().removed_blocks, 45);
+  EXPECT_EQ(writer_.counters().unknown_removals, 46);
+}
+
 TEST_F(BlockIndexWriterTest, ABlockSizeOtherThanTheConfiguredOneFailsTheBatch) {
   Dispatched(0, plain_, tokens_);
   const absl::Status s = ApplyWire(

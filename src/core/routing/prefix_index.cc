@@ -1,7 +1,5 @@
 #include "core/routing/prefix_index.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -9,6 +7,9 @@
 #include <cstdlib>
 #include <memory>
 #include <utility>
+
+#include "common/prefetch.h"
+#include "core/routing/probe_table.h"
 
 // Layout, chosen for Match speed, O(1) updates and at most 64 bytes per entry:
 //
@@ -26,16 +27,17 @@
 //   a bit stands for every holder of that bit (backend % 64): the shared-bit table counts the
 //   holders of a (hash, bit) pair that has two or more (16-byte slots, empty at most 64
 //   backends), so a removal knows in one probe whether the bit stays.
-// - Both tables are open addressing with linear probing and backward-shift deletion (no
-//   tombstones), the load factor between 0.64 and 0.8 (they grow by 1.25x). So an entry costs at
-//   most 20 + 8 / 0.64 + 16 / 0.64 = 57.5 bytes, less when backends share blocks (beyond 64
-//   backends, at most 16 / 0.64 / 2 = 12.5 more for the shared-bit table). Probes are
-//   prefetched kPrefetchDistance blocks ahead, and large tables ask for transparent huge pages:
-//   every probe is a random access, and with 4 KiB pages it would also be a TLB miss. A walk
-//   is bound by how many cache lines can be in flight at once, so Insert reads as few as it can:
-//   blocks its caller says are held (the router's matched depth) skip the block table, and the
-//   held head is followed along the LRU list where it lies in chain order (one entry table
-//   lookup per stretch, not per block).
+// - Both tables are ProbeTables (probe_table.h): open addressing with linear probing and
+//   backward-shift deletion (no tombstones), the load factor between 0.56 and 0.7 (they grow by
+//   1.25x). So an entry costs at most 20 + 8 / 0.56 + 16 / 0.56 = 62.9 bytes, less when
+//   backends share blocks (beyond 64 backends, at most 16 / 0.56 / 2 = 14.3 more for the
+//   shared-bit table). Probes are prefetched kPrefetchDistance blocks ahead (Insert, Remove,
+//   Truncate, Match's walk), and large tables ask for transparent huge pages: every probe is a
+//   random access, and with 4 KiB pages it would also be a TLB miss. A walk is bound by how many
+//   cache lines can be in flight at once, so Insert reads as few as it can: blocks its caller
+//   says are held (the router's matched depth) skip the block table, and the held head is
+//   followed along the LRU list where it lies in chain order (one entry table lookup per
+//   stretch, not per block).
 // - Neither the tables nor the slab shrink: memory follows the peak, itself bounded by
 //   max_entries.
 //
@@ -45,10 +47,13 @@
 // bounds remove) never has a held child. Then a backend holds a leading run of any chain, the
 // holder masks along a chain only lose bits, and Match (up to 64 backends) finds where each bit
 // drops by a search instead of a walk: each round probes up to kMatchFanout evenly spaced blocks
-// in every interval whose end masks differ, all prefetched before any is read (a round costs
-// about one memory latency), and keeps the sub-intervals whose end masks differ. A 256-block
-// chain held to one depth takes three rounds and about 20 probes instead of a probe per block;
-// the walk is bound by how many lines can be in flight, the search by a few latencies.
+// in every interval whose end masks differ, and keeps the sub-intervals whose end masks differ.
+// No probe's address waits for another's load, so the processor has a round's probes in flight
+// together: a round costs about one memory latency. (Prefetching them explicitly measured no
+// faster, and made a cold chain's lookup three times slower, 0.086 against 0.027 us in
+// BM_Match/kind:3: the first round's probes were fetched for nothing.) A 256-block chain held
+// to one depth takes three rounds and about 20 probes instead of a probe per block; the walk is
+// bound by how many lines can be in flight, the search by a few latencies.
 // Truncate and Remove can take a block from under its held children, which then are orphans: the
 // walk stops before them, the search would not. A removal that is not of the LRU tail puts the
 // backend's orphan marker (an entry no table names) at the front of its list, or moves it there.
@@ -60,7 +65,6 @@ namespace warmroute::routing {
 namespace {
 
 constexpr uint32_t kNil = 0xffffffffu;
-constexpr size_t kNoSlot = ~size_t{0};
 constexpr size_t kMaxEntries = size_t{1} << 30;
 constexpr int kChunkBits = 14;  // 16,384 entries (320 KiB) per slab chunk
 constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;
@@ -86,12 +90,6 @@ struct Entry {
 static_assert(sizeof(Entry) == 20);
 
 inline uint64_t MaskBit(BackendId backend) { return uint64_t{1} << (backend & 63); }
-
-// 32 well-mixed bits (block hashes are XXH3 outputs, but KV events and tests may hand us small
-// integers).
-inline uint32_t Mix32(uint64_t x) {
-  return static_cast<uint32_t>(((x ^ (x >> 29)) * 0x9e3779b97f4a7c15ull) >> 32);
-}
 
 inline uint32_t EntryTag(uint64_t hash, BackendId backend) {
   return Mix32(hash ^ (uint64_t{backend} + 1) * 0xc2b2ae3d27d4eb4full);
@@ -127,101 +125,6 @@ struct EntrySlot {
   static constexpr EntrySlot Empty() { return {.tag = 0, .entry = kNil}; }
   bool empty() const { return entry == kNil; }
   uint32_t key() const { return tag; }
-};
-
-// Open addressing with linear probing over slots of type Slot, whose home is derived from the
-// 32-bit Slot::key(). Large arrays are 2 MiB-aligned and asked for transparent huge pages.
-template <typename Slot>
-class ProbeTable {
- public:
-  explicit ProbeTable(size_t size) : size_(size) {
-    constexpr size_t kHugePage = size_t{2} << 20;
-    const size_t bytes = size * sizeof(Slot);
-    // Huge pages from two on; the tail that does not fill a huge page stays in small pages.
-    const size_t alignment = bytes >= 2 * kHugePage ? kHugePage : 64;
-    void* memory = nullptr;
-    if (posix_memalign(&memory, alignment, bytes) != 0) {
-      std::fprintf(stderr, "PrefixIndex: out of memory for %zu table slots\n", size);
-      std::abort();
-    }
-    slots_.reset(static_cast<Slot*>(memory));
-    if (alignment == kHugePage) madvise(memory, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
-    allocated_bytes_ = bytes;
-    std::uninitialized_fill_n(slots_.get(), size, Slot::Empty());
-  }
-
-  size_t allocated_bytes() const { return allocated_bytes_; }
-  size_t used() const { return used_; }
-  Slot& operator[](size_t i) { return slots_[i]; }
-  const Slot& operator[](size_t i) const { return slots_[i]; }
-
-  // The first slot from key's home on for which matches(slot) holds, or kNoSlot.
-  template <typename Matches>
-  size_t Find(uint32_t key, Matches matches) const {
-    for (size_t i = Home(key);;) {
-      const Slot& slot = slots_[i];
-      if (slot.empty()) return kNoSlot;
-      if (matches(slot)) return i;
-      if (++i == size_) i = 0;
-    }
-  }
-
-  // Prefetches the first two cache lines of key's probe run (a lookup of an absent key reads
-  // about six slots; prefetching only the first line left half of those lookups a miss).
-  void Prefetch(uint32_t key) const {
-    const char* home = reinterpret_cast<const char*>(&slots_[Home(key)]);
-    __builtin_prefetch(home);
-    __builtin_prefetch(home + 64);
-  }
-
-  // Adds a non-empty slot whose key is not in the table yet; grows the table first if needed.
-  void Add(const Slot& slot) {
-    if (5 * (used_ + 1) > 4 * size_) {
-      ProbeTable bigger(size_ + size_ / 4);
-      for (size_t i = 0; i < size_; ++i) {
-        if (!slots_[i].empty()) bigger.Place(slots_[i]);
-      }
-      *this = std::move(bigger);
-    }
-    Place(slot);
-  }
-
-  // Backward-shift deletion: later slots of the probe run move back so no lookup stops early.
-  void Erase(size_t hole) {
-    for (size_t j = hole;;) {
-      if (++j == size_) j = 0;
-      if (slots_[j].empty()) break;
-      const size_t home = Home(slots_[j].key());
-      // The slot at j may fill the hole unless its home lies cyclically in (hole, j].
-      const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-      if (!stays) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
-    }
-    slots_[hole] = Slot::Empty();
-    --used_;
-  }
-
- private:
-  size_t Home(uint32_t key) const { return (uint64_t{key} * size_) >> 32; }
-
-  void Place(const Slot& slot) {
-    size_t i = Home(slot.key());
-    while (!slots_[i].empty()) {
-      if (++i == size_) i = 0;
-    }
-    slots_[i] = slot;
-    ++used_;
-  }
-
-  struct Free {
-    void operator()(Slot* p) const { std::free(p); }
-  };
-  std::unique_ptr<Slot[], Free> slots_;
-  size_t size_ = 0;
-  size_t used_ = 0;
-  size_t allocated_bytes_ = 0;
 };
 
 struct BackendState {
@@ -291,13 +194,16 @@ struct PrefixIndex::Impl {
     const uint32_t tag = EntryTag(hash, backend);
     const size_t s =
         entry_slots.Find(tag, [tag](const EntrySlot& slot) { return slot.tag == tag; });
-    if (s != kNoSlot) __builtin_prefetch(&At(entry_slots[s].entry));
+    if (s != kNoSlot) PrefetchForRead(&At(entry_slots[s].entry));
   }
 
   uint32_t NewEntry() {
     if (free_head != kNil) {
+      // The free list is in the order entries were freed, scattered over the slab: the next
+      // free entry is fetched now, for the next NewEntry (an insert of a run takes several).
       const uint32_t e = free_head;
       free_head = At(e).lru_next;
+      if (free_head != kNil) PrefetchForRead(&At(free_head));
       return e;
     }
     if (allocated == chunks.size() * kChunkSize) {
@@ -422,6 +328,21 @@ struct PrefixIndex::Impl {
     RemoveEntry(s);
   }
 
+  // RemoveHash for every hash of a list, with the prefetching Insert does: the block and
+  // entry-table slots kPrefetchDistance hashes ahead, the entry the entry-table slot names
+  // kEntryPrefetchDistance ahead. Unprefetched, every removal waits for its entry-table slot, its
+  // entry and its block slot one after the other (a KV event's BlockRemoved lists 16-64 blocks).
+  void RemoveHashes(BackendId id, std::span<const uint64_t> hashes) {
+    const size_t n = hashes.size();
+    for (size_t j = 0; j < std::min(n, kPrefetchDistance); ++j) Prefetch(hashes[j], id);
+    for (size_t j = 0; j < std::min(n, kEntryPrefetchDistance); ++j) PrefetchEntry(hashes[j], id);
+    for (size_t k = 0; k < n; ++k) {
+      if (k + kPrefetchDistance < n) Prefetch(hashes[k + kPrefetchDistance], id);
+      if (k + kEntryPrefetchDistance < n) PrefetchEntry(hashes[k + kEntryPrefetchDistance], id);
+      RemoveHash(id, hashes[k]);
+    }
+  }
+
   // Puts the backend's orphan marker at the front of its LRU list: every entry held now is
   // behind it.
   void MarkOrphans(BackendId id) {
@@ -515,8 +436,7 @@ struct PrefixIndex::Impl {
       const Entry& entry = At(victim_cursor);
       Prefetch(entry.hash(), id);  // the slots its eviction reads
       victim_cursor = entry.lru_prev;
-      if (victim_cursor != kNil && victim_cursor < allocated)
-        __builtin_prefetch(&At(victim_cursor));
+      if (victim_cursor != kNil && victim_cursor < allocated) PrefetchForRead(&At(victim_cursor));
     };
     auto before_eviction = [&] {
       if (!cursor_started) {  // kVictimDistance entries ahead, at most as many as new blocks
@@ -597,7 +517,7 @@ struct PrefixIndex::Impl {
         if (differ == 0) [[likely]] {
           e = guess;
           const uint32_t ahead = e + kWalkPrefetchSteps * stride;
-          if (ahead < allocated) __builtin_prefetch(&At(ahead));
+          if (ahead < allocated) PrefetchForRead(&At(ahead));
         } else {
           stride = next - e;
           e = next;
@@ -699,7 +619,6 @@ struct PrefixIndex::Impl {
       const uint64_t parts = std::min<uint64_t>(width, kMatchFanout + 1);
       for (uint64_t j = 1; j < parts; ++j) visit(static_cast<uint32_t>(iv.lo + width * j / parts));
     };
-    auto prefetch = [&](uint32_t k) { blocks.Prefetch(Mix32(chain[k])); };
     size_t kept = 0;
     auto keep = [&](uint32_t lo, uint32_t hi, uint64_t mlo, uint64_t mhi) {
       if (mlo == mhi) return;
@@ -712,22 +631,15 @@ struct PrefixIndex::Impl {
       }
     };
     const auto n = static_cast<uint32_t>(chain.size());
-    // Block 0 is read with the first round's points in flight.
-    Interval first = {.lo = 0, .hi = n, .mlo = 0, .mhi = 0};
-    prefetch(0);
-    if (n >= 2) for_each_point(first, prefetch);
-    first.mlo = MaskOf(chain[0]) & all;
+    Interval first = {.lo = 0, .hi = n, .mlo = MaskOf(chain[0]) & all, .mhi = 0};
     if ((first.mlo & orphan_bits) != 0) return false;
     if (n == 1) {
       keep(0, 1, first.mlo, 0);
       return true;
     }
     if (first.mlo != 0) intervals[count++] = first;
-    for (bool fetched = true; count > 0; fetched = false) {
+    while (count > 0) {
       kept = 0;
-      if (!fetched) {
-        for (size_t i = 0; i < count; ++i) for_each_point(intervals[i], prefetch);
-      }
       for (size_t i = 0; i < count; ++i) {
         const Interval& iv = intervals[i];
         uint32_t lo = iv.lo;
@@ -849,13 +761,13 @@ void PrefixIndex::Insert(BackendId backend, std::span<const uint64_t> chain, siz
 }
 
 void PrefixIndex::Truncate(BackendId backend, std::span<const uint64_t> chain, size_t keep_blocks) {
-  if (backend >= impl_->backends.size()) return;
-  for (size_t i = keep_blocks; i < chain.size(); ++i) impl_->RemoveHash(backend, chain[i]);
+  if (backend >= impl_->backends.size() || keep_blocks >= chain.size()) return;
+  impl_->RemoveHashes(backend, chain.subspan(keep_blocks));
 }
 
 void PrefixIndex::Remove(BackendId backend, std::span<const uint64_t> hashes) {
   if (backend >= impl_->backends.size()) return;
-  for (uint64_t hash : hashes) impl_->RemoveHash(backend, hash);
+  impl_->RemoveHashes(backend, hashes);
 }
 
 void PrefixIndex::Clear(BackendId backend) {

@@ -17,7 +17,7 @@
 // that is idle for a while still holds its prefixes and the index should keep remembering them;
 // it also saves a second LRU list per entry.) Changing a capacity may shrink every bound and
 // evicts each backend's least recently used entries down to its new bound at once.
-// Each entry costs at most 64 bytes including the hash tables (at most 57.5; prefix_index.cc has
+// Each entry costs at most 64 bytes including the hash tables (at most 62.9; prefix_index.cc has
 // the layout), and MemoryBytes() counts what is really allocated.
 //
 // Usage:

@@ -209,6 +209,40 @@ TEST(PrefixIndexTest, RemoveDropsSingleBlocksOfOneBackend) {
   EXPECT_EQ(index.entries(1), 4u);
 }
 
+// Remove and Truncate prefetch the slots and entries of the hashes dozens ahead of the one they
+// remove, while the removals move slots (backward-shift deletion): lists much longer than that
+// distance, with absent and repeated hashes, remove exactly what they list.
+TEST(PrefixIndexTest, LongRemoveListsRemoveExactlyTheirBlocks) {
+  PrefixIndex index({});
+  index.SetCapacity(0, 1000);
+  index.SetCapacity(1, 1000);
+  const std::vector<uint64_t> chain = Chain(1, 300);
+  index.Insert(0, chain);
+  index.Insert(1, chain);
+  // Blocks 299 down to 100, each followed by an absent hash; block 150 twice.
+  std::vector<uint64_t> removed;
+  for (size_t i = 300; i-- > 100;) {
+    removed.push_back(chain[i]);
+    removed.push_back(Mix64(900000 + i));
+  }
+  removed.push_back(chain[150]);
+  index.Remove(0, removed);
+  EXPECT_THAT(index.Match(chain), ElementsAre(100, 300));
+  EXPECT_EQ(index.entries(0), 100u);
+  EXPECT_EQ(index.entries(), 400u);
+  index.Truncate(1, chain, 300);  // keeps everything
+  index.Truncate(1, chain, 400);  // beyond the chain: nothing to drop
+  EXPECT_EQ(index.entries(1), 300u);
+  index.Truncate(1, chain, 7);
+  EXPECT_THAT(index.Match(chain), ElementsAre(100, 7));
+  EXPECT_EQ(index.entries(), 107u);
+  // What is left is whole: it can be removed, and inserted again.
+  index.Remove(0, std::span(chain).first(100));
+  EXPECT_EQ(index.entries(0), 0u);
+  index.Insert(0, chain);
+  EXPECT_THAT(index.Match(chain), ElementsAre(300, 7));
+}
+
 TEST(PrefixIndexTest, ClearForgetsOneBackend) {
   PrefixIndex index({});
   index.SetCapacity(0, 100);
