@@ -29,6 +29,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/prefetch.h"
+
 namespace warmroute::engine {
 
 class CachedBlockMap {
@@ -46,7 +48,7 @@ class CachedBlockMap {
   size_t allocated_bytes() const { return slots_.capacity() * sizeof(Slot); }
 
   // Brings the first slot of `hash`'s probe run towards the cache.
-  void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[Home(Tag(Mix(hash)))]); }
+  void Prefetch(uint64_t hash) const { PrefetchForRead(&slots_[Home(Tag(Mix(hash)))]); }
 
   // The block holding `hash`, or kNone. hash_of(block) gives a block's hash.
   template <typename HashOf>
