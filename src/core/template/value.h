@@ -51,6 +51,9 @@ class Value {
   static Value Int(int64_t i);
   static Value Float(double f);
   static Value String(std::string s);
+  // A string that refers to `s` instead of copying it. REQUIRES: `s` outlives the value and
+  // every copy of it (a render's variables made from a request that outlives the render).
+  static Value BorrowedString(const std::string& s);
   static Value MakeList(std::vector<Value> items, bool tuple = false);
   static Value MakeDict(std::shared_ptr<Dict> dict);
   static Value MakeCallable(std::shared_ptr<const Callable> callable);
@@ -111,6 +114,9 @@ class Dict {
   const Value* Find(std::string_view key) const;
   // Sets `key`, keeping its place when it is already there.
   void Set(std::string key, Value value);
+  // Appends `key`: Set without the search. REQUIRES: `key` is not there.
+  void Add(std::string key, Value value) { entries_.emplace_back(std::move(key), std::move(value)); }
+  void Reserve(size_t entries) { entries_.reserve(entries); }
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
 
