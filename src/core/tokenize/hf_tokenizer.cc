@@ -20,6 +20,7 @@ struct HfTokenizer::Sink {
   std::vector<Piece> pre_tokens;
   std::vector<std::string_view> words;
   std::vector<uint32_t> lengths;
+  std::vector<uint64_t> hashes;  // PieceCache::Hash of each pre-token
 
   void Checkpoint(size_t cut, bool in_segment) {
     if (checkpoints != nullptr) {
@@ -248,7 +249,17 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
   const auto encode_pre_tokens = [&](const Piece& p) {
     sink.pre_tokens.clear();
     pre_tokenizer_.Split(p, &sink.arena, &sink.pre_tokens);
-    for (const Piece& pre : sink.pre_tokens) {
+    // Most pre-tokens are one word: their cache slots are loaded all at once first.
+    const bool prefetch = sink.cache != nullptr && sink.starts == nullptr;
+    if (prefetch) {
+      sink.hashes.clear();
+      for (const Piece& pre : sink.pre_tokens) {
+        sink.hashes.push_back(PieceCache::Hash(pre.text));
+        sink.cache->Prefetch(sink.hashes.back());
+      }
+    }
+    for (size_t k = 0; k < sink.pre_tokens.size(); ++k) {
+      const Piece& pre = sink.pre_tokens[k];
       model_->SplitWord(pre.text, &sink.words);
       for (const std::string_view word : sink.words) {
         if (sink.starts != nullptr) {
@@ -265,7 +276,12 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
           }
           continue;
         }
-        if (sink.cache != nullptr && sink.cache->Lookup(word, &sink.ids)) continue;
+        if (sink.cache != nullptr &&
+            (prefetch && word.size() == pre.text.size()
+                 ? sink.cache->Lookup(word, sink.hashes[k], &sink.ids)
+                 : sink.cache->Lookup(word, &sink.ids))) {
+          continue;
+        }
         const size_t first = sink.ids.size();
         model_->Encode(word, &sink.ids, nullptr);
         if (sink.cache != nullptr) {
