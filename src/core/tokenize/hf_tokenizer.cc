@@ -150,6 +150,9 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
   }
   if (cache) {
     if (hit.has_value()) {
+      // Room for the rest too (an id per 2 bytes, more than most text needs): appending it then
+      // does not copy the prefix's ids a second time.
+      sink.ids.reserve(hit->checkpoint.ids + (input.size() - hit->checkpoint.cut) / 2 + 16);
       sink.ids.assign(hit->ids->begin(), hit->ids->begin() + hit->checkpoint.ids);
       start = hit->checkpoint.cut;
       continuation = hit->checkpoint.in_segment;
