@@ -190,7 +190,7 @@ absl::Status Renderer::ExecFor(const Stmt& stmt, std::string& out) {
     loop->Add("previtem", i > 0 ? items[i - 1] : no_previous);
     loop->Add("nextitem", i + 1 < length ? items[i + 1] : no_next);
     frames_.emplace_back();
-    frames_.back().reserve(stmt.targets.size() + 1);
+    frames_.back().reserve(stmt.targets.size() + 4);  // the targets, `loop` and a few `set`s
     absl::Status status = Bind(stmt.targets, items[i], stmt.line);
     if (status.ok()) {
       frames_.back().emplace_back("loop", Value::MakeDict(std::move(loop)));
