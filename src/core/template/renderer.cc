@@ -169,31 +169,41 @@ absl::Status Renderer::ExecFor(const Stmt& stmt, std::string& out) {
     items = *std::move(all);
   }
   const int64_t length = static_cast<int64_t>(items.size());
+  // `loop`: one dict for the whole loop, updated at each iteration, as Jinja2 keeps one
+  // LoopContext (a `loop` kept past its iteration shows the iteration the loop is at).
   const Value no_previous = Value::Undefined("there is no previous item");
   const Value no_next = Value::Undefined("there is no next item");
+  enum : size_t { kIndex, kIndex0, kRevindex, kRevindex0, kFirst, kLast, kPrevitem = 9, kNextitem };
+  auto loop = std::make_shared<Dict>();
+  if (length > 0) {
+    loop->Reserve(11);
+    for (const char* key : {"index", "index0", "revindex", "revindex0", "first", "last"}) {
+      loop->Add(key, Value());
+    }
+    loop->Add("length", Value::Int(length));
+    loop->Add("depth", Value::Int(1));
+    loop->Add("depth0", Value::Int(0));
+    loop->Add("previtem", Value());
+    loop->Add("nextitem", Value());
+  }
   for (int64_t i = 0; i < length; ++i) {
     if (++iterations_ > limits_.max_loop_iterations) {
       return absl::ResourceExhaustedError(
           Cat("the template ran more than ", limits_.max_loop_iterations, " loop iterations"));
     }
-    auto loop = std::make_shared<Dict>();
-    loop->Reserve(11);
-    loop->Add("index", Value::Int(i + 1));
-    loop->Add("index0", Value::Int(i));
-    loop->Add("revindex", Value::Int(length - i));
-    loop->Add("revindex0", Value::Int(length - i - 1));
-    loop->Add("first", Value::Bool(i == 0));
-    loop->Add("last", Value::Bool(i == length - 1));
-    loop->Add("length", Value::Int(length));
-    loop->Add("depth", Value::Int(1));
-    loop->Add("depth0", Value::Int(0));
-    loop->Add("previtem", i > 0 ? items[i - 1] : no_previous);
-    loop->Add("nextitem", i + 1 < length ? items[i + 1] : no_next);
+    loop->SetAt(kIndex, Value::Int(i + 1));
+    loop->SetAt(kIndex0, Value::Int(i));
+    loop->SetAt(kRevindex, Value::Int(length - i));
+    loop->SetAt(kRevindex0, Value::Int(length - i - 1));
+    loop->SetAt(kFirst, Value::Bool(i == 0));
+    loop->SetAt(kLast, Value::Bool(i == length - 1));
+    loop->SetAt(kPrevitem, i > 0 ? items[i - 1] : no_previous);
+    loop->SetAt(kNextitem, i + 1 < length ? items[i + 1] : no_next);
     frames_.emplace_back();
     frames_.back().reserve(stmt.targets.size() + 4);  // the targets, `loop` and a few `set`s
     absl::Status status = Bind(stmt.targets, items[i], stmt.line);
     if (status.ok()) {
-      frames_.back().emplace_back("loop", Value::MakeDict(std::move(loop)));
+      frames_.back().emplace_back("loop", Value::MakeDict(loop));
       status = Exec(stmt.body, out);
     }
     frames_.pop_back();

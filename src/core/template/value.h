@@ -5,7 +5,8 @@
 // bound methods of strings and dicts).
 //
 // Lists, tuples and dicts are shared and never modified once built, as in transformers'
-// ImmutableSandboxedEnvironment; a namespace is the one mutable object (`set ns.x = ...`).
+// ImmutableSandboxedEnvironment; a namespace is the one mutable object (`set ns.x = ...`), and
+// a for loop's `loop` the one the renderer updates (one per loop, as Jinja2's LoopContext).
 //
 // Usage:
 //   Value v = Value::String("hi");
@@ -117,6 +118,8 @@ class Dict {
   // Appends `key`: Set without the search. REQUIRES: `key` is not there.
   void Add(std::string key, Value value) { entries_.emplace_back(std::move(key), std::move(value)); }
   void Reserve(size_t entries) { entries_.reserve(entries); }
+  // Sets the value of the index-th entry. REQUIRES: index < size().
+  void SetAt(size_t index, Value value) { entries_[index].second = std::move(value); }
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
 
