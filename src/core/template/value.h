@@ -116,7 +116,9 @@ class Dict {
   // Sets `key`, keeping its place when it is already there.
   void Set(std::string key, Value value);
   // Appends `key`: Set without the search. REQUIRES: `key` is not there.
-  void Add(std::string key, Value value) { entries_.emplace_back(std::move(key), std::move(value)); }
+  void Add(std::string key, Value value) {
+    entries_.emplace_back(std::move(key), std::move(value));
+  }
   void Reserve(size_t entries) { entries_.reserve(entries); }
   // Sets the value of the index-th entry. REQUIRES: index < size().
   void SetAt(size_t index, Value value) { entries_[index].second = std::move(value); }

@@ -279,10 +279,9 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
           }
           continue;
         }
-        if (sink.cache != nullptr &&
-            (prefetch && word.size() == pre.text.size()
-                 ? sink.cache->Lookup(word, sink.hashes[k], &sink.ids)
-                 : sink.cache->Lookup(word, &sink.ids))) {
+        if (sink.cache != nullptr && (prefetch && word.size() == pre.text.size()
+                                          ? sink.cache->Lookup(word, sink.hashes[k], &sink.ids)
+                                          : sink.cache->Lookup(word, &sink.ids))) {
           continue;
         }
         const size_t first = sink.ids.size();

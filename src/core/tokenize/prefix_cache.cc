@@ -57,8 +57,9 @@ std::optional<PrefixCache::Hit> PrefixCache::Find(std::string_view text) const {
       best = &candidate;
       common = shared;
     }
-    // The blocks that end inside the shared part are best's own: their chain hash is best's, and
-    // a text they index parts from `text` where best does or before. Probe on past them.
+    // The blocks that end inside the shared part are best's own: their chain hashes are best's.
+    // A text that shares more with `text` than best does either shares the block best parts in,
+    // which the probes from there on find, or parts inside that block too (less than a block more).
     const size_t inside = common / kBlockBytes;
     if (inside > k) {
       hash = best->chain[inside - 1];

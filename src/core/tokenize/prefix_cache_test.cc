@@ -28,9 +28,8 @@ Remembered Remember(PrefixCache& cache, int t, std::string bytes, size_t step) {
   std::vector<int32_t> ids(r.bytes.size());
   for (size_t j = 0; j < ids.size(); ++j) ids[j] = t * 100000 + static_cast<int32_t>(j);
   for (size_t cut = step; cut < r.bytes.size(); cut += step) {
-    r.checkpoints.push_back({.cut = static_cast<uint32_t>(cut),
-                             .ids = static_cast<uint32_t>(cut),
-                             .in_segment = true});
+    r.checkpoints.push_back(
+        {.cut = static_cast<uint32_t>(cut), .ids = static_cast<uint32_t>(cut), .in_segment = true});
   }
   cache.Remember(r.bytes, ids, r.checkpoints, [](size_t) { return 4; });
   return r;
