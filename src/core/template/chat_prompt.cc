@@ -18,9 +18,12 @@ Value TextPart(std::string text) {
   return Value::MakeDict(std::move(part));
 }
 
-// A message's content: one string, or (`as_parts`) the list of its text parts.
-Value Content(const ChatMessage& m, bool as_parts) {
-  if (!as_parts || m.role == "tool") return Str(m.content);
+// A message's content: one string, or (`as_parts`) the list of its text parts. `borrow`: the
+// string refers to the request's (which then outlives the variables).
+Value Content(const ChatMessage& m, bool as_parts, bool borrow) {
+  if (!as_parts || m.role == "tool") {
+    return borrow ? Value::BorrowedString(m.content) : Str(m.content);
+  }
   std::vector<Value> parts;
   if (m.content_form == ChatMessage::ContentForm::kString) {
     parts.push_back(TextPart(m.content));
@@ -61,10 +64,11 @@ absl::StatusOr<Value> ToolCall(const Value& call) {
   return Value::MakeDict(std::move(out));
 }
 
-absl::StatusOr<Value> Message(const ChatMessage& m, bool as_parts) {
+absl::StatusOr<Value> Message(const ChatMessage& m, bool as_parts, bool borrow) {
   auto out = std::make_shared<Dict>();
-  out->Set("role", Str(m.role));
-  out->Set("content", Content(m, as_parts));
+  out->Reserve(4);
+  out->Add("role", Str(m.role));
+  out->Add("content", Content(m, as_parts, borrow));
   if (m.role == "assistant") {
     if (!m.tool_calls.empty()) {
       WR_ASSIGN_OR_RETURN(Value calls, ValueFromJson(m.tool_calls));
@@ -148,10 +152,10 @@ bool IsApplyParam(std::string_view key) {
   return false;
 }
 
-}  // namespace
-
-absl::StatusOr<Value> ChatTemplateVariables(const request::InferenceRequest& request,
-                                            const ModelTemplate& model) {
+// ChatTemplateVariables; `borrow`: the messages' contents refer to the request's instead of
+// copying them (REQUIRES: the request outlives the variables).
+absl::StatusOr<Value> Variables(const request::InferenceRequest& request,
+                                const ModelTemplate& model, bool borrow) {
   using request::Endpoint;
   if (request.endpoint == Endpoint::kCompletions) {
     return absl::InvalidArgumentError("a completions request has no chat to render");
@@ -168,6 +172,7 @@ absl::StatusOr<Value> ChatTemplateVariables(const request::InferenceRequest& req
   const bool as_parts = t.loops_over_message_content();
 
   auto vars = std::make_shared<Dict>();
+  vars->Reserve(model.special_tokens().dict().size() + 8);
   for (const auto& [key, value] : model.special_tokens().dict().entries()) vars->Set(key, value);
 
   // chat_template_kwargs, overridden by the request's own fields (protocol.py build_chat_params,
@@ -207,7 +212,7 @@ absl::StatusOr<Value> ChatTemplateVariables(const request::InferenceRequest& req
   std::vector<Value> messages;
   messages.reserve(request.messages.size());
   for (const ChatMessage& m : request.messages) {
-    WR_ASSIGN_OR_RETURN(Value v, Message(m, as_parts));
+    WR_ASSIGN_OR_RETURN(Value v, Message(m, as_parts, borrow));
     messages.push_back(std::move(v));
   }
   vars->Set("messages", Value::MakeList(std::move(messages)));
@@ -227,11 +232,25 @@ absl::StatusOr<Value> ChatTemplateVariables(const request::InferenceRequest& req
   return Value::MakeDict(std::move(vars));
 }
 
+}  // namespace
+
+absl::StatusOr<Value> ChatTemplateVariables(const request::InferenceRequest& request,
+                                            const ModelTemplate& model) {
+  return Variables(request, model, /*borrow=*/false);
+}
+
 absl::StatusOr<std::string> RenderChatPrompt(const request::InferenceRequest& request,
                                              const ModelTemplate& model,
                                              const RenderOptions& options) {
-  WR_ASSIGN_OR_RETURN(Value vars, ChatTemplateVariables(request, model));
-  return model.For(!request.tools.empty()).Render(vars, options);
+  // The variables die with the render, before the request.
+  WR_ASSIGN_OR_RETURN(Value vars, Variables(request, model, /*borrow=*/true));
+  RenderOptions sized = options;
+  if (sized.expected_bytes == 0) {
+    // The messages' text, and some for what the template adds around each and at the end.
+    sized.expected_bytes = 1024;
+    for (const ChatMessage& m : request.messages) sized.expected_bytes += m.content.size() + 64;
+  }
+  return model.For(!request.tools.empty()).Render(vars, sized);
 }
 
 }  // namespace warmroute::jinja

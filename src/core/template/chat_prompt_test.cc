@@ -149,5 +149,33 @@ TEST(ModelTemplateTest, ReadsTokenizerConfig) {
   EXPECT_FALSE(ModelTemplate::FromTokenizerConfig("[1]").ok());
 }
 
+// RenderChatPrompt borrows the messages' text from the request and reserves the output: the same
+// text as the template rendered over ChatTemplateVariables (which copies), whatever the reserve.
+TEST(ChatPromptTest, RendersAsTheTemplateOverItsVariables) {
+  const char* source =
+      "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
+      "[{{ loop.index }}/{{ loop.length }}:{{ m.role }}:{{ m.content ~ '|' + m.content[:3] }}]"
+      "{% if loop.previtem is defined %}<{{ loop.previtem.role }}>{% endif %}"
+      "{% if m.content.startswith('é') %}!{% endif %}{% endfor %}{{ ns.n }}";
+  const ModelTemplate model = Model(source);
+  for (const char* body : {R"({"messages": [{"role": "user", "content": "hi"}]})",
+                           R"({"messages": [{"role": "system", "content": "éàü long system text"},
+                                            {"role": "user", "content": ""},
+                                            {"role": "assistant", "content": "a\nb"}]})"}) {
+    const request::InferenceRequest request = Chat(body);
+    absl::StatusOr<Value> vars = ChatTemplateVariables(request, model);
+    ASSERT_TRUE(vars.ok()) << vars.status();
+    absl::StatusOr<std::string> expected = model.For(false).Render(*vars, {});
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    EXPECT_THAT(*expected, HasSubstr("[1/"));
+    for (const size_t reserve : {size_t{0}, size_t{1}, size_t{1} << 20}) {
+      absl::StatusOr<std::string> prompt =
+          RenderChatPrompt(request, model, {.expected_bytes = reserve});
+      ASSERT_TRUE(prompt.ok()) << prompt.status();
+      EXPECT_EQ(*prompt, *expected) << body;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace warmroute::jinja

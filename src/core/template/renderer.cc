@@ -54,8 +54,9 @@ Renderer::Renderer(const Body& program, const Value& variables, const Limits& li
   frames_.emplace_back();
 }
 
-absl::StatusOr<std::string> Renderer::Run() {
+absl::StatusOr<std::string> Renderer::Run(size_t reserve) {
   std::string out;
+  out.reserve(reserve);
   WR_RETURN_IF_ERROR(Exec(program_, out));
   return out;
 }
@@ -168,28 +169,41 @@ absl::Status Renderer::ExecFor(const Stmt& stmt, std::string& out) {
     items = *std::move(all);
   }
   const int64_t length = static_cast<int64_t>(items.size());
+  // `loop`: one dict for the whole loop, updated at each iteration, as Jinja2 keeps one
+  // LoopContext (a `loop` kept past its iteration shows the iteration the loop is at).
+  const Value no_previous = Value::Undefined("there is no previous item");
+  const Value no_next = Value::Undefined("there is no next item");
+  enum : size_t { kIndex, kIndex0, kRevindex, kRevindex0, kFirst, kLast, kPrevitem = 9, kNextitem };
+  auto loop = std::make_shared<Dict>();
+  if (length > 0) {
+    loop->Reserve(11);
+    for (const char* key : {"index", "index0", "revindex", "revindex0", "first", "last"}) {
+      loop->Add(key, Value());
+    }
+    loop->Add("length", Value::Int(length));
+    loop->Add("depth", Value::Int(1));
+    loop->Add("depth0", Value::Int(0));
+    loop->Add("previtem", Value());
+    loop->Add("nextitem", Value());
+  }
   for (int64_t i = 0; i < length; ++i) {
     if (++iterations_ > limits_.max_loop_iterations) {
       return absl::ResourceExhaustedError(
           Cat("the template ran more than ", limits_.max_loop_iterations, " loop iterations"));
     }
-    auto loop = std::make_shared<Dict>();
-    loop->Set("index", Value::Int(i + 1));
-    loop->Set("index0", Value::Int(i));
-    loop->Set("revindex", Value::Int(length - i));
-    loop->Set("revindex0", Value::Int(length - i - 1));
-    loop->Set("first", Value::Bool(i == 0));
-    loop->Set("last", Value::Bool(i == length - 1));
-    loop->Set("length", Value::Int(length));
-    loop->Set("depth", Value::Int(1));
-    loop->Set("depth0", Value::Int(0));
-    loop->Set("previtem", i > 0 ? items[i - 1] : Value::Undefined("there is no previous item"));
-    loop->Set("nextitem",
-              i + 1 < length ? items[i + 1] : Value::Undefined("there is no next item"));
+    loop->SetAt(kIndex, Value::Int(i + 1));
+    loop->SetAt(kIndex0, Value::Int(i));
+    loop->SetAt(kRevindex, Value::Int(length - i));
+    loop->SetAt(kRevindex0, Value::Int(length - i - 1));
+    loop->SetAt(kFirst, Value::Bool(i == 0));
+    loop->SetAt(kLast, Value::Bool(i == length - 1));
+    loop->SetAt(kPrevitem, i > 0 ? items[i - 1] : no_previous);
+    loop->SetAt(kNextitem, i + 1 < length ? items[i + 1] : no_next);
     frames_.emplace_back();
+    frames_.back().reserve(stmt.targets.size() + 4);  // the targets, `loop` and a few `set`s
     absl::Status status = Bind(stmt.targets, items[i], stmt.line);
     if (status.ok()) {
-      frames_.back().emplace_back("loop", Value::MakeDict(std::move(loop)));
+      frames_.back().emplace_back("loop", Value::MakeDict(loop));
       status = Exec(stmt.body, out);
     }
     frames_.pop_back();

@@ -39,7 +39,8 @@ class Renderer {
   Renderer(const Renderer&) = delete;
   Renderer& operator=(const Renderer&) = delete;
 
-  absl::StatusOr<std::string> Run();
+  // `reserve`: bytes reserved for the output at the start.
+  absl::StatusOr<std::string> Run(size_t reserve = 0);
 
  private:
   enum class Flow { kNormal, kBreak, kContinue };

@@ -1,5 +1,7 @@
 #include "core/template/template.h"
 
+#include <algorithm>
+
 #include "common/status.h"
 #include "core/template/lexer.h"
 #include "core/template/parser.h"
@@ -36,7 +38,7 @@ absl::StatusOr<std::string> Template::Render(const Value& variables,
   env.has_clock = options.clock != nullptr;
   if (options.clock != nullptr) env.now = options.clock->Now();
   Renderer renderer(program_->body, variables, program_->limits, std::move(env));
-  return renderer.Run();
+  return renderer.Run(std::min(options.expected_bytes, program_->limits.max_output_bytes));
 }
 
 const std::set<std::string>& Template::undeclared_variables() const { return program_->undeclared; }

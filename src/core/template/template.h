@@ -36,6 +36,8 @@ struct RenderOptions {
   const WallClock* clock = nullptr;
   // strftime_now's time zone (transformers uses the server's local time).
   absl::TimeZone time_zone = absl::UTCTimeZone();
+  // The output's expected size, reserved at the start (the output is the same whatever it is).
+  size_t expected_bytes = 0;
 };
 
 class Template {

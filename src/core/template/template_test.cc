@@ -178,6 +178,11 @@ constexpr Case kCases[] = {
     {"FilterBlock", "{% filter upper %}shout {{ 'it' }}{% endfilter %}", "{}", "SHOUT IT"},
     {"GenerationTag", "{% generation %}{% set z = 1 %}answer{{ z }}{% endgeneration %}[{{ z }}]",
      "{}", "answer1[]"},
+    {"LoopKeptPastItsIteration",
+     "{% set ns = namespace() %}{% for i in items %}{% if loop.first %}{% set ns.first = loop %}"
+     "{% endif %}{% set ns.last = loop %}{% endfor %}{{ ns.first.index }}{{ ns.last.index }}"
+     "[{{ ns.first.nextitem }}]{% for i in items %}{% set l = loop %}{{ l.index }}{% endfor %}",
+     "{\"items\": [1, 2, 3]}", "33[]123"},
     {"NestedLoopsHaveTheirOwnLoop",
      "{% for a in [1, 2] %}{% for b in 'xy' %}{{ loop.index }}{{ b }}{% endfor %}{{ loop.index "
      "}};{% endfor %}",

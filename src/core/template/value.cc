@@ -131,6 +131,14 @@ Value Value::String(std::string s) {
   return v;
 }
 
+Value Value::BorrowedString(const std::string& s) {
+  Value v;
+  v.kind_ = Kind::kString;
+  // The aliasing constructor with no owner: a pointer to `s` that frees nothing.
+  v.ptr_ = std::shared_ptr<void>(std::shared_ptr<void>(), const_cast<std::string*>(&s));
+  return v;
+}
+
 Value Value::MakeList(std::vector<Value> items, bool tuple) {
   Value v;
   v.kind_ = Kind::kList;

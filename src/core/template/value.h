@@ -5,7 +5,8 @@
 // bound methods of strings and dicts).
 //
 // Lists, tuples and dicts are shared and never modified once built, as in transformers'
-// ImmutableSandboxedEnvironment; a namespace is the one mutable object (`set ns.x = ...`).
+// ImmutableSandboxedEnvironment; a namespace is the one mutable object (`set ns.x = ...`), and
+// a for loop's `loop` the one the renderer updates (one per loop, as Jinja2's LoopContext).
 //
 // Usage:
 //   Value v = Value::String("hi");
@@ -51,6 +52,9 @@ class Value {
   static Value Int(int64_t i);
   static Value Float(double f);
   static Value String(std::string s);
+  // A string that refers to `s` instead of copying it. REQUIRES: `s` outlives the value and
+  // every copy of it (a render's variables made from a request that outlives the render).
+  static Value BorrowedString(const std::string& s);
   static Value MakeList(std::vector<Value> items, bool tuple = false);
   static Value MakeDict(std::shared_ptr<Dict> dict);
   static Value MakeCallable(std::shared_ptr<const Callable> callable);
@@ -111,6 +115,13 @@ class Dict {
   const Value* Find(std::string_view key) const;
   // Sets `key`, keeping its place when it is already there.
   void Set(std::string key, Value value);
+  // Appends `key`: Set without the search. REQUIRES: `key` is not there.
+  void Add(std::string key, Value value) {
+    entries_.emplace_back(std::move(key), std::move(value));
+  }
+  void Reserve(size_t entries) { entries_.reserve(entries); }
+  // Sets the value of the index-th entry. REQUIRES: index < size().
+  void SetAt(size_t index, Value value) { entries_[index].second = std::move(value); }
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
 

@@ -20,6 +20,7 @@ struct HfTokenizer::Sink {
   std::vector<Piece> pre_tokens;
   std::vector<std::string_view> words;
   std::vector<uint32_t> lengths;
+  std::vector<uint64_t> hashes;  // PieceCache::Hash of each pre-token
 
   void Checkpoint(size_t cut, bool in_segment) {
     if (checkpoints != nullptr) {
@@ -149,6 +150,9 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
   }
   if (cache) {
     if (hit.has_value()) {
+      // Room for the rest too (an id per 2 bytes, more than most text needs): appending it then
+      // does not copy the prefix's ids a second time.
+      sink.ids.reserve(hit->checkpoint.ids + (input.size() - hit->checkpoint.cut) / 2 + 16);
       sink.ids.assign(hit->ids->begin(), hit->ids->begin() + hit->checkpoint.ids);
       start = hit->checkpoint.cut;
       continuation = hit->checkpoint.in_segment;
@@ -248,7 +252,17 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
   const auto encode_pre_tokens = [&](const Piece& p) {
     sink.pre_tokens.clear();
     pre_tokenizer_.Split(p, &sink.arena, &sink.pre_tokens);
-    for (const Piece& pre : sink.pre_tokens) {
+    // Most pre-tokens are one word: their cache slots are loaded all at once first.
+    const bool prefetch = sink.cache != nullptr && sink.starts == nullptr;
+    if (prefetch) {
+      sink.hashes.clear();
+      for (const Piece& pre : sink.pre_tokens) {
+        sink.hashes.push_back(PieceCache::Hash(pre.text));
+        sink.cache->Prefetch(sink.hashes.back());
+      }
+    }
+    for (size_t k = 0; k < sink.pre_tokens.size(); ++k) {
+      const Piece& pre = sink.pre_tokens[k];
       model_->SplitWord(pre.text, &sink.words);
       for (const std::string_view word : sink.words) {
         if (sink.starts != nullptr) {
@@ -265,7 +279,11 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
           }
           continue;
         }
-        if (sink.cache != nullptr && sink.cache->Lookup(word, &sink.ids)) continue;
+        if (sink.cache != nullptr && (prefetch && word.size() == pre.text.size()
+                                          ? sink.cache->Lookup(word, sink.hashes[k], &sink.ids)
+                                          : sink.cache->Lookup(word, &sink.ids))) {
+          continue;
+        }
         const size_t first = sink.ids.size();
         model_->Encode(word, &sink.ids, nullptr);
         if (sink.cache != nullptr) {

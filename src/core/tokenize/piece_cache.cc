@@ -18,9 +18,12 @@ void PieceCache::set_capacity(size_t slots) {
   mask_ = slots_.size() - 1;
 }
 
-bool PieceCache::Lookup(std::string_view piece, std::vector<int32_t>* ids) const {
+uint64_t PieceCache::Hash(std::string_view piece) {
+  return XXH3_64bits(piece.data(), piece.size());
+}
+
+bool PieceCache::Lookup(std::string_view piece, uint64_t hash, std::vector<int32_t>* ids) const {
   if (slots_.empty() || piece.size() > kMaxPieceBytes) return false;
-  const uint64_t hash = XXH3_64bits(piece.data(), piece.size());
   const Slot& slot = slots_[hash & mask_];
   if (slot.count == 0 || slot.hash != static_cast<uint32_t>(hash >> 32) ||
       slot.length != piece.size() || std::memcmp(slot.bytes, piece.data(), piece.size()) != 0) {
@@ -34,7 +37,7 @@ void PieceCache::Insert(std::string_view piece, std::span<const int32_t> ids) {
   if (slots_.empty() || piece.size() > kMaxPieceBytes || ids.empty() || ids.size() > kMaxIds) {
     return;
   }
-  const uint64_t hash = XXH3_64bits(piece.data(), piece.size());
+  const uint64_t hash = Hash(piece);
   Slot& slot = slots_[hash & mask_];
   slot.hash = static_cast<uint32_t>(hash >> 32);
   slot.length = static_cast<uint8_t>(piece.size());

@@ -17,6 +17,17 @@ uint64_t ChainHash(uint64_t previous, std::string_view block) {
   return XXH3_64bits(pair, sizeof(pair));
 }
 
+// How many bytes `a` and `b` share from their start, given that they share `from`: memcmp over
+// 1024-byte then 64-byte chunks, then bytes.
+size_t CommonPrefix(std::string_view a, std::string_view b, size_t from) {
+  const size_t limit = std::min(a.size(), b.size());
+  size_t n = from;
+  while (n + 1024 <= limit && std::memcmp(a.data() + n, b.data() + n, 1024) == 0) n += 1024;
+  while (n + 64 <= limit && std::memcmp(a.data() + n, b.data() + n, 64) == 0) n += 64;
+  while (n < limit && a[n] == b[n]) ++n;
+  return n;
+}
+
 }  // namespace
 
 std::optional<PrefixCache::Hit> PrefixCache::Find(std::string_view text) const {
@@ -24,29 +35,47 @@ std::optional<PrefixCache::Hit> PrefixCache::Find(std::string_view text) const {
   if (blocks == 0) return std::nullopt;
   std::shared_lock lock(mu_);
   if (index_.empty()) return std::nullopt;
-  const Entry* best = nullptr;
+  // The best text so far and how many bytes it shares with `text`.
+  const Text* best = nullptr;
+  size_t common = 0;
   uint64_t hash = 0;
-  for (size_t k = 0; k < blocks; ++k) {
+  size_t k = 0;  // blocks chained into `hash`
+  while (k < blocks) {
     hash = ChainHash(hash, text.substr(k * kBlockBytes, kBlockBytes));
+    ++k;
     const auto it = index_.find(hash);
-    if (it != index_.end()) best = &it->second;
+    if (it == index_.end()) {
+      // No remembered text has these first k blocks; then none has more (see the header).
+      if (best != nullptr) break;
+      continue;
+    }
+    const Text& candidate = *it->second.text;
+    if (&candidate == best) continue;  // a collision: best parts from `text` before this block
+    if (std::memcmp(candidate.bytes.data(), text.data(), it->second.prefix_bytes) != 0) continue;
+    const size_t shared = CommonPrefix(candidate.bytes, text, it->second.prefix_bytes);
+    if (shared > common) {
+      best = &candidate;
+      common = shared;
+    }
+    // The blocks that end inside the shared part are best's own: their chain hashes are best's.
+    // A text that shares more with `text` than best does either shares the block best parts in,
+    // which the probes from there on find, or parts inside that block too (less than a block more).
+    const size_t inside = common / kBlockBytes;
+    if (inside > k) {
+      hash = best->chain[inside - 1];
+      k = inside;
+    }
   }
   if (best == nullptr) return std::nullopt;
-  const std::string& bytes = best->text->bytes;
-  if (std::memcmp(bytes.data(), text.data(), best->prefix_bytes) != 0) return std::nullopt;
-  // Where the texts part.
-  size_t common = best->prefix_bytes;
-  const size_t limit = std::min(bytes.size(), text.size());
-  while (common < limit && bytes[common] == text[common]) ++common;
   // The last checkpoint that fits.
-  const std::vector<Checkpoint>& checkpoints = best->text->checkpoints;
+  const std::vector<Checkpoint>& checkpoints = best->checkpoints;
   auto it = std::upper_bound(checkpoints.begin(), checkpoints.end(), common,
                              [](size_t n, const Checkpoint& c) { return n < c.cut; });
   while (it != checkpoints.begin()) {
     --it;
     if (it->cut + it->window <= common) {
       hits_.fetch_add(1, std::memory_order_relaxed);
-      return Hit{*it, best->text->ids};
+      return Hit{*it, best->ids};
     }
   }
   return std::nullopt;
@@ -69,6 +98,7 @@ void PrefixCache::Remember(std::string_view text, std::span<const int32_t> ids,
   uint64_t hash = 0;
   for (size_t end = kBlockBytes; end <= text.size(); end += kBlockBytes) {
     hash = ChainHash(hash, text.substr(end - kBlockBytes, kBlockBytes));
+    remembered->chain.push_back(hash);
     if (first.cut + first.window > end) continue;
     keys.push_back(hash);
     ends.push_back(static_cast<uint32_t>(end));
@@ -76,6 +106,7 @@ void PrefixCache::Remember(std::string_view text, std::span<const int32_t> ids,
   if (keys.empty()) return;
   remembered->cost = remembered->bytes.capacity() + remembered->ids->capacity() * 4 +
                      remembered->checkpoints.capacity() * sizeof(Checkpoint) +
+                     remembered->chain.capacity() * sizeof(uint64_t) +
                      keys.size() * (sizeof(Entry) + 2 * sizeof(uint64_t) + 1);
   std::shared_ptr<const Text> shared = remembered;
 

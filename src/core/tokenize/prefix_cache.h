@@ -10,13 +10,22 @@
 // could reach past it).
 //
 // Lookup. Texts are hashed in blocks of kBlockBytes, each block's hash chained to the previous
-// one (XXH3, seeded with it); the index maps the chain hash of a text's first k blocks to the
-// remembered text. A lookup hashes the new text's blocks and keeps the longest indexed prefix;
-// it then compares bytes with that remembered text, from the start and on past the blocks to
-// where the two texts part, and takes the last checkpoint whose cut + window lies before that.
-// So a hash collision can cost a miss but never a wrong id, and a text that parts from a
-// remembered one in the middle of a block still restarts from the checkpoint just before.
-// Cost: one pass of unseeded XXH3 (~10 GB/s), a hash probe per 256 bytes and a memcmp.
+// one (XXH3 of the block, hashed with the previous chain hash); the index maps the chain hash of
+// a text's first k blocks to the remembered text (the newest with those blocks). A lookup hashes
+// the new text's blocks until one is indexed, compares bytes with that remembered text, from the
+// start and on past the block to where the two texts part, and goes on from the first block past
+// that point (the chain hashes of the blocks before it are the remembered text's own, kept with
+// it, so they are not hashed again): a text indexed there shares more with the new one and
+// becomes the candidate, and the first block no text indexes ends the search. It then takes the
+// candidate's last checkpoint whose cut + window lies before where the two texts part. So a hash
+// collision can cost a miss but never a wrong id, and a text that parts from a remembered one in
+// the middle of a block still restarts from the checkpoint just before. A remembered text indexes
+// each of its blocks from its first checkpoint on, so a block no text indexes past one that is
+// indexed means no text shares it (but after evictions, where a text's first blocks were indexed
+// by an older one now dropped: then the lookup restarts from a shorter prefix, or encodes from
+// the start).
+// Cost, for a prompt that begins with a remembered system prompt: the hash of its first block or
+// few, a probe or two, a memcmp up to where the texts part, and the hash of the block past it.
 //
 // Bounded: texts are dropped oldest first once their bytes (text, ids and index) exceed
 // `max_bytes`; texts shorter than `min_bytes` are not remembered.
@@ -89,7 +98,8 @@ class PrefixCache {
     std::string bytes;
     std::shared_ptr<const std::vector<int32_t>> ids;
     std::vector<Checkpoint> checkpoints;
-    std::vector<uint64_t> keys;  // its index entries
+    std::vector<uint64_t> chain;  // the chain hash of each of its blocks
+    std::vector<uint64_t> keys;   // its index entries
     size_t cost = 0;
   };
   struct Entry {
