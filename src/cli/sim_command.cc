@@ -74,6 +74,8 @@ struct SimFlags {
   std::string policies = "all";
   std::vector<std::string> policy_params;
   double network_delay_ms = 0.5;
+  int gateways = 1;
+  std::string gateway_assignment = "random";
   std::string prefix_mode = "approximate";
   double event_delay_ms = 0;  // given: else the network delay
   double event_loss = 0;
@@ -98,6 +100,14 @@ struct SimFlags {
 constexpr double kMaxLoad = 100;
 // --calibration-requests: requests one calibration engine holds at once (2048 by default).
 constexpr int64_t kMaxCalibrationRequests = 1'000'000;
+
+// "gateway" or "4 gateways (random)": who routes, for the header lines.
+std::string GatewaysLabel(const sim::SimOptions& options) {
+  if (options.gateways == 1) return "gateway";
+  return absl::StrCat(options.gateways, " gateways (",
+                      std::string(sim::GatewayAssignmentName(options.gateway_assignment)),
+                      ", each its own router)");
+}
 
 int Fail(int code, std::string_view message) {
   std::cerr << "warmroute sim: " << message << "\n";
@@ -235,6 +245,17 @@ int RunSim(const SimFlags& flags) {
   if (!(flags.network_delay_ms >= 0)) return Fail(2, "--network-delay-ms must not be negative");
   if (!(flags.scrape_interval_ms > 0)) return Fail(2, "--scrape-interval-ms must be positive");
   if (!(flags.series_interval_s > 0)) return Fail(2, "--series-interval-s must be positive");
+  if (flags.gateways < 1 || flags.gateways > sim::kMaxSimGateways) {
+    return Fail(2, absl::StrCat("--gateways must be in 1..", sim::kMaxSimGateways, ", got ",
+                                flags.gateways));
+  }
+  options.gateways = flags.gateways;
+  if (flags.gateway_assignment == "affinity") {
+    options.gateway_assignment = sim::SimOptions::GatewayAssignment::kAffinity;
+  } else if (flags.gateway_assignment != "random") {
+    return Fail(2, absl::StrCat("--gateway-assignment must be random or affinity, got \"",
+                                flags.gateway_assignment, "\""));
+  }
   if (flags.prefix_mode == "precise") {
     options.prefix_mode = sim::SimOptions::PrefixMode::kPrecise;
   } else if (flags.prefix_mode != "approximate") {
@@ -421,7 +442,8 @@ int RunSim(const SimFlags& flags) {
               sim::DescribeFleet(options.replicas).c_str(), static_cast<long long>(flags.requests),
               static_cast<unsigned long long>(flags.seed));
   std::printf("arrivals: %s\n", arrivals.c_str());
-  std::printf("gateway: network delay %g ms each way, metrics scraped every %g ms\n",
+  const std::string gateways = GatewaysLabel(options);
+  std::printf("%s: network delay %g ms each way, metrics scraped every %g ms\n", gateways.c_str(),
               flags.network_delay_ms, flags.scrape_interval_ms);
   std::string kv_events;
   if (options.prefix_mode == sim::SimOptions::PrefixMode::kPrecise) {
@@ -462,6 +484,9 @@ int RunSim(const SimFlags& flags) {
                            .seed = flags.seed,
                            .arrivals = arrivals,
                            .network_delay_ms = flags.network_delay_ms,
+                           .gateways = options.gateways,
+                           .gateway_assignment =
+                               std::string(sim::GatewayAssignmentName(options.gateway_assignment)),
                            .scrape_interval_ms = flags.scrape_interval_ms,
                            .prefix_mode = std::string(sim::PrefixModeName(options.prefix_mode)),
                            .kv_events = kv_events,
@@ -536,7 +561,8 @@ int RunSim(const SimFlags& flags) {
   if (!flags.markdown.empty()) {
     std::string md = absl::StrCat(
         "Workload `", workload_label, "`, ", header.fleet, ", ", flags.requests, " requests, seed ",
-        flags.seed, ". Arrivals: ", arrivals, ". Prefix mode: ", header.prefix_mode,
+        flags.seed, ". Arrivals: ", arrivals, ". ",
+        options.gateways == 1 ? "" : absl::StrCat(gateways, ". "), "Prefix mode: ", header.prefix_mode,
         kv_events.empty() ? "" : absl::StrCat(" (", kv_events, ")"), ".\n\n",
         sim::FormatMarkdownTable(c->runs, pooled), "\n",
         sim::FormatIndexTable(c->runs, /*markdown=*/true));
@@ -603,6 +629,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--policy-param", f.policy_params,
                   "policy parameter override, repeatable: POLICY.KEY=NUMBER");
   cmd->add_option("--network-delay-ms", f.network_delay_ms, "gateway <-> replica delay, one way")
+      ->capture_default_str();
+  cmd->add_option("--gateways", f.gateways,
+                  "gateway replicas in front of the fleet, each its own router (1..64)")
+      ->capture_default_str();
+  cmd->add_option("--gateway-assignment", f.gateway_assignment,
+                  "how requests reach the gateways: random (per request) or affinity (a "
+                  "session's turns to one gateway)")
       ->capture_default_str();
   cmd->add_option("--prefix-mode", f.prefix_mode,
                   "approximate (text keys; the index learns from routing and reported cached "

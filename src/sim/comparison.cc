@@ -17,9 +17,10 @@ absl::StatusOr<Comparison> RunComparison(const SimOptions& options,
   Comparison comparison;
   for (const std::string& name : policies) {
     auto it = params.find(name);
-    WR_ASSIGN_OR_RETURN(std::unique_ptr<routing::Policy> policy,
-                        routing::MakePolicy(name, it == params.end() ? kNoParams : it->second));
-    WR_ASSIGN_OR_RETURN(RunResult run, SimulateFleet(options, std::move(policy)));
+    const routing::PolicyParams& policy_params = it == params.end() ? kNoParams : it->second;
+    WR_ASSIGN_OR_RETURN(RunResult run, SimulateFleet(options, [&] {
+                          return routing::MakePolicy(name, policy_params);
+                        }));
     if (on_run) on_run(run);
     comparison.runs.push_back(std::move(run));
   }

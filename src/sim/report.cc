@@ -248,6 +248,10 @@ void WriteHeader(JsonWriter& j, const ReportHeader& header) {
   j.String(header.arrivals);
   j.Key("network_delay_ms");
   j.Double(header.network_delay_ms);
+  j.Key("gateways");
+  j.Int(header.gateways);
+  j.Key("gateway_assignment");
+  j.String(header.gateway_assignment);
   j.Key("prefix_mode");
   j.String(header.prefix_mode);
   if (!header.kv_events.empty()) {

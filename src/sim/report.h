@@ -57,6 +57,8 @@ struct ReportHeader {
   uint64_t seed = 0;
   std::string arrivals;  // e.g. "Poisson 12.3 req/s = 70% of ... (calibrated: ...)"
   double network_delay_ms = 0;
+  int gateways = 1;
+  std::string gateway_assignment = "random";
   double scrape_interval_ms = 0;
   std::string prefix_mode = "approximate";
   std::string kv_events;  // precise mode: delay, loss, replay (empty in approximate mode)

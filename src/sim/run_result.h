@@ -112,7 +112,15 @@ struct RunResult {
     int64_t replays_requested = 0;
     int64_t rebuilds = 0;        // slices cleared and rebuilt after a loss
     int64_t routed_uncertain = 0;  // requests routed to a backend whose stream was uncertain
+    // First-block runs of stored blocks no domain could be found for (not indexed), and those
+    // attributed by domains sent to other backends (another gateway's dispatch;
+    // kv_events::WriterCounters).
+    int64_t unattributed_blocks = 0;
+    int64_t fleet_attributed_blocks = 0;
   } kv_events;
+
+  // Requests routed by each gateway (SimOptions::gateways).
+  std::vector<int64_t> gateway_requests;
 
   // Pooled run only: the infinite-cache bound over the same stream (infinite_cache_bound.h).
   int64_t infinite_prompt_tokens = 0;

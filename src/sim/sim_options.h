@@ -45,6 +45,21 @@ struct SimOptions {
   // admin API makes. REQUIRES: replica < replicas.size() and replicas.size() >= 2.
   std::optional<MembershipChange> membership;
 
+  // Gateway replicas in front of the one fleet: `gateways` independent Routers (each its own
+  // policy instance, index, history, random stream and scrape timing; gateway g scrapes replica
+  // i at phase interval * (i * gateways + g) / (replicas * gateways)), as N `warmroute serve`
+  // processes behind a TCP load balancer. Each request goes to one of them: kRandom, a uniform
+  // draw per request (a round-robin or least-connection balancer over many clients); kAffinity,
+  // by client: every turn of a session (WorkloadRequest::session) to the same gateway, as a
+  // balancer with source-IP or cookie affinity keeps a client's connection on one gateway;
+  // requests without a session are drawn at random. A gateway learns only from the requests it
+  // routed (their responses' cached_tokens), its own scrapes and, in precise mode, the engines'
+  // KV events, which every gateway subscribes to; nothing else is shared. Membership changes
+  // reach every gateway at the same time. REQUIRES: 1 <= gateways <= kMaxSimGateways.
+  enum class GatewayAssignment : uint8_t { kRandom, kAffinity };
+  int gateways = 1;
+  GatewayAssignment gateway_assignment = GatewayAssignment::kRandom;
+
   routing::RouterOptions router;
   routing::PrefixKeyOptions prefix_key;
 
@@ -72,6 +87,12 @@ struct SimOptions {
   bool event_replay = true;
   size_t replay_buffer_steps = 10'000;  // vLLM's ZmqEventPublisher(buffer_steps=10_000)
 };
+
+inline constexpr int kMaxSimGateways = 64;
+
+inline std::string_view GatewayAssignmentName(SimOptions::GatewayAssignment assignment) {
+  return assignment == SimOptions::GatewayAssignment::kAffinity ? "affinity" : "random";
+}
 
 inline std::string_view PrefixModeName(SimOptions::PrefixMode mode) {
   return mode == SimOptions::PrefixMode::kPrecise ? "precise" : "approximate";

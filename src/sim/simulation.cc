@@ -46,6 +46,7 @@ struct Event {
     kReplaySeen,      // the replica's replay reply reaches the router
   };
   Kind kind = Kind::kDeliver;
+  uint16_t gateway = 0;  // the gateway that sees it (a scrape: the gateway that scrapes)
   uint32_t replica = 0;
   uint64_t id = 0;
   int64_t a = 0;
@@ -57,6 +58,7 @@ struct Event {
 // A request between its arrival at the gateway and the gateway's sight of its end.
 struct Flight {
   TimePoint arrival;
+  uint16_t gateway = 0;  // the gateway that routed it
   uint32_t replica = 0;
   uint64_t seed = 0;
   bool first_token_seen = false;
@@ -69,12 +71,22 @@ struct Replica {
   bool stepping = false;
   engine::StepOutput step;  // the step in progress: its events take effect at its end
   int64_t prefill_since_tick = 0;
-  // Precise mode: its KV-event publisher. Messages in flight to the router and replay replies
-  // in flight arrive in the order sent (every one takes the same delay).
+  // Precise mode: its KV-event publisher.
   uint64_t next_seq = 0;
   std::deque<std::pair<uint64_t, std::string>> replay_buffer;  // the last replay_buffer_steps
-  std::deque<std::pair<uint64_t, std::string>> in_transit;
-  std::deque<std::vector<std::pair<uint64_t, std::string>>> replies_in_transit;
+};
+
+using Message = std::pair<uint64_t, std::string>;  // a KV-event message: sequence, payload
+
+// One gateway replica (SimOptions::gateways): its router and, in precise mode, its subscription
+// to every replica's KV events. Per replica: the feed (null: not a backend), the messages and
+// the replay replies on their way to this gateway, which arrive in the order sent (every one
+// takes the same delay).
+struct Gateway {
+  std::unique_ptr<routing::Router> router;
+  std::vector<std::unique_ptr<kv_events::BackendEventFeed>> feeds;
+  std::vector<std::deque<Message>> in_transit;
+  std::vector<std::deque<std::vector<Message>>> replies_in_transit;
 };
 
 absl::Status ValidateOptions(const SimOptions& options) {
@@ -95,6 +107,10 @@ absl::Status ValidateOptions(const SimOptions& options) {
   }
   if (options.hit_window <= Duration(0)) {
     return InvalidParam("hit-window-s", "the hit-rate window must be positive");
+  }
+  if (options.gateways < 1 || options.gateways > kMaxSimGateways) {
+    return InvalidParam("gateways", absl::StrCat("the number of gateways must be in 1..",
+                                                 kMaxSimGateways, ", got ", options.gateways));
   }
   if (options.event_delay && *options.event_delay < Duration(0)) {
     return InvalidParam("event-delay-ms", "the KV-event delay must not be negative");
@@ -118,8 +134,8 @@ absl::Status ValidateOptions(const SimOptions& options) {
 
 class EventLoop {
  public:
-  // Fleet mode (router != nullptr): one engine per options.replicas entry. Pooled mode: one engine
-  // built from `pooled_config` and `pooled_profile`.
+  // Fleet mode (AddGateways called): one engine per options.replicas entry. Pooled mode: one
+  // engine built from `pooled_config` and `pooled_profile`, no gateway.
   EventLoop(const SimOptions& options, std::unique_ptr<workload::Workload> workload,
             std::string name)
       : options_(options),
@@ -132,21 +148,38 @@ class EventLoop {
         event_delay_(options.event_delay.value_or(options.network_delay)),
         preparer_(tokenizer_, options.prefix_key, std::string(options.replicas[0].profile->model),
                   options.seed, precise_ ? block_size_ : 0),
-        loss_rng_(Mix64(options.seed ^ 0x6b765f6c6f7373ull)) {
+        loss_rng_(Mix64(options.seed ^ 0x6b765f6c6f7373ull)),
+        gateway_rng_(Mix64(options.seed ^ 0x67617465776179ull)) {
     result_.name = std::move(name);
     result_.prefix_mode = std::string(PrefixModeName(options.prefix_mode));
   }
 
-  // The router knows every replica from the start, except the one a membership change adds.
-  void AddRouter(std::unique_ptr<routing::Policy> policy) {
-    router_ = std::make_unique<routing::Router>(std::move(policy), options_.router, clock_,
-                                                Mix64(options_.seed ^ 0x726f75746572ull));
-    backend_of_replica_.assign(options_.replicas.size(), std::nullopt);
+  // options.gateways routers, each with its own policy from `make_policy` and its own seed
+  // (gateway 0's is the one a single gateway has). Each knows every replica from the start,
+  // except the one a membership change adds.
+  absl::Status AddGateways(const PolicyFactory& make_policy) {
+    const size_t n = options_.replicas.size();
+    for (int g = 0; g < options_.gateways; ++g) {
+      WR_ASSIGN_OR_RETURN(std::unique_ptr<routing::Policy> policy, make_policy());
+      if (policy == nullptr) return absl::InvalidArgumentError("no policy");
+      if (g == 0) result_.name = std::string(policy->name());
+      Gateway gateway;
+      gateway.router = std::make_unique<routing::Router>(
+          std::move(policy), options_.router, clock_,
+          Mix64((options_.seed ^ 0x726f75746572ull) + static_cast<uint64_t>(g)));
+      gateway.feeds.resize(n);
+      gateway.in_transit.resize(n);
+      gateway.replies_in_transit.resize(n);
+      gateways_.push_back(std::move(gateway));
+    }
+    result_.gateway_requests.assign(gateways_.size(), 0);
+    backend_of_replica_.assign(n, std::nullopt);
     const std::optional<MembershipChange>& change = options_.membership;
-    for (uint32_t i = 0; i < options_.replicas.size(); ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
       if (change && change->kind == MembershipChange::Kind::kAdd && change->replica == i) continue;
       AddBackend(i);
     }
+    return absl::OkStatus();
   }
 
   // `publish`: the engine publishes KV events to the router (precise mode's fleet); else it
@@ -175,22 +208,28 @@ class EventLoop {
 
  private:
   TimePoint now() const { return clock_.Now(); }
+  bool fleet() const { return !gateways_.empty(); }
+  // The gateway a new request reaches (SimOptions::gateway_assignment).
+  uint16_t PickGateway(const workload::WorkloadRequest& request);
+  // Every gateway scrapes replica r from `from` on, each at its own phase.
+  void ScheduleScrapes(uint32_t r, TimePoint from);
   void Pull();
   void OnArrival(workload::WorkloadRequest request);
   void Handle(const Event& event);
   void StartStep(uint32_t r);
   void OnStepEnd(uint32_t r);
   void OnFinishSeen(const Event& event);
-  void OnFailSeen(uint64_t id);
+  void OnFailSeen(const Event& event);
   void OnSeriesTick();
   // Router::AddBackend for replica r, named "r<index>" whatever its backend id.
   void AddBackend(uint32_t r);
   void ApplyMembershipChange();
   void CountHit(TimePoint arrival, int64_t prompt, int64_t cached);
-  // Precise mode: replica r's step produced KV events: one message, maybe lost on its way.
+  // Precise mode: replica r's step produced KV events: one message to every gateway, maybe lost
+  // on its way to each.
   void Publish(uint32_t r);
-  // After feeding replica r's feed: apply to the router, send its replay requests.
-  void AfterFeed(uint32_t r);
+  // After feeding gateway g's feed of replica r: apply to its router, send its replay requests.
+  void AfterFeed(uint16_t g, uint32_t r);
   void OnKvEventSeen(const Event& event);
   void OnReplayAtReplica(const Event& event);
   void OnReplaySeen(const Event& event);
@@ -204,42 +243,67 @@ class EventLoop {
   const Duration event_delay_;
   RequestPreparer preparer_;
   Rng loss_rng_;
+  Rng gateway_rng_;
   ManualClock clock_;
-  std::unique_ptr<routing::Router> router_;
+  std::vector<Gateway> gateways_;
   std::unique_ptr<InfiniteCacheBound> bound_;
   std::vector<Replica> replicas_;
   EventQueue<Event> events_;
   EventQueue<workload::WorkloadRequest> arrivals_;
   absl::flat_hash_map<uint64_t, Flight> flights_;
   // Router backend ids and replica indices differ once a change adds a replica: the one added
-  // gets the next id. nullopt: the replica is not (or no longer) a backend of the router.
+  // gets the next id. nullopt: the replica is not (or no longer) a backend of the routers. Every
+  // gateway adds and removes the same backends in the same order, so the ids are the same in
+  // every router.
   std::vector<std::optional<routing::BackendId>> backend_of_replica_;
   std::vector<uint32_t> replica_of_backend_;
-  // Precise mode: per replica, the router's feed of its KV events (null: not a backend).
-  std::vector<std::unique_ptr<kv_events::BackendEventFeed>> feeds_;
   bool membership_applied_ = false;
   TimePoint last_arrival_{};
   RunResult result_;
 };
 
 void EventLoop::AddBackend(uint32_t r) {
-  const routing::BackendId id =
-      router_->AddBackend({.name = absl::StrCat("r", r),
-                           .models = {},
-                           .kv_capacity_tokens = options_.replicas[r].kv_capacity_tokens});
-  // Broken invariant, not input: the Router hands out dense ids 0, 1, ... in order.
-  if (id != replica_of_backend_.size()) std::abort();
+  const routing::BackendId id = static_cast<routing::BackendId>(replica_of_backend_.size());
+  for (Gateway& gateway : gateways_) {
+    // Broken invariant, not input: the Router hands out dense ids 0, 1, ... in order.
+    if (gateway.router->AddBackend(
+            {.name = absl::StrCat("r", r),
+             .models = {},
+             .kv_capacity_tokens = options_.replicas[r].kv_capacity_tokens}) != id) {
+      std::abort();
+    }
+    if (precise_) {
+      gateway.feeds[r] = std::make_unique<kv_events::BackendEventFeed>(
+          id, kv_events::BackendEventFeedOptions{
+                  .block_size = block_size_,
+                  .dp_ranks = 1,
+                  .stream = {.replay_configured = options_.event_replay},
+                  .max_blocks_per_backend = size_t{1} << 22});
+    }
+  }
   replica_of_backend_.push_back(r);
   backend_of_replica_[r] = id;
-  if (precise_) {
-    feeds_.resize(options_.replicas.size());
-    feeds_[r] = std::make_unique<kv_events::BackendEventFeed>(
-        id, kv_events::BackendEventFeedOptions{
-                .block_size = block_size_,
-                .dp_ranks = 1,
-                .stream = {.replay_configured = options_.event_replay},
-                .max_blocks_per_backend = size_t{1} << 22});
+}
+
+void EventLoop::ScheduleScrapes(uint32_t r, TimePoint from) {
+  const auto n = static_cast<int64_t>(options_.replicas.size());
+  const int64_t gateways = options_.gateways;
+  for (int64_t g = 0; g < gateways; ++g) {
+    const Duration phase = options_.scrape_interval * (r * gateways + g) / (n * gateways);
+    events_.Push(from + phase, Event{.kind = Event::Kind::kScrape,
+                                     .gateway = static_cast<uint16_t>(g),
+                                     .replica = r});
   }
+}
+
+uint16_t EventLoop::PickGateway(const workload::WorkloadRequest& request) {
+  const auto n = static_cast<uint64_t>(options_.gateways);
+  if (n == 1) return 0;
+  if (options_.gateway_assignment == SimOptions::GatewayAssignment::kAffinity &&
+      request.session != 0) {
+    return static_cast<uint16_t>(Mix64(request.session ^ options_.seed) % n);
+  }
+  return static_cast<uint16_t>(gateway_rng_.UniformInt(n));
 }
 
 // The gateway's admin API: POST /admin/backends is Router::AddBackend (and its scraper starts
@@ -250,14 +314,19 @@ void EventLoop::ApplyMembershipChange() {
   const MembershipChange& change = *options_.membership;
   membership_applied_ = true;
   result_.membership = change;
-  if (router_ == nullptr) return;  // the pooled bound has no fleet to change
+  if (!fleet()) return;  // the pooled bound has no fleet to change
   if (change.kind == MembershipChange::Kind::kAdd) {
     AddBackend(change.replica);
-    events_.Push(now(), Event{.kind = Event::Kind::kScrape, .replica = change.replica});
+    // Scraped at once by the first gateway; the others follow at their phases.
+    ScheduleScrapes(change.replica,
+                    now() - options_.scrape_interval * change.replica /
+                                static_cast<int64_t>(options_.replicas.size()));
   } else {
-    router_->RemoveBackend(*backend_of_replica_[change.replica]);
+    for (Gateway& gateway : gateways_) {
+      gateway.router->RemoveBackend(*backend_of_replica_[change.replica]);
+    }
     backend_of_replica_[change.replica].reset();
-    // Its feed stays (its counters are reported) but is fed no more: the gateway unsubscribes.
+    // Its feeds stay (their counters are reported) but are fed no more: the gateways unsubscribe.
   }
 }
 
@@ -297,15 +366,9 @@ absl::StatusOr<RunResult> EventLoop::Run() {
     result_.hit_series.origin_s = ToSeconds(options_.membership->at % options_.hit_window);
     events_.Push(TimePoint{} + options_.membership->at, Event{.kind = Event::Kind::kMembership});
   }
-  if (router_ != nullptr) {
-    for (size_t i = 0; i < n; ++i) {
-      if (!backend_of_replica_[i]) continue;  // scraped once added
-      const Duration phase =
-          options_.scrape_interval * static_cast<int64_t>(i) / static_cast<int64_t>(n);
-      events_.Push(TimePoint{} + phase,
-                   Event{.kind = Event::Kind::kScrape, .replica = static_cast<uint32_t>(i)});
-    }
-  }
+  for (size_t i = 0; i < n && fleet(); ++i) {
+    if (backend_of_replica_[i]) ScheduleScrapes(static_cast<uint32_t>(i), TimePoint{});
+  }  // the replica a membership change adds: scraped once added
   events_.Push(TimePoint{} + options_.series_interval, Event{.kind = Event::Kind::kSeriesTick});
 
   Pull();
@@ -325,7 +388,7 @@ absl::StatusOr<RunResult> EventLoop::Run() {
       Handle(event);
     }
   }
-  if (router_ != nullptr && options_.membership &&
+  if (fleet() && options_.membership &&
       (!membership_applied_ || TimePoint{} + options_.membership->at >= last_arrival_)) {
     return InvalidParam(
         "membership",
@@ -344,16 +407,28 @@ absl::StatusOr<RunResult> EventLoop::Run() {
     series.prompt_tokens.resize(keep);
     series.cached_tokens.resize(keep);
   }
-  if (router_ != nullptr) result_.router = router_->stats();
-  for (const auto& feed : feeds_) {
-    if (feed == nullptr) continue;
-    const kv_events::FeedCounters& c = feed->counters();
-    RunResult::KvEventTotals& totals = result_.kv_events;
-    totals.applied += c.applied;
-    totals.replayed += c.replayed;
-    totals.missed += c.missed;
-    totals.replays_requested += c.replays_requested;
-    totals.rebuilds += c.rebuilds;
+  for (const Gateway& gateway : gateways_) {
+    const routing::RouterStats& s = gateway.router->stats();
+    routing::RouterStats& sum = result_.router;
+    sum.routed += s.routed;
+    sum.predicted_cached_tokens += s.predicted_cached_tokens;
+    sum.reported_cached_tokens += s.reported_cached_tokens;
+    sum.corrections += s.corrections;
+    sum.underpredictions += s.underpredictions;
+    sum.rerouted += s.rerouted;
+    sum.failed += s.failed;
+    for (const auto& feed : gateway.feeds) {
+      if (feed == nullptr) continue;
+      const kv_events::FeedCounters& c = feed->counters();
+      RunResult::KvEventTotals& totals = result_.kv_events;
+      totals.applied += c.applied;
+      totals.replayed += c.replayed;
+      totals.missed += c.missed;
+      totals.replays_requested += c.replays_requested;
+      totals.rebuilds += c.rebuilds;
+      totals.unattributed_blocks += feed->writer_counters().unattributed_blocks;
+      totals.fleet_attributed_blocks += feed->writer_counters().fleet_attributed_blocks;
+    }
   }
   if (bound_ != nullptr) {
     result_.infinite_prompt_tokens = bound_->prompt_tokens();
@@ -373,9 +448,13 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
                     prepared.engine.seed, prepared.engine.max_tokens);
   }
   uint32_t replica = 0;
+  uint16_t g = 0;
   int64_t predicted_cached = 0;
-  if (router_ != nullptr) {
-    absl::StatusOr<routing::Decision> decision = router_->Route(prepared.routing);
+  if (fleet()) {
+    g = PickGateway(request);
+    ++result_.gateway_requests[g];
+    routing::Router& router = *gateways_[g].router;
+    absl::StatusOr<routing::Decision> decision = router.Route(prepared.routing);
     if (!decision.ok()) {
       ++result_.failed;
       workload_->OnResponse(id, "", now() - TimePoint{});
@@ -383,15 +462,15 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
       return;
     }
     if (precise_) {  // as a precise-mode gateway does right after Route
-      router_->SetDispatchDomain(
+      router.SetDispatchDomain(
           id, routing::DomainOfTokenPrompt(prepared.routing.model, prepared.routing.tenant, "",
                                            prepared.engine.prompt_tokens, block_size_));
-      if (router_->fleet().backend(decision->backend).kv_events ==
+      if (router.fleet().backend(decision->backend).kv_events ==
           routing::KvEventState::kUncertain) {
         ++result_.kv_events.routed_uncertain;
       }
     }
-    router_->CommitInsert(prepared.routing.id);  // as the gateway does once it has dispatched
+    router.CommitInsert(prepared.routing.id);  // as the gateway does once it has dispatched
     replica = replica_of_backend_[decision->backend];
     predicted_cached = decision->predicted_cached_tokens;
     ++result_.reasons[std::string(routing::ReasonName(decision->reason))];
@@ -399,6 +478,7 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
   ++result_.replicas[replica].requests;
   if (membership_applied_) ++result_.replicas[replica].requests_after_change;
   Flight flight{.arrival = now(),
+                .gateway = g,
                 .replica = replica,
                 .seed = prepared.engine.seed,
                 .first_token_seen = false,
@@ -428,7 +508,7 @@ void EventLoop::Handle(const Event& event) {
       return;
     case Event::Kind::kFirstTokenSeen: {
       Flight& flight = flights_.at(event.id);
-      if (router_ != nullptr) router_->OnFirstToken(event.id);
+      if (fleet()) gateways_[flight.gateway].router->OnFirstToken(event.id);
       result_.ttft_s.Add(ToSeconds(now() - flight.arrival));
       return;
     }
@@ -436,16 +516,17 @@ void EventLoop::Handle(const Event& event) {
       OnFinishSeen(event);
       return;
     case Event::Kind::kFailSeen:
-      OnFailSeen(event.id);
+      OnFailSeen(event);
       return;
     case Event::Kind::kScrape: {
       if (!backend_of_replica_[event.replica]) return;  // removed: no longer scraped
       if (precise_) {  // the feed's timers (replay timeout, end of a rebuild), at scrape pace
-        feeds_[event.replica]->Tick(now());
-        AfterFeed(event.replica);
+        gateways_[event.gateway].feeds[event.replica]->Tick(now());
+        AfterFeed(event.gateway, event.replica);
       }
       const engine::EngineStats stats = replicas_[event.replica].core->Stats();
       events_.Push(now() + options_.network_delay, Event{.kind = Event::Kind::kMetricsSeen,
+                                                         .gateway = event.gateway,
                                                          .replica = event.replica,
                                                          .a = stats.num_running,
                                                          .b = stats.num_waiting,
@@ -457,7 +538,7 @@ void EventLoop::Handle(const Event& event) {
     case Event::Kind::kMetricsSeen: {
       const std::optional<routing::BackendId> backend = backend_of_replica_[event.replica];
       if (!backend) return;  // removed while the scrape was on its way
-      router_->OnMetrics(*backend, routing::EngineMetricsSample{.num_running = event.a,
+      gateways_[event.gateway].router->OnMetrics(*backend, routing::EngineMetricsSample{.num_running = event.a,
                                                                 .num_waiting = event.b,
                                                                 .kv_usage = event.x,
                                                                 .scraped_at = event.scraped_at});
@@ -496,56 +577,67 @@ void EventLoop::Publish(uint32_t r) {
       replica.replay_buffer.pop_front();
     }
   }
-  if (options_.event_loss > 0 && loss_rng_.Uniform() < options_.event_loss) {
-    ++result_.kv_events.lost;
-    return;
+  // ZMQ's PUB socket sends to each subscriber on its own; a drop (a subscriber's full queue)
+  // loses the message for that subscriber only.
+  for (size_t g = 0; g < gateways_.size(); ++g) {
+    if (options_.event_loss > 0 && loss_rng_.Uniform() < options_.event_loss) {
+      ++result_.kv_events.lost;
+      continue;
+    }
+    gateways_[g].in_transit[r].emplace_back(seq, g + 1 < gateways_.size() ? payload
+                                                                           : std::move(payload));
+    events_.Push(now() + event_delay_, Event{.kind = Event::Kind::kKvEventSeen,
+                                             .gateway = static_cast<uint16_t>(g),
+                                             .replica = r,
+                                             .id = seq});
   }
-  replica.in_transit.emplace_back(seq, std::move(payload));
-  events_.Push(now() + event_delay_,
-               Event{.kind = Event::Kind::kKvEventSeen, .replica = r, .id = seq});
 }
 
-void EventLoop::AfterFeed(uint32_t r) {
-  kv_events::BackendEventFeed& feed = *feeds_[r];
-  feed.ApplyTo(*router_);
+void EventLoop::AfterFeed(uint16_t g, uint32_t r) {
+  kv_events::BackendEventFeed& feed = *gateways_[g].feeds[r];
+  feed.ApplyTo(*gateways_[g].router);
   for (const kv_events::ReplayRequest& request : feed.TakeReplayRequests()) {
-    events_.Push(now() + options_.network_delay,
-                 Event{.kind = Event::Kind::kReplayAtReplica, .replica = r, .id = request.from_seq});
+    events_.Push(now() + options_.network_delay, Event{.kind = Event::Kind::kReplayAtReplica,
+                                                       .gateway = g,
+                                                       .replica = r,
+                                                       .id = request.from_seq});
   }
 }
 
 void EventLoop::OnKvEventSeen(const Event& event) {
-  Replica& replica = replicas_[event.replica];
-  const std::pair<uint64_t, std::string> message = std::move(replica.in_transit.front());
-  replica.in_transit.pop_front();
+  Gateway& gateway = gateways_[event.gateway];
+  std::deque<Message>& in_transit = gateway.in_transit[event.replica];
+  const Message message = std::move(in_transit.front());
+  in_transit.pop_front();
   if (!backend_of_replica_[event.replica]) return;  // removed: unsubscribed
-  feeds_[event.replica]->OnLive(message.first, message.second, now());
-  AfterFeed(event.replica);
+  gateway.feeds[event.replica]->OnLive(message.first, message.second, now());
+  AfterFeed(event.gateway, event.replica);
 }
 
 // vLLM's replay endpoint answers with every buffered message from the requested one on (from
 // the oldest it still has when the request is older), then the end marker.
 void EventLoop::OnReplayAtReplica(const Event& event) {
-  Replica& replica = replicas_[event.replica];
-  std::vector<std::pair<uint64_t, std::string>> reply;
+  const Replica& replica = replicas_[event.replica];
+  std::vector<Message> reply;
   for (const auto& [seq, payload] : replica.replay_buffer) {
     if (seq >= event.id) reply.emplace_back(seq, payload);
   }
-  replica.replies_in_transit.push_back(std::move(reply));
-  events_.Push(now() + event_delay_,
-               Event{.kind = Event::Kind::kReplaySeen, .replica = event.replica});
+  gateways_[event.gateway].replies_in_transit[event.replica].push_back(std::move(reply));
+  events_.Push(now() + event_delay_, Event{.kind = Event::Kind::kReplaySeen,
+                                           .gateway = event.gateway,
+                                           .replica = event.replica});
 }
 
 void EventLoop::OnReplaySeen(const Event& event) {
-  Replica& replica = replicas_[event.replica];
-  const std::vector<std::pair<uint64_t, std::string>> reply =
-      std::move(replica.replies_in_transit.front());
-  replica.replies_in_transit.pop_front();
+  Gateway& gateway = gateways_[event.gateway];
+  std::deque<std::vector<Message>>& replies = gateway.replies_in_transit[event.replica];
+  const std::vector<Message> reply = std::move(replies.front());
+  replies.pop_front();
   if (!backend_of_replica_[event.replica]) return;
-  kv_events::BackendEventFeed& feed = *feeds_[event.replica];
+  kv_events::BackendEventFeed& feed = *gateway.feeds[event.replica];
   for (const auto& [seq, payload] : reply) feed.OnReplayed(seq, payload, now());
   feed.OnReplayed(kv_events::kEndOfReplay, "", now());
-  AfterFeed(event.replica);
+  AfterFeed(event.gateway, event.replica);
 }
 
 void EventLoop::StartStep(uint32_t r) {
@@ -591,7 +683,7 @@ void EventLoop::OnStepEnd(uint32_t r) {
   replica.step.events.clear();
   // The step's KV events are published as it ends (vLLM publishes after the scheduler step).
   if (!replica.step.kv_events.empty()) {
-    if (precise_ && router_ != nullptr) Publish(r);
+    if (precise_ && fleet()) Publish(r);
     replica.step.kv_events.clear();
   }
   if (replica.core->HasWork()) {
@@ -607,8 +699,8 @@ void EventLoop::OnFinishSeen(const Event& event) {
   const int64_t cached = event.a;
   const int64_t generated = event.b;
   const int64_t prompt = static_cast<int64_t>(event.x);
-  if (router_ != nullptr) {
-    router_->OnFinished(event.id, cached);
+  if (fleet()) {
+    gateways_[flight.gateway].router->OnFinished(event.id, cached);
     if (prompt > 0) {
       result_.index_error_sum += static_cast<double>(std::abs(flight.predicted_cached - cached)) /
                                  static_cast<double>(prompt);
@@ -632,8 +724,9 @@ void EventLoop::OnFinishSeen(const Event& event) {
   Pull();
 }
 
-void EventLoop::OnFailSeen(uint64_t id) {
-  if (router_ != nullptr) router_->OnFailed(id);
+void EventLoop::OnFailSeen(const Event& event) {
+  const uint64_t id = event.id;
+  if (fleet()) gateways_[flights_.at(id).gateway].router->OnFailed(id);
   ++result_.failed;
   flights_.erase(id);
   workload_->OnResponse(id, "", now() - TimePoint{});
@@ -655,18 +748,28 @@ void EventLoop::OnSeriesTick() {
 }  // namespace
 
 absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
-                                        std::unique_ptr<routing::Policy> policy) {
+                                        const PolicyFactory& make_policy) {
   WR_RETURN_IF_ERROR(ValidateOptions(options));
-  if (policy == nullptr) return absl::InvalidArgumentError("no policy");
   WR_ASSIGN_OR_RETURN(std::unique_ptr<workload::Workload> workload,
                       workload::MakeWorkload(options.workload, options.seed));
-  EventLoop loop(options, std::move(workload), std::string(policy->name()));
+  EventLoop loop(options, std::move(workload), "");
   for (const ReplicaSpec& spec : options.replicas) {
     loop.AddReplica(engine::DefaultEngineConfig(*spec.profile, spec.kv_capacity_tokens),
                     *spec.profile, options.prefix_mode == SimOptions::PrefixMode::kPrecise);
   }
-  loop.AddRouter(std::move(policy));
+  WR_RETURN_IF_ERROR(loop.AddGateways(make_policy));
   return loop.Run();
+}
+
+absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
+                                        std::unique_ptr<routing::Policy> policy) {
+  if (options.gateways != 1) {
+    return InvalidParam("gateways", "one policy instance serves one gateway: give a PolicyFactory");
+  }
+  return SimulateFleet(options,
+                       [&]() -> absl::StatusOr<std::unique_ptr<routing::Policy>> {
+                         return std::move(policy);
+                       });
 }
 
 absl::StatusOr<RunResult> SimulatePooled(const SimOptions& options, bool infinite_bound) {

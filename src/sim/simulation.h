@@ -30,6 +30,10 @@
 // live gateway's does); in precise mode it keys requests by their token ids, as a gateway with the
 // model's tokenizer does.
 //
+// Several gateways (SimOptions::gateways): the loop holds one Router per gateway, sends each
+// arrival to one of them, and delivers each response, scrape and KV-event message to the gateway
+// that owns it, so every gateway sees only what a live gateway replica would.
+//
 // Usage:
 //   SimOptions options = ...;
 //   absl::StatusOr<RunResult> r = SimulateFleet(options, MakePolicy("warmroute", ...).value());
@@ -40,6 +44,7 @@
 // distinct threads.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -49,8 +54,15 @@
 
 namespace warmroute::sim {
 
-// Runs the workload through options.replicas behind a Router using `policy`.
-// InvalidArgument for invalid options (no replicas, a bad workload, a non-positive interval).
+// Makes one policy instance: one per gateway (SimOptions::gateways), each with its own state.
+using PolicyFactory = std::function<absl::StatusOr<std::unique_ptr<routing::Policy>>()>;
+
+// Runs the workload through options.replicas behind options.gateways Routers, each with a policy
+// from `make_policy`. InvalidArgument for invalid options (no replicas, a bad workload, a
+// non-positive interval) and the factory's errors as they are.
+absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
+                                        const PolicyFactory& make_policy);
+// The same with one gateway and `policy`. REQUIRES (InvalidArgument): options.gateways == 1.
 absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
                                         std::unique_ptr<routing::Policy> policy);
 

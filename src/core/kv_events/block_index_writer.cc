@@ -50,6 +50,12 @@ bool SaltConsistent(const routing::DomainRecord& r, const EventBatch& batch, con
   return false;
 }
 
+// Whether the event says how the engine salted the first block (SaltConsistent then decides
+// from the event, not from the absence of other candidates).
+bool HasSaltEvidence(const Event& e) {
+  return e.cache_salt.has_value() || e.extra_keys != Event::ExtraKeys::kAbsent;
+}
+
 }  // namespace
 
 BlockIndexWriter::BlockIndexWriter(BlockIndexWriterOptions options) : options_(options) {
@@ -112,13 +118,23 @@ BlockIndexWriter::Roots BlockIndexWriter::Attribute(routing::BackendId backend,
   bool salted = false;
   bool one_model = true;
   uint64_t model_fp = 0;
-  for (const routing::DomainRecord& r : attribution.Candidates(backend, content)) {
-    if (e.lora_name.has_value() && r.model_fp != lora_fp) continue;
-    if (!SaltConsistent(r, batch, e)) continue;
-    if (roots.empty()) model_fp = r.model_fp;
-    one_model = one_model && r.model_fp == model_fp;
-    salted = salted || r.salt_fp != 0;
-    roots.push_back(r.root);  // Candidates are distinct by root
+  auto consider = [&](std::span<const routing::DomainRecord> candidates) {
+    for (const routing::DomainRecord& r : candidates) {
+      if (e.lora_name.has_value() && r.model_fp != lora_fp) continue;
+      if (!SaltConsistent(r, batch, e)) continue;
+      if (roots.empty()) model_fp = r.model_fp;
+      one_model = one_model && r.model_fp == model_fp;
+      salted = salted || r.salt_fp != 0;
+      roots.push_back(r.root);  // candidates are distinct by root
+    }
+  };
+  consider(attribution.Candidates(backend, content));
+  // Nobody sent it there through this router: another gateway replica did. With the engine's
+  // salt evidence, the domains in which this router sent the same first block anywhere are as
+  // safe to use as its own records (SaltConsistent keeps a salted block to its salt's domain).
+  if (roots.empty() && HasSaltEvidence(e)) {
+    consider(attribution.FleetCandidates(content));
+    if (!roots.empty()) counters_.fleet_attributed_blocks += static_cast<int64_t>(blocks);
   }
   if (roots.empty()) {
     counters_.unattributed_blocks += static_cast<int64_t>(blocks);

@@ -233,6 +233,42 @@ TEST_F(BlockIndexWriterTest, AFirstBlockNobodySentIsNotIndexed) {
   EXPECT_EQ(index_.entries(0), 0u);
 }
 
+// Several gateway replicas: a block another gateway sent there reaches this router only as the
+// engine's event. With the engine's salt evidence (vLLM's map form), the domains this router sent
+// the same first block in, to any backend, attribute it; the evidence keeps salted blocks apart.
+TEST_F(BlockIndexWriterTest, AnotherGatewaysDispatchIsAttributedByTheEnginesSaltEvidence) {
+  const Domain salted{.tenant = "acme", .salt = "s3cret"};
+  Dispatched(1, plain_, tokens_);
+  Dispatched(1, salted, tokens_);
+  // Unsalted chain (extra_keys nil), sent to backend 0 by another gateway.
+  ASSERT_TRUE(ApplyWire(0, {testing::Stored({11, 12}, std::nullopt, Slice(tokens_, 0, 8), kBlock),
+                            testing::Stored({13}, 12, Slice(tokens_, 8, 4), kBlock)},
+                        KvEventEncoding::kMap)
+                  .ok());
+  EXPECT_EQ(Matched(0, plain_, tokens_), 3);
+  EXPECT_EQ(Matched(0, salted, tokens_), 0);
+  EXPECT_EQ(writer_.counters().fleet_attributed_blocks, 2);
+  // The salted tenant's chain there (its salt in extra_keys): its domain only.
+  BatchBuilder events;
+  Event& chain = events.Stored({31}, std::nullopt, Slice(tokens_, 0, 4));
+  events.FirstBlockStrings(chain, {"s3cret"});
+  ASSERT_TRUE(Apply(0, events.batch()).ok());
+  EXPECT_EQ(Matched(0, salted, tokens_), 1);
+  // A salted chain whose salt this router never sent: not indexed.
+  BatchBuilder unknown;
+  Event& other = unknown.Stored({41}, std::nullopt, Slice(tokens_, 0, 4));
+  unknown.FirstBlockStrings(other, {"nobody"});
+  const size_t before = index_.entries(0);
+  ASSERT_TRUE(Apply(0, unknown.batch()).ok());
+  EXPECT_EQ(index_.entries(0), before);
+  // Without evidence (vLLM's array form) another backend's records are not used.
+  ASSERT_TRUE(ApplyWire(0, {testing::Stored({51}, std::nullopt, Slice(tokens_, 0, 4), kBlock)},
+                        KvEventEncoding::kArray)
+                  .ok());
+  EXPECT_EQ(index_.entries(0), before);
+  EXPECT_EQ(writer_.counters().fleet_attributed_blocks, 3);
+}
+
 // The engine reports no salt (vLLM's array form): a salted tenant's stored blocks are indexed in
 // its own domain only, and not at all once another domain sent the same first block.
 TEST_F(BlockIndexWriterTest, SaltedBlocksAreNeverMatchedByAnotherDomain) {

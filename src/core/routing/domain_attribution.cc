@@ -44,20 +44,7 @@ DomainAttribution::DomainAttribution(DomainAttributionOptions options)
   if (options_.records_per_backend == 0) options_.records_per_backend = 1;
 }
 
-void DomainAttribution::Record(BackendId backend, uint64_t first_block,
-                               const DomainRecord& record) {
-  if (first_block == 0) return;
-  if (backend >= backends_.size()) backends_.resize(size_t{backend} + 1);
-  Backend& state = backends_[backend];
-  if (state.ring.size() == options_.records_per_backend) {
-    const auto [old_block, old_root] = state.ring[state.next];
-    Release(state, old_block, old_root);
-    state.ring[state.next] = {first_block, record.root};
-    state.next = (state.next + 1) % state.ring.size();
-  } else {
-    state.ring.emplace_back(first_block, record.root);
-  }
-  auto& domains = state.by_block[first_block];
+void DomainAttribution::AddRef(Domains& domains, const DomainRecord& record) {
   for (DomainRecord& r : domains) {
     if (r.root == record.root) {
       ++r.refs;
@@ -71,16 +58,39 @@ void DomainAttribution::Record(BackendId backend, uint64_t first_block,
   domains.push_back(added);
 }
 
-void DomainAttribution::Release(Backend& state, uint64_t first_block, uint64_t root) {
-  auto it = state.by_block.find(first_block);
-  if (it == state.by_block.end()) return;
-  auto& domains = it->second;
+void DomainAttribution::DropRef(absl::flat_hash_map<uint64_t, Domains>& by_block,
+                                uint64_t first_block, uint64_t root) {
+  auto it = by_block.find(first_block);
+  if (it == by_block.end()) return;
+  Domains& domains = it->second;
   for (size_t i = 0; i < domains.size(); ++i) {
     if (domains[i].root != root) continue;
     if (--domains[i].refs == 0) domains.erase(domains.begin() + static_cast<std::ptrdiff_t>(i));
     break;
   }
-  if (domains.empty()) state.by_block.erase(it);
+  if (domains.empty()) by_block.erase(it);
+}
+
+void DomainAttribution::Record(BackendId backend, uint64_t first_block,
+                               const DomainRecord& record) {
+  if (first_block == 0) return;
+  if (backend >= backends_.size()) backends_.resize(size_t{backend} + 1);
+  Backend& state = backends_[backend];
+  if (state.ring.size() == options_.records_per_backend) {
+    const auto [old_block, old_root] = state.ring[state.next];
+    Release(state, old_block, old_root);
+    state.ring[state.next] = {first_block, record.root};
+    state.next = (state.next + 1) % state.ring.size();
+  } else {
+    state.ring.emplace_back(first_block, record.root);
+  }
+  AddRef(state.by_block[first_block], record);
+  AddRef(fleet_[first_block], record);
+}
+
+void DomainAttribution::Release(Backend& state, uint64_t first_block, uint64_t root) {
+  DropRef(state.by_block, first_block, root);
+  DropRef(fleet_, first_block, root);
 }
 
 std::span<const DomainRecord> DomainAttribution::Candidates(BackendId backend,
@@ -92,8 +102,17 @@ std::span<const DomainRecord> DomainAttribution::Candidates(BackendId backend,
   return std::span<const DomainRecord>(it->second.data(), it->second.size());
 }
 
+std::span<const DomainRecord> DomainAttribution::FleetCandidates(uint64_t first_block) const {
+  auto it = fleet_.find(first_block);
+  if (it == fleet_.end()) return {};
+  return std::span<const DomainRecord>(it->second.data(), it->second.size());
+}
+
 void DomainAttribution::Forget(BackendId backend) {
-  if (backend < backends_.size()) backends_[backend] = Backend{};
+  if (backend >= backends_.size()) return;
+  Backend& state = backends_[backend];
+  for (const auto& [first_block, root] : state.ring) DropRef(fleet_, first_block, root);
+  state = Backend{};
 }
 
 size_t DomainAttribution::records(BackendId backend) const {
@@ -104,9 +123,9 @@ size_t DomainAttribution::MemoryBytes() const {
   size_t bytes = sizeof(*this) + backends_.capacity() * sizeof(Backend);
   for (const Backend& b : backends_) {
     bytes += b.ring.capacity() * sizeof(b.ring[0]);
-    bytes += b.by_block.capacity() *
-             (sizeof(std::pair<uint64_t, absl::InlinedVector<DomainRecord, 1>>) + 1);
+    bytes += b.by_block.capacity() * (sizeof(std::pair<uint64_t, Domains>) + 1);
   }
+  bytes += fleet_.capacity() * (sizeof(std::pair<uint64_t, Domains>) + 1);
   return bytes;
 }
 

@@ -75,6 +75,12 @@ class DomainAttribution {
   // The distinct domains that sent a first block with this content to `backend` within the
   // window. Valid until the next Record or Forget.
   std::span<const DomainRecord> Candidates(BackendId backend, uint64_t first_block) const;
+  // The distinct domains that sent a first block with this content to any backend within the
+  // backends' windows. What another gateway replica dispatched reaches this router only as its
+  // engine's events: the domains this router itself sent the same content in are the candidates
+  // then (kv_events::BlockIndexWriter uses them only when the event carries the engine's salt
+  // evidence). Valid until the next Record or Forget.
+  std::span<const DomainRecord> FleetCandidates(uint64_t first_block) const;
   void Forget(BackendId backend);
 
   size_t records(BackendId backend) const;
@@ -86,10 +92,18 @@ class DomainAttribution {
     std::vector<std::pair<uint64_t, uint64_t>> ring;  // (first block, root), oldest at `next`
     size_t next = 0;
   };
+  using Domains = absl::InlinedVector<DomainRecord, 1>;
+  // Adds one reference to `record` in `domains` (refs counted per root).
+  static void AddRef(Domains& domains, const DomainRecord& record);
+  // Drops one reference to `root` from by_block[first_block], erasing what reaches zero.
+  static void DropRef(absl::flat_hash_map<uint64_t, Domains>& by_block, uint64_t first_block,
+                      uint64_t root);
   void Release(Backend& state, uint64_t first_block, uint64_t root);
 
   DomainAttributionOptions options_;
   std::vector<Backend> backends_;
+  // Every backend's records by content: the sum of the backends' by_block.
+  absl::flat_hash_map<uint64_t, Domains> fleet_;
 };
 
 }  // namespace warmroute::routing

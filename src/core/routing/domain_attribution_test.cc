@@ -39,6 +39,25 @@ TEST(DomainAttributionTest, ForgetsTheOldestRecordsBeyondTheWindow) {
   EXPECT_GT(a.MemoryBytes(), 0u);
 }
 
+TEST(DomainAttributionTest, FleetCandidatesAreEveryBackendsRecordsByContent) {
+  DomainAttribution a({.records_per_backend = 2});
+  a.Record(0, 10, Root(1));
+  a.Record(1, 10, Root(1));
+  a.Record(1, 10, Root(2));
+  ASSERT_EQ(a.FleetCandidates(10).size(), 2u);
+  EXPECT_EQ(a.FleetCandidates(10)[0].refs, 2u);  // root 1, from both backends
+  EXPECT_TRUE(a.FleetCandidates(20).empty());
+  a.Forget(0);
+  ASSERT_EQ(a.FleetCandidates(10).size(), 2u);
+  EXPECT_EQ(a.FleetCandidates(10)[0].refs, 1u);
+  a.Record(1, 20, Root(3));  // backend 1's window of 2: (10, 1) leaves
+  ASSERT_EQ(a.FleetCandidates(10).size(), 1u);
+  EXPECT_EQ(a.FleetCandidates(10)[0].root, 2u);
+  a.Forget(1);
+  EXPECT_TRUE(a.FleetCandidates(10).empty());
+  EXPECT_TRUE(a.FleetCandidates(20).empty());
+}
+
 TEST(DomainAttributionTest, TheEmptySaltHasNoFingerprint) {
   EXPECT_EQ(SaltFingerprint(""), 0u);
   EXPECT_NE(SaltFingerprint("a"), 0u);
