@@ -16,6 +16,7 @@ packages=(
   prometheus                  # promtool, to validate /metrics in tests
   python3-msgpack python3-zmq # independent decoder and subscriber of KV events in tests (/usr/bin/python3)
   python3-jinja2              # tests/templates/make_golden.py: the reference renders of chat templates
+  python3-yaml                # tests/integration/test_kubernetes_manifests.py reads deploy/kubernetes/
   gnuplot-nox
   redis-server                # cluster-wide rate limits (tests start their own on loopback)
   wrk haproxy nginx-light     # bench/proxy_overhead.py: the proxies we measure against

@@ -177,6 +177,10 @@ void WriteRun(JsonWriter& j, const RunResult& run, const DipOptions& dip) {
     j.Int(e.rebuilds);
     j.Key("routed_uncertain");
     j.Int(e.routed_uncertain);
+    j.Key("unattributed_blocks");
+    j.Int(e.unattributed_blocks);
+    j.Key("fleet_attributed_blocks");
+    j.Int(e.fleet_attributed_blocks);
     j.EndObject();
   }
   j.Key("replicas");

@@ -132,8 +132,11 @@ BlockIndexWriter::Roots BlockIndexWriter::Attribute(routing::BackendId backend,
   // Nobody sent it there through this router: another gateway replica did. With the engine's
   // salt evidence, the domains in which this router sent the same first block anywhere are as
   // safe to use as its own records (SaltConsistent keeps a salted block to its salt's domain).
+  // Failing those, an unsalted block (by the evidence) is one every unsalted domain of its model
+  // would hit on the engine: the unsalted domains this router routes for.
   if (roots.empty() && HasSaltEvidence(e)) {
     consider(attribution.FleetCandidates(content));
+    if (roots.empty()) consider(attribution.UnsaltedDomains());
     if (!roots.empty()) counters_.fleet_attributed_blocks += static_cast<int64_t>(blocks);
   }
   if (roots.empty()) {

@@ -30,8 +30,11 @@
 // When no domain sent it to this backend through this router (another gateway replica did) and
 // the event carries salt evidence (a salt, or vLLM's extra_keys), the candidates are the domains
 // this router sent the same first block in to any backend (DomainAttribution::FleetCandidates),
-// filtered the same way: the evidence, not the backend, is what keeps a salted block in its
-// domain. Without evidence they are not used (a block of unknown salt is never guessed).
+// and failing those, for a block the evidence shows unsalted, the unsalted domains this router
+// routes for (DomainAttribution::UnsaltedDomains: the engine keys an unsalted block by model and
+// LoRA alone, so each of them would hit it), filtered the same way: the evidence, not the
+// backend, is what keeps a salted block in its domain. Without evidence neither is used (a
+// block of unknown salt is never guessed).
 // Then: no candidate → not indexed (unattributed); one domain → indexed in it; several domains
 // → indexed in all of them only when none of them is salted and all name the same model (the
 // engine keyed the block by the same (model, no salt) for all: each of them would hit it), at
@@ -87,7 +90,7 @@ struct WriterCounters {
   int64_t tier_changes = 0;    // stores or removals that changed a block's tiers only
   int64_t cleared = 0;         // AllBlocksCleared, and Clear()
   int64_t unattributed_blocks = 0;  // first-block runs with no candidate domain
-  int64_t fleet_attributed_blocks = 0;  // of the indexed: by domains sent to other backends
+  int64_t fleet_attributed_blocks = 0;  // of the indexed: by FleetCandidates or UnsaltedDomains
   int64_t ambiguous_blocks = 0;     // first-block runs with several domains, not indexable
   int64_t orphan_blocks = 0;        // runs whose parent is not in the map
   int64_t unknown_removals = 0;     // BlockRemoved of a hash not in the map

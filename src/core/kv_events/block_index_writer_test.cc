@@ -269,6 +269,45 @@ TEST_F(BlockIndexWriterTest, AnotherGatewaysDispatchIsAttributedByTheEnginesSalt
   EXPECT_EQ(writer_.counters().fleet_attributed_blocks, 3);
 }
 
+// A first block this router never sent anywhere (another gateway's new prompt): the engine shows
+// it unsalted, so it is indexed in the unsalted domain this router routes for, which would hit
+// it on the engine; a salted domain never gets it, and without evidence nothing does.
+TEST_F(BlockIndexWriterTest, AnUnsaltedBlockNobodyHereSentGoesToTheUnsaltedDomains) {
+  const Domain salted{.tenant = "acme", .salt = "s3cret"};
+  Dispatched(1, plain_, Tokens(900, 16));  // some other prompt, unsalted
+  Dispatched(1, salted, Tokens(900, 16));
+  ASSERT_TRUE(ApplyWire(0, {testing::Stored({11, 12}, std::nullopt, Slice(tokens_, 0, 8), kBlock)},
+                        KvEventEncoding::kMap)
+                  .ok());
+  EXPECT_EQ(Matched(0, plain_, tokens_), 2);
+  EXPECT_EQ(Matched(0, salted, tokens_), 0);
+  EXPECT_EQ(writer_.counters().fleet_attributed_blocks, 2);
+  // The array form carries no salt: not indexed.
+  ASSERT_TRUE(ApplyWire(1, {testing::Stored({21, 22}, std::nullopt, Slice(tokens_, 0, 8), kBlock)},
+                        KvEventEncoding::kArray)
+                  .ok());
+  EXPECT_EQ(Matched(1, plain_, tokens_), 0);
+  // Only salted domains here: an unsalted block is not indexed.
+  routing::DomainAttribution only_salted({});
+  const routing::DispatchDomain d =
+      routing::DomainOfTokenPrompt(kModel, salted.tenant, salted.salt, Tokens(900, 16), kBlock);
+  only_salted.Record(1, d.first_block, d.record);
+  routing::IndexUpdates updates;
+  ASSERT_TRUE(writer_
+                  .Apply(1,
+                         [&] {
+                           BatchBuilder b;
+                           b.Stored({31}, std::nullopt, Slice(tokens_, 0, 4)).extra_keys =
+                               Event::ExtraKeys::kFirstNil;
+                           return b.batch();
+                         }(),
+                         only_salted, updates)
+                  .ok());
+  updates.ApplyTo(index_, 1);
+  EXPECT_EQ(Matched(1, salted, tokens_), 0);
+  EXPECT_EQ(index_.entries(1), 0u);
+}
+
 // The engine reports no salt (vLLM's array form): a salted tenant's stored blocks are indexed in
 // its own domain only, and not at all once another domain sent the same first block.
 TEST_F(BlockIndexWriterTest, SaltedBlocksAreNeverMatchedByAnotherDomain) {

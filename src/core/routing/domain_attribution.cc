@@ -86,11 +86,21 @@ void DomainAttribution::Record(BackendId backend, uint64_t first_block,
   }
   AddRef(state.by_block[first_block], record);
   AddRef(fleet_[first_block], record);
+  if (record.salt_fp == 0) AddRef(unsalted_, record);
 }
 
 void DomainAttribution::Release(Backend& state, uint64_t first_block, uint64_t root) {
   DropRef(state.by_block, first_block, root);
   DropRef(fleet_, first_block, root);
+  DropUnsalted(root);
+}
+
+void DomainAttribution::DropUnsalted(uint64_t root) {
+  for (size_t i = 0; i < unsalted_.size(); ++i) {
+    if (unsalted_[i].root != root) continue;
+    if (--unsalted_[i].refs == 0) unsalted_.erase(unsalted_.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
 }
 
 std::span<const DomainRecord> DomainAttribution::Candidates(BackendId backend,
@@ -102,6 +112,10 @@ std::span<const DomainRecord> DomainAttribution::Candidates(BackendId backend,
   return std::span<const DomainRecord>(it->second.data(), it->second.size());
 }
 
+std::span<const DomainRecord> DomainAttribution::UnsaltedDomains() const {
+  return std::span<const DomainRecord>(unsalted_.data(), unsalted_.size());
+}
+
 std::span<const DomainRecord> DomainAttribution::FleetCandidates(uint64_t first_block) const {
   auto it = fleet_.find(first_block);
   if (it == fleet_.end()) return {};
@@ -111,7 +125,10 @@ std::span<const DomainRecord> DomainAttribution::FleetCandidates(uint64_t first_
 void DomainAttribution::Forget(BackendId backend) {
   if (backend >= backends_.size()) return;
   Backend& state = backends_[backend];
-  for (const auto& [first_block, root] : state.ring) DropRef(fleet_, first_block, root);
+  for (const auto& [first_block, root] : state.ring) {
+    DropRef(fleet_, first_block, root);
+    DropUnsalted(root);
+  }
   state = Backend{};
 }
 

@@ -81,6 +81,12 @@ class DomainAttribution {
   // then (kv_events::BlockIndexWriter uses them only when the event carries the engine's salt
   // evidence). Valid until the next Record or Forget.
   std::span<const DomainRecord> FleetCandidates(uint64_t first_block) const;
+  // The distinct unsalted domains (salt_fp 0) of every record in the backends' windows,
+  // whatever their first block. An engine keys an unsalted block by its model (and LoRA) alone,
+  // so every unsalted domain of that model would hit a block the engine reports as unsalted:
+  // kv_events::BlockIndexWriter indexes such a block, when no dispatch explains it, in these.
+  // Valid until the next Record or Forget.
+  std::span<const DomainRecord> UnsaltedDomains() const;
   void Forget(BackendId backend);
 
   size_t records(BackendId backend) const;
@@ -99,11 +105,15 @@ class DomainAttribution {
   static void DropRef(absl::flat_hash_map<uint64_t, Domains>& by_block, uint64_t first_block,
                       uint64_t root);
   void Release(Backend& state, uint64_t first_block, uint64_t root);
+  // Drops one reference to `root` from unsalted_ (no-op for a salted root: never added).
+  void DropUnsalted(uint64_t root);
 
   DomainAttributionOptions options_;
   std::vector<Backend> backends_;
   // Every backend's records by content: the sum of the backends' by_block.
   absl::flat_hash_map<uint64_t, Domains> fleet_;
+  // Every backend's unsalted records by root, whatever their content (refs: records).
+  Domains unsalted_;
 };
 
 }  // namespace warmroute::routing

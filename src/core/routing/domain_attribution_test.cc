@@ -58,6 +58,21 @@ TEST(DomainAttributionTest, FleetCandidatesAreEveryBackendsRecordsByContent) {
   EXPECT_TRUE(a.FleetCandidates(20).empty());
 }
 
+TEST(DomainAttributionTest, UnsaltedDomainsAreTheUnsaltedRecordsOfEveryBackend) {
+  DomainAttribution a({.records_per_backend = 2});
+  a.Record(0, 10, Root(1));
+  a.Record(1, 20, Root(1));
+  a.Record(1, 30, {.root = 2, .model_fp = 1, .salt_fp = 7, .refs = 0});  // salted: not listed
+  ASSERT_EQ(a.UnsaltedDomains().size(), 1u);
+  EXPECT_EQ(a.UnsaltedDomains()[0].root, 1u);
+  EXPECT_EQ(a.UnsaltedDomains()[0].refs, 2u);
+  a.Forget(0);
+  ASSERT_EQ(a.UnsaltedDomains().size(), 1u);
+  a.Record(1, 40, Root(3));  // backend 1's window: (20, 1) leaves
+  ASSERT_EQ(a.UnsaltedDomains().size(), 1u);
+  EXPECT_EQ(a.UnsaltedDomains()[0].root, 3u);
+}
+
 TEST(DomainAttributionTest, TheEmptySaltHasNoFingerprint) {
   EXPECT_EQ(SaltFingerprint(""), 0u);
   EXPECT_NE(SaltFingerprint("a"), 0u);
