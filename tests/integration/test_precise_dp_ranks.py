@@ -28,16 +28,18 @@ from test_precise_keys import wait_for
 
 RANKS = 2
 RANK_HEADER = "X-data-parallel-rank"
+PREFIXES, WAVES = 8, 6  # the traffic: WAVES waves of PREFIXES concurrent chats
 
 
 class DpEngine(Engine):
-    """One `warmroute engine --data-parallel-size 2` process (one replica) on fixed ports."""
+    """One `warmroute engine --data-parallel-size N` process (one replica) on fixed ports."""
 
-    def __init__(self):  # not Engine.__init__: one range holds the HTTP port and every rank's
-        base = free_tcp_port(1 + 2 * RANKS)
+    def __init__(self, ranks):  # not Engine.__init__: one range holds the HTTP port and every rank's
+        base = free_tcp_port(1 + 2 * ranks)
+        self.ranks = ranks
         self.http_port = base
-        self.pub_port, self.replay_port = base + 1, base + 1 + RANKS  # rank r: + r
-        self.extra_args = ["--data-parallel-size", str(RANKS)]
+        self.pub_port, self.replay_port = base + 1, base + 1 + ranks  # rank r: + r
+        self.extra_args = ["--data-parallel-size", str(ranks)]
         self.proc = None
 
     def chat_on_rank(self, rank, body):
@@ -55,7 +57,7 @@ class DpEngine(Engine):
 
     def backend(self, name):
         b = super().backend(name)
-        b["kv_events"]["dp_ranks"] = RANKS
+        b["kv_events"]["dp_ranks"] = self.ranks
         return b
 
 
@@ -68,12 +70,14 @@ def cached(response):
     return response["usage"]["prompt_tokens_details"]["cached_tokens"]
 
 
-@unittest.skipIf(SKIP, SKIP)
-class PreciseDataParallelTest(unittest.TestCase):
+class Fleet(unittest.TestCase):
+    """Two engines of `ranks` ranks each behind a precise-mode gateway (no tests of its own)."""
+    ranks = RANKS
+
     def setUp(self):
         self.engines = {}
         for name in ("e0", "e1"):
-            engine = DpEngine().start()
+            engine = DpEngine(self.ranks).start()
             self.addCleanup(engine.stop)
             self.engines[name] = engine
         self.gw = GatewayProcess(gateway_config(
@@ -92,7 +96,7 @@ class PreciseDataParallelTest(unittest.TestCase):
         return h["x-warmroute-backend"], line
 
     def all_ranks(self, predicate):
-        return all(len(ranks_of(self.gw, b)) == RANKS and
+        return all(len(ranks_of(self.gw, b)) == self.ranks and
                    all(predicate(r) for r in ranks_of(self.gw, b)) for b in self.engines)
 
     def warm_up(self):
@@ -102,7 +106,7 @@ class PreciseDataParallelTest(unittest.TestCase):
             if self.all_ranks(lambda r: r["applied"] > 0):
                 break
             self.post(chat(system_prompt(f"dp warm-up {uuid.uuid4()}"), f"bonjour {i}"),
-                      headers={RANK_HEADER: str(i % RANKS)})
+                      headers={RANK_HEADER: str(i % self.ranks)})
             time.sleep(0.05)
         wait_for(lambda: self.all_ranks(lambda r: r["applied"] > 0),
                  what=f"an event applied from every rank\n{self.gw.log()[-3000:]}")
@@ -111,6 +115,47 @@ class PreciseDataParallelTest(unittest.TestCase):
         for b in self.engines:
             self.assertEqual(admin_backends(self.gw)[b]["kv_events"]["state"], "precise")
 
+    def traffic(self):
+        """Sends the waves; returns their access-log lines after printing the index error."""
+        # Waves of concurrent requests, one per prefix (so that within a wave no request can hit
+        # another's blocks), no rank header: the engines' balancer spreads them over the ranks.
+        prefixes = [system_prompt(f"dp traffic {i} {uuid.uuid4()}") for i in range(PREFIXES)]
+        waves = WAVES
+        before = len(chat_lines(self.gw))
+        for wave in range(waves):
+            errors = []
+
+            def send(system, wave=wave):
+                try:
+                    status, _, data = self.gw.request(
+                        "POST", "/v1/chat/completions",
+                        dict(chat(system, f"question {wave}"), max_tokens=24))
+                    if status != 200:
+                        errors.append(data[:200])
+                except Exception as e:  # reported below
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=send, args=(p,)) for p in prefixes]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            time.sleep(0.5)  # every rank's events of this wave reach the index
+        lines = wait_for(lambda: (lambda l: l if len(l) == waves * len(prefixes) else None)(
+            chat_lines(self.gw)[before:]), what="every request's access-log line")
+
+        error = sum(abs(l["predicted_cached_tokens"] - l["cached_tokens"]) / l["prompt_tokens"]
+                    for l in lines) / len(lines)
+        over = sum(1 for l in lines if l["predicted_cached_tokens"] > l["cached_tokens"])
+        print(f"\nindex error over {len(lines)} requests ({waves} waves of {len(prefixes)} "
+              f"concurrent prefixes, 2 engines x {self.ranks} rank(s)): mean |predicted - cached| / "
+              f"prompt tokens = {error:.2%}; over-predicted {over}/{len(lines)}", flush=True)
+        return lines
+
+
+@unittest.skipIf(SKIP, SKIP)
+class PreciseDataParallelTest(Fleet):
     def test_each_ranks_events_reach_the_backends_slice(self):
         # The gateway reads both ranks' load and capacity from one /metrics: the KV capacity is
         # the sum of the ranks' vllm:cache_config_info.
@@ -148,51 +193,18 @@ class PreciseDataParallelTest(unittest.TestCase):
             self.assertEqual(admin_backends(self.gw)[name]["kv_events"]["malformed"], 0)
 
     def test_traffic_over_both_ranks_is_never_under_predicted(self):
-        # Waves of concurrent requests, one per prefix (so that within a wave no request can hit
-        # another's blocks), no rank header: the engines' balancer spreads them over the ranks.
-        prefixes = [system_prompt(f"dp traffic {i} {uuid.uuid4()}") for i in range(8)]
-        waves = 6
-        before = len(chat_lines(self.gw))
-        for wave in range(waves):
-            errors = []
-
-            def send(system, wave=wave):
-                try:
-                    status, _, data = self.gw.request(
-                        "POST", "/v1/chat/completions",
-                        dict(chat(system, f"question {wave}"), max_tokens=24))
-                    if status != 200:
-                        errors.append(data[:200])
-                except Exception as e:  # reported below
-                    errors.append(repr(e))
-
-            threads = [threading.Thread(target=send, args=(p,)) for p in prefixes]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            self.assertEqual(errors, [])
-            time.sleep(0.5)  # every rank's events of this wave reach the index
-        lines = wait_for(lambda: (lambda l: l if len(l) == waves * len(prefixes) else None)(
-            chat_lines(self.gw)[before:]), what="every request's access-log line")
-
+        lines = self.traffic()
         # The balancer used both ranks of each engine.
         for name, engine in self.engines.items():
             text = engine.replica.metrics_text()
-            for rank in range(RANKS):
+            for rank in range(self.ranks):
                 self.assertGreater(metric_sum(text, "vllm:prompt_tokens_total", engine=str(rank)),
                                    0, f"{name} rank {rank} served nothing")
         # The union of the ranks' caches is never below what the serving rank holds.
         under = [l for l in lines if l["cached_tokens"] > l["predicted_cached_tokens"]]
         self.assertEqual(under, [])
-        later = lines[len(prefixes):]  # from the second wave on, every prefix is cached somewhere
+        later = lines[PREFIXES:]  # from the second wave on, every prefix is cached somewhere
         self.assertTrue(all(l["predicted_cached_tokens"] > 1000 for l in later), later)
-        error = sum(abs(l["predicted_cached_tokens"] - l["cached_tokens"]) / l["prompt_tokens"]
-                    for l in lines) / len(lines)
-        over = sum(1 for l in lines if l["predicted_cached_tokens"] > l["cached_tokens"])
-        print(f"\nindex error over {len(lines)} requests ({waves} waves of {len(prefixes)} "
-              f"concurrent prefixes, 2 engines x {RANKS} ranks): mean |predicted - cached| / "
-              f"prompt tokens = {error:.2%}; over-predicted {over}/{len(lines)}", flush=True)
 
     def test_a_reset_clears_the_slice_and_every_rank_is_precise_again(self):
         system = system_prompt(f"dp reset {uuid.uuid4()}")
@@ -238,6 +250,19 @@ class PreciseDataParallelTest(unittest.TestCase):
         _, line = self.post(chat(system, "quatre"), headers={RANK_HEADER: "1"})
         self.assertGreater(line["cached_tokens"], 1000, line)
         self.assertEqual(line["predicted_cached_tokens"], line["cached_tokens"], line)
+
+
+@unittest.skipIf(SKIP, SKIP)
+class OneRankControlTest(Fleet):
+    """The same traffic with one engine core per backend: the slice is that core's cache, and
+    every prediction is exact. What the data-parallel test measures beyond this is the ranks'."""
+    ranks = 1
+
+    def test_traffic_with_one_rank_per_backend_is_predicted_exactly(self):
+        lines = self.traffic()
+        wrong = [l for l in lines if l["predicted_cached_tokens"] != l["cached_tokens"]]
+        self.assertEqual(wrong, [])
+
 
 if __name__ == "__main__":
     unittest.main()
