@@ -14,6 +14,7 @@ the engine reports (the union holds every rank's blocks). test_traffic_* measure
 Skipped when the Qwen 3 tokenizer files are absent (the build unpacks them)."""
 import http.client
 import json
+import re
 import threading
 import time
 import unittest
@@ -165,8 +166,10 @@ class PreciseDataParallelTest(Fleet):
         self.assertEqual(per_rank, [1.0] * RANKS)
         wait_for(lambda: admin_backends(self.gw)["e0"]["kv_capacity_tokens"] > 0,
                  what="e0's KV capacity scraped")
-        capacity = admin_backends(self.gw)["e0"]["kv_capacity_tokens"]
-        self.assertEqual(capacity % RANKS, 0)
+        blocks = {int(b) for b in re.findall(r'num_gpu_blocks="(\d+)"', engine_metrics)}
+        self.assertEqual(len(blocks), 1, engine_metrics)  # every rank has the same cache
+        self.assertEqual(admin_backends(self.gw)["e0"]["kv_capacity_tokens"],
+                         RANKS * blocks.pop() * 16)
         # The gateway indexes what it dispatched (speculative inserts) and what the events
         # report. So that only the events can explain a prediction: a prompt goes through the
         # gateway to one rank, then a longer one extending it goes to that rank directly (the
