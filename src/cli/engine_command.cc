@@ -5,9 +5,10 @@
 //   replica 0 listening on 127.0.0.1:8000
 //   replica 0 kv-events on tcp://*:5557          (with --kv-events)
 //   replica 0 kv-events-replay on tcp://*:5558   (with a replay_endpoint in --kv-events-config)
-// and with --data-parallel-size D > 1, for each further rank r of the replica:
+// and with --data-parallel-size D > 1, for each further rank r of the replica (here with a
+// replay_endpoint of tcp://*:5567):
 //   replica 0 rank 1 kv-events on tcp://*:5558
-//   replica 0 rank 1 kv-events-replay on tcp://*:5560
+//   replica 0 rank 1 kv-events-replay on tcp://*:5568
 // (the lines without "rank" are rank 0's; rank r of replica i binds the configured ports
 // + i * D + r).
 // Invalid flags exit 2 with a message on stderr (TLS files are read and checked at start:
