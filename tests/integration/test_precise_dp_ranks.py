@@ -255,6 +255,36 @@ class PreciseDataParallelTest(Fleet):
         self.assertEqual(line["predicted_cached_tokens"], line["cached_tokens"], line)
 
 
+    def test_a_restart_clears_the_slice_and_every_rank_is_precise_again(self):
+        system = system_prompt(f"dp restart {uuid.uuid4()}")
+        name, _ = self.post(chat(system, "un"), headers={RANK_HEADER: "1"})
+        _, line = self.post(chat(system, "deux"), headers={RANK_HEADER: "1"})
+        self.assertGreater(line["predicted_cached_tokens"], 1000, line)
+        engine = self.engines[name]
+        engine.stop()
+        wait_for(lambda: admin_backends(self.gw)[name]["state"] != "up", what=f"{name} down")
+        engine.start()  # the same ports; every rank's sequence numbers start at 0 again
+        wait_for(lambda: admin_backends(self.gw)[name]["state"] == "up", what=f"{name} up")
+        wait_for(lambda: all(r["state"] == "precise" for r in ranks_of(self.gw, name)),
+                 what=f"{name}'s ranks precise again")
+        # The new process holds nothing: nothing is predicted, nothing is cached.
+        backend, line = self.post(chat(system, "trois"), headers={RANK_HEADER: "1"})
+        self.assertEqual(line["predicted_cached_tokens"], 0, line)
+        self.assertEqual(line["cached_tokens"], 0, line)
+        # Both ranks of the new process publish and are applied: a prompt on each rank is then
+        # predicted exactly.
+        for rank in range(RANKS):
+            other = system_prompt(f"dp after restart {rank} {uuid.uuid4()}")
+            applied = {b: ranks_of(self.gw, b)[rank]["applied"] for b in self.engines}
+            first, _ = self.post(chat(other, "un"), headers={RANK_HEADER: str(rank)})
+            wait_for(lambda: ranks_of(self.gw, first)[rank]["applied"] > applied[first],
+                     what=f"rank {rank}'s events applied")
+            _, line = self.post(chat(other, "deux"), headers={RANK_HEADER: str(rank)})
+            self.assertGreater(line["cached_tokens"], 1000, line)
+            self.assertEqual(line["predicted_cached_tokens"], line["cached_tokens"], line)
+        self.assertTrue(all(r["state"] == "precise" for r in ranks_of(self.gw, name)))
+
+
 @unittest.skipIf(SKIP, SKIP)
 class OneRankControlTest(Fleet):
     """The same traffic with one engine core per backend: the slice is that core's cache, and
