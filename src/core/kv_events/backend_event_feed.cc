@@ -54,8 +54,9 @@ void BackendEventFeed::Perform(int rank, const StreamActions& actions, uint64_t 
   for (const StreamAction& a : actions) {
     switch (a.kind) {
       case StreamAction::Kind::kClearSlice:
-        // The rank's own stream started over (a restart, a loss): its numbering may have too.
-        ranks_[static_cast<size_t>(rank)].history_from = 0;
+        // The rank's own stream started over (a restart, a loss). A restart is the engine's, so
+        // every rank's numbering may have started over too: their histories from seq 0.
+        for (Rank& r : ranks_) r.history_from = 0;
         steps_.push_back(
             {.kind = Step::Kind::kClear, .rank = rank, .batch = 0, .seq = 0, .replayed = false});
         ClearOtherRanks(rank, now);

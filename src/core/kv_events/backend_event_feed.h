@@ -147,9 +147,10 @@ class BackendEventFeed {
     EventStream stream;
     bool failing = false;  // the last message of this rank was malformed
     int64_t applied = 0;   // messages applied
-    // The message after the rank's latest applied AllBlocksCleared (0: none seen since the
-    // stream last started over): the rank's cache holds only what it stored from there, so a
-    // clear caused by another rank replays this rank's history from there.
+    // The message after the rank's latest applied AllBlocksCleared (0: none seen since any
+    // rank's stream last started over, which may be the engine restarting): the rank's cache
+    // holds only what it stored from there, so a clear caused by another rank replays this
+    // rank's history from there.
     uint64_t history_from = 0;
   };
   struct Step {

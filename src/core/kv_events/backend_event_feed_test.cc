@@ -310,5 +310,36 @@ TEST_F(FeedTest, EachRanksResetReplaysTheOtherRankOnlySinceItsOwnReset) {
   EXPECT_EQ(feed.state(), StreamState::kPrecise);
 }
 
+TEST_F(FeedTest, ARanksRestartReplaysTheOtherRanksFromSequenceZero) {
+  // After both ranks' resets, the engine restarts (all its ranks number from 0 again) and rank 0
+  // is seen restarting first: rank 1's history is asked from seq 0, not from after its reset in
+  // the old process (which the new process never reached).
+  BackendEventFeed feed(
+      b0_, {.block_size = kBlock, .dp_ranks = 2, .stream = {.replay_configured = true}});
+  const std::string end = EncodeReplayRequest(kEndOfReplay);
+  const std::string stored = StorePrompt(0), empty0 = Batch({}, 0);
+  Live(feed, 0, stored, 0);
+  Live(feed, 1, empty0, 0);
+  Live(feed, 0, Batch({}, 1), 1);
+  Live(feed, 1, Batch({}, 1), 1);
+  Live(feed, 2, Batch({Cleared()}, 1), 1);  // rank 1's reset: rank 0 replays from 0
+  const std::string seq0 = EncodeReplayRequest(0), seq1 = EncodeReplayRequest(1);
+  std::vector<std::string_view> reply = {"", seq0, stored};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);
+  reply = {"", seq1, empty0};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);
+  reply = {"", end, ""};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);
+  feed.ApplyTo(router_);
+  feed.TakeReplayRequests();
+  ASSERT_EQ(feed.rank_state(1), StreamState::kPrecise);
+
+  Live(feed, 0, StorePrompt(0), 0);  // rank 0 numbers from 0 again: the engine restarted
+  const std::vector<ReplayRequest> requests = feed.TakeReplayRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].rank, 1);
+  EXPECT_EQ(requests[0].from_seq, 0u);
+}
+
 }  // namespace
 }  // namespace warmroute::kv_events
