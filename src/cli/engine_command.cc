@@ -5,6 +5,12 @@
 //   replica 0 listening on 127.0.0.1:8000
 //   replica 0 kv-events on tcp://*:5557          (with --kv-events)
 //   replica 0 kv-events-replay on tcp://*:5558   (with a replay_endpoint in --kv-events-config)
+// and with --data-parallel-size D > 1, for each further rank r of the replica (here with a
+// replay_endpoint of tcp://*:5567):
+//   replica 0 rank 1 kv-events on tcp://*:5558
+//   replica 0 rank 1 kv-events-replay on tcp://*:5568
+// (the lines without "rank" are rank 0's; rank r of replica i binds the configured ports
+// + i * D + r).
 // Invalid flags exit 2 with a message on stderr (TLS files are read and checked at start:
 // "--tls-cert: cannot read '/x': No such file or directory"); a port that cannot be bound exits 1.
 // With --tls-cert/--tls-key every replica serves HTTPS (TLS >= 1.2), and with --tls-client-ca
@@ -96,6 +102,17 @@ int RunEngine(EngineFlags flags) {
       std::printf("replica %d kv-events-replay on %s\n", r.index,
                   r.kv_events_replay_endpoint.c_str());
     }
+    for (size_t rank = 1; rank < r.ranks.size(); ++rank) {
+      const emulator::RankKvEndpoints& e = r.ranks[rank];
+      if (!e.kv_events_endpoint.empty()) {
+        std::printf("replica %d rank %zu kv-events on %s\n", r.index, rank,
+                    e.kv_events_endpoint.c_str());
+      }
+      if (!e.kv_events_replay_endpoint.empty()) {
+        std::printf("replica %d rank %zu kv-events-replay on %s\n", r.index, rank,
+                    e.kv_events_replay_endpoint.c_str());
+      }
+    }
   }
   std::fflush(stdout);
   (*fleet)->Run(/*handle_signals=*/true);
@@ -115,6 +132,12 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--model", f.model, "served model name (default: the profile's model)");
   cmd->add_option("--replicas", f.replicas, "number of replicas")->capture_default_str();
+  cmd->add_option("--data-parallel-size", f.data_parallel_size,
+                  "engine cores (data-parallel ranks) per replica behind its one API, as vLLM's "
+                  "flag: each with its own KV cache, scheduler, metrics and KV events (rank r on "
+                  "the replica's KV-event ports + r); a request goes to its X-data-parallel-rank "
+                  "header's rank, else the least loaded")
+      ->capture_default_str();
   cmd->add_option("--port", f.port,
                   "port of replica 0; replica i listens on port + i (0: ephemeral ports)")
       ->capture_default_str();
@@ -138,13 +161,15 @@ void AddEngineCommand(CLI::App& app, int* exit_code) {
       cmd->add_flag("--kv-events", f.kv_events, "publish vLLM KV events over ZMQ");
   CLI::Option* kv_endpoint =
       cmd->add_option("--kv-events-endpoint", f.kv_events_endpoint,
-                      "ZMQ PUB endpoint of replica 0; replica i binds port + i")
+                      "ZMQ PUB endpoint of replica 0; replica i binds port + i (rank r of "
+                      "replica i with --data-parallel-size D: port + i * D + r)")
           ->capture_default_str();
   cmd->add_option(
       "--kv-events-config", flags->kv_events_config,
       "vLLM's KVEventsConfig JSON, e.g. '{\"enable_kv_cache_events\": true, "
       "\"endpoint\": \"tcp://*:5557\", \"replay_endpoint\": \"tcp://*:5558\"}' "
-      "(instead of --kv-events and --kv-events-endpoint; replica i binds both ports + i)");
+      "(instead of --kv-events and --kv-events-endpoint; replica i binds both ports + i, or "
+      "+ i * D + r for rank r with --data-parallel-size D)");
   cmd->add_option("--kv-events-encoding", flags->kv_events_encoding,
                   "KV event encoding: map (vLLM's current form, the default) or array (the older "
                   "tagged-array form, vLLM <= 0.23) or sglang (SGLang's array form)")

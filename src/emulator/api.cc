@@ -37,13 +37,17 @@ absl::Status NoRoute(const HttpRequest& request) {
 
 }  // namespace
 
-EngineApi::EngineApi(Replica& replica, const ModelText& model_text,
+EngineApi::EngineApi(Replica& replica, const ModelText& model_text, const EngineApiOptions& options)
+    : EngineApi(std::vector<Replica*>{&replica}, model_text, options) {}
+
+EngineApi::EngineApi(std::vector<Replica*> ranks, const ModelText& model_text,
                      const EngineApiOptions& options)
-    : replica_(replica),
+    : ranks_(std::move(ranks)),
+      replica_(ranks_.front()),
       model_text_(model_text),
       embedding_dims_(options.embedding_dims),
-      id_rng_(Mix64(replica.options().seed ^ 0x6964735f72657370ull)),
-      responses_(replica, model_text, options.responses) {}
+      id_rng_(Mix64(replica_.options().seed ^ 0x6964735f72657370ull)),
+      responses_(ranks_, model_text, options.responses) {}
 
 // Not a coroutine itself: it hands over the coroutine of the request's endpoint.
 net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) {
@@ -70,8 +74,7 @@ net::Response EngineApi::Answer(const HttpRequest& request) {
   if (path == "/detokenize" && post) return Detokenize(request.body);
   if (path == "/health" && get) return {.head = Head(""), .body = ""};
   if (path == "/metrics" && get) {
-    return {.head = Head("text/plain; version=0.0.4; charset=utf-8"),
-            .body = replica_.MetricsText()};
+    return {.head = Head("text/plain; version=0.0.4; charset=utf-8"), .body = ranks_.MetricsText()};
   }
   if (path == "/v1/models" && get) {
     return {
@@ -82,14 +85,15 @@ net::Response EngineApi::Answer(const HttpRequest& request) {
     return {.head = Head(kJsonType), .body = R"({"version":"0.1.0+warmroute"})"};
   }
   if (path == "/reset_prefix_cache" && post) {
-    absl::Status reset = replica_.ResetPrefixCache();
+    absl::Status reset = ranks_.ResetPrefixCache();
     if (!reset.ok()) return net::ErrorResponse(reset);
     return {.head = Head(""), .body = ""};
   }
   return net::ErrorResponse(NoRoute(request));
 }
 
-absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const std::string& body) {
+absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const std::string& body,
+                                                       Replica& replica) {
   absl::StatusOr<request::InferenceRequest> parsed = request::ParseInferenceRequest(endpoint, body);
   if (!parsed.ok()) return parsed.status();
   request::InferenceRequest& req = *parsed;
@@ -126,7 +130,7 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
   if (tokens.empty()) {
     return InvalidParam(PromptParam(endpoint), "The prompt cannot be empty.");
   }
-  prepared.engine = MakeEngineRequest(replica_, std::move(tokens),
+  prepared.engine = MakeEngineRequest(replica, std::move(tokens),
                                       {.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens),
                                        .model = prepared.model,
                                        .cache_salt = req.cache_salt,
@@ -140,12 +144,17 @@ absl::StatusOr<EngineApi::Prepared> EngineApi::Prepare(Endpoint endpoint, const 
 
 net::Task<void> EngineApi::Generate(Endpoint endpoint, const HttpRequest& request,
                                     ResponseWriter& writer) {
-  absl::StatusOr<Prepared> prepared = Prepare(endpoint, request.body);
+  absl::StatusOr<Replica*> rank = ranks_.Pick(request);
+  if (!rank.ok()) {
+    co_await writer.ReplyError(rank.status());
+    co_return;
+  }
+  absl::StatusOr<Prepared> prepared = Prepare(endpoint, request.body, **rank);
   if (!prepared.ok()) {
     co_await writer.ReplyError(prepared.status());
     co_return;
   }
-  absl::StatusOr<RequestHandle> handle = replica_.Submit(std::move(prepared->engine));
+  absl::StatusOr<RequestHandle> handle = (*rank)->Submit(std::move(prepared->engine));
   if (!handle.ok()) {
     absl::Status status = handle.status();
     // The engine names "prompt"; on the chat endpoint the prompt is the messages.
@@ -231,8 +240,9 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
   }
 }
 
-absl::StatusOr<EngineApi::EmbeddingsJob> EngineApi::StartEmbeddings(const std::string& body) {
-  WR_ASSIGN_OR_RETURN(EmbeddingsRequest parsed, ParseEmbeddingsRequest(body));
+absl::StatusOr<EngineApi::EmbeddingsJob> EngineApi::StartEmbeddings(const HttpRequest& request) {
+  WR_ASSIGN_OR_RETURN(Replica * rank, ranks_.Pick(request));
+  WR_ASSIGN_OR_RETURN(EmbeddingsRequest parsed, ParseEmbeddingsRequest(request.body));
   WR_RETURN_IF_ERROR(CheckModel(parsed.model, replica_.options().model));
   if (parsed.dimensions && *parsed.dimensions != embedding_dims_) {
     return InvalidParam("dimensions", absl::StrCat("This model's embeddings have ", embedding_dims_,
@@ -244,15 +254,15 @@ absl::StatusOr<EngineApi::EmbeddingsJob> EngineApi::StartEmbeddings(const std::s
   // Every input is prefilled by the engine (max_tokens 1, its token discarded), all at once.
   for (EmbeddingInput& input : parsed.inputs) {
     // vLLM's EmbeddingCompletionRequest.add_special_tokens defaults to true.
-    std::vector<int32_t> tokens = input.is_tokens ? std::move(input.tokens)
-                                                  : model_text_.Encode(input.text, true);
+    std::vector<int32_t> tokens =
+        input.is_tokens ? std::move(input.tokens) : model_text_.Encode(input.text, true);
     for (int32_t id : tokens) {
       if (id >= model_text_.vocab_size()) {
         return InvalidParam("input", absl::StrCat("Token id ", id, " is out of vocabulary."));
       }
     }
-    absl::StatusOr<RequestHandle> handle = replica_.Submit(MakeEngineRequest(
-        replica_, tokens, {.max_tokens = 1, .model = job.model, .cache_salt = "", .seed = 0}));
+    absl::StatusOr<RequestHandle> handle = rank->Submit(MakeEngineRequest(
+        *rank, tokens, {.max_tokens = 1, .model = job.model, .cache_salt = "", .seed = 0}));
     if (!handle.ok()) {
       absl::Status status = handle.status();
       if (ParamOf(status) == "prompt") status = WithParam(status, "input");
@@ -278,7 +288,7 @@ std::string EngineApi::EmbeddingsBody(const EmbeddingsJob& job) {
 }
 
 net::Task<void> EngineApi::Embeddings(const HttpRequest& request, ResponseWriter& writer) {
-  absl::StatusOr<EmbeddingsJob> job = StartEmbeddings(request.body);
+  absl::StatusOr<EmbeddingsJob> job = StartEmbeddings(request);
   if (!job.ok()) {
     co_await writer.ReplyError(job.status());
     co_return;

@@ -1,4 +1,6 @@
-// vLLM's OpenAI-compatible HTTP API over one emulated Replica:
+// vLLM's OpenAI-compatible HTTP API over one emulated Replica, or over several data-parallel
+// ranks (data_parallel_ranks.h: a request goes to one rank, /reset_prefix_cache and /metrics
+// cover all):
 //
 //   POST   /v1/chat/completions       chat (JSON, or SSE when "stream": true)
 //   POST   /v1/completions            text completions; prompt as text or as token ids
@@ -12,6 +14,9 @@
 //   GET    /metrics                   Prometheus text (vLLM metric names)
 //   GET    /version                   {"version": ...}
 //   POST   /reset_prefix_cache        200, or 400 while requests hold KV blocks
+//
+// With several ranks, generation, embeddings and Responses API requests honour vLLM's
+// `X-data-parallel-rank` header (an integer out of range is a 400 naming data_parallel_rank).
 //
 // A generation request is parsed (core/request), its model checked (empty means the served
 // model; another name is 404 "The model `x` does not exist."), its prompt tokenized by the
@@ -44,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "common/rng.h"
 #include "core/request/inference_request.h"
+#include "emulator/data_parallel_ranks.h"
 #include "emulator/embeddings.h"
 #include "emulator/model_text.h"
 #include "emulator/replica.h"
@@ -64,6 +70,10 @@ class EngineApi {
   // `replica` and `model_text` (the process's, shared by its replicas; its generator() is the
   // replica's) must outlive the API.
   EngineApi(Replica& replica, const ModelText& model_text, const EngineApiOptions& options = {});
+  // The API over data-parallel ranks: rank r is ranks[r]. REQUIRES: !ranks.empty(); the ranks
+  // (on one io_context) and `model_text` outlive the API.
+  EngineApi(std::vector<Replica*> ranks, const ModelText& model_text,
+            const EngineApiOptions& options = {});
   EngineApi(const EngineApi&) = delete;
   EngineApi& operator=(const EngineApi&) = delete;
 
@@ -86,7 +96,9 @@ class EngineApi {
   // the 404 of a path not served.
   net::Response Answer(const net::HttpRequest& request);
   static net::Task<void> Send(net::ResponseWriter& writer, net::Response response);
-  absl::StatusOr<Prepared> Prepare(request::Endpoint endpoint, const std::string& body);
+  // The request for `replica`, the rank that will run it.
+  absl::StatusOr<Prepared> Prepare(request::Endpoint endpoint, const std::string& body,
+                                   Replica& replica);
   net::Task<void> Generate(request::Endpoint endpoint, const net::HttpRequest& request,
                            net::ResponseWriter& writer);
   net::Task<void> Stream(RequestHandle handle, Prepared prepared, bool chat,
@@ -101,7 +113,7 @@ class EngineApi {
     std::vector<RequestHandle> handles;        // each input's engine request
   };
 
-  absl::StatusOr<EmbeddingsJob> StartEmbeddings(const std::string& body);
+  absl::StatusOr<EmbeddingsJob> StartEmbeddings(const net::HttpRequest& request);
   std::string EmbeddingsBody(const EmbeddingsJob& job);
   net::Task<void> Embeddings(const net::HttpRequest& request, net::ResponseWriter& writer);
   // POST /tokenize and /detokenize: the response, or the error response.
@@ -110,7 +122,8 @@ class EngineApi {
   absl::StatusOr<std::string> TokenizeJson(const std::string& body);
   absl::StatusOr<std::string> DetokenizeJson(const std::string& body);
 
-  Replica& replica_;
+  DataParallelRanks ranks_;
+  Replica& replica_;  // rank 0: the model, config and generator of every rank
   const ModelText& model_text_;
   const int embedding_dims_;
   Rng id_rng_;  // response ids

@@ -28,7 +28,8 @@ namespace {
 
 namespace asio = boost::asio;
 
-constexpr int kMaxReplicas = 1024;
+constexpr int kMaxReplicas = 1024;  // also the most engine cores (replicas x ranks)
+constexpr int kMaxDataParallelSize = 256;
 constexpr int64_t kMaxFleetKvTokens = int64_t{1} << 30;  // KV capacity of all replicas
 constexpr int64_t kMaxStoredResponses = 10'000'000;      // per replica
 constexpr int64_t kMaxStoreBytes = int64_t{1} << 40;     // per replica (1 TiB: no real bound)
@@ -38,6 +39,17 @@ absl::Status Validate(const FleetOptions& o) {
   if (o.replicas < 1 || o.replicas > kMaxReplicas) {
     return InvalidParam("replicas", absl::StrCat("--replicas must be in [1, ", kMaxReplicas,
                                                  "], got ", o.replicas));
+  }
+  if (o.data_parallel_size < 1 || o.data_parallel_size > kMaxDataParallelSize) {
+    return InvalidParam("data-parallel-size",
+                        absl::StrCat("--data-parallel-size must be in [1, ", kMaxDataParallelSize,
+                                     "], got ", o.data_parallel_size));
+  }
+  if (o.replicas * o.data_parallel_size > kMaxReplicas) {
+    return InvalidParam(
+        "data-parallel-size",
+        absl::StrCat("--replicas ", o.replicas, " x --data-parallel-size ", o.data_parallel_size,
+                     " is over ", kMaxReplicas, " engine cores"));
   }
   if (o.port < 0 || o.port > 65535) {
     return InvalidParam("port", absl::StrCat("--port must be in [0, 65535], got ", o.port));
@@ -114,34 +126,46 @@ absl::StatusOr<std::string> KvEndpointFor(const std::string& base, int index, in
   return absl::StrCat(base, "-", index);
 }
 
-// Every replica's publisher options; InvalidArgument when an endpoint is malformed or two
-// sockets would share one (a replay port within the publishers' port range).
+// The name of engine `e` in messages: "replica 3", or "replica 1 rank 1" with ranks.
+std::string EngineName(int e, int data_parallel_size) {
+  if (data_parallel_size == 1) return absl::StrCat("replica ", e);
+  return absl::StrCat("replica ", e / data_parallel_size, " rank ", e % data_parallel_size);
+}
+
+// Every engine's publisher options (engine e = replica * data_parallel_size + rank);
+// InvalidArgument when an endpoint is malformed or two sockets would share one (a replay port
+// within the publishers' port range).
 absl::StatusOr<std::vector<KvEventPublisherOptions>> KvPublisherOptions(const FleetOptions& o) {
+  const int engines = o.replicas * o.data_parallel_size;
   std::vector<KvEventPublisherOptions> all;
-  absl::flat_hash_map<std::string, int> owner;  // endpoint -> replica
-  for (int i = 0; i < o.replicas; ++i) {
+  absl::flat_hash_map<std::string, int> owner;  // endpoint -> engine
+  for (int e = 0; e < engines; ++e) {
     KvEventPublisherOptions p;
     p.topic = o.kv_events_topic;
     p.encoding = o.kv_events_encoding;
     p.buffer_steps = o.kv_events_buffer_steps;
     p.hwm = o.kv_events_hwm;
     p.drop_every = o.kv_events_drop_every;
-    WR_ASSIGN_OR_RETURN(p.endpoint, KvEndpointFor(o.kv_events_endpoint, i, o.replicas));
+    p.data_parallel_rank = e % o.data_parallel_size;
+    WR_ASSIGN_OR_RETURN(p.endpoint, KvEndpointFor(o.kv_events_endpoint, e, engines));
     if (!o.kv_events_replay_endpoint.empty()) {
-      WR_ASSIGN_OR_RETURN(p.replay_endpoint, KvEndpointFor(o.kv_events_replay_endpoint, i,
-                                                           o.replicas, "kv-events-config"));
+      WR_ASSIGN_OR_RETURN(p.replay_endpoint, KvEndpointFor(o.kv_events_replay_endpoint, e, engines,
+                                                           "kv-events-config"));
     }
     for (const std::string* endpoint : {&p.endpoint, &p.replay_endpoint}) {
       if (endpoint->empty() || endpoint->ends_with(":*")) continue;
-      auto [it, inserted] = owner.try_emplace(*endpoint, i);
+      auto [it, inserted] = owner.try_emplace(*endpoint, e);
       if (!inserted) {
+        const std::string count = o.data_parallel_size == 1
+                                      ? absl::StrCat(o.replicas, " replicas")
+                                      : absl::StrCat(engines, " engine cores");
         return InvalidParam(
             "kv-events-config",
-            absl::StrCat("replica ", i, " would bind ", *endpoint, ", which replica ", it->second,
-                         " binds too: with ", o.replicas,
-                         " replicas each takes a port from the "
+            absl::StrCat(EngineName(e, o.data_parallel_size), " would bind ", *endpoint, ", which ",
+                         EngineName(it->second, o.data_parallel_size), " binds too: with ", count,
+                         " each takes a port from the "
                          "endpoint's and one from replay_endpoint's, so they must be ",
-                         o.replicas, " or more apart"));
+                         engines, " or more apart"));
       }
     }
     all.push_back(std::move(p));
@@ -174,8 +198,8 @@ absl::StatusOr<std::unique_ptr<ModelText>> LoadModelText(const FleetOptions& o) 
                                   absl::StrCat("--tokenizer: ", model.status().message())),
                      "tokenizer");
   }
-  spdlog::info("tokenizer {}: vocabulary of {} ids, {} generated words ({} bare)",
-               o.tokenizer_dir, (*model)->vocab_size(), (*model)->generator().num_words(),
+  spdlog::info("tokenizer {}: vocabulary of {} ids, {} generated words ({} bare)", o.tokenizer_dir,
+               (*model)->vocab_size(), (*model)->generator().num_words(),
                (*model)->generator().num_bare_words());
   return std::unique_ptr<ModelText>(*std::move(model));
 }
@@ -208,13 +232,18 @@ class Fleet::Impl {
     if (o.max_num_batched_tokens > 0) config.max_num_batched_tokens = o.max_num_batched_tokens;
     if (o.max_num_seqs > 0) config.max_num_seqs = o.max_num_seqs;
     if (o.max_model_len > 0) config.max_model_len = o.max_model_len;
-    // Each replica's KV tables are allocated up front (one replica of kMaxKvCapacityTokens took
+    // Each engine's KV tables are allocated up front (one engine of kMaxKvCapacityTokens took
     // 161 MB): a fleet past this total would exhaust memory instead of starting.
-    const int64_t fleet_tokens = config.num_gpu_blocks * config.block_size * o.replicas;
+    const int engines = o.replicas * o.data_parallel_size;
+    const int64_t fleet_tokens = config.num_gpu_blocks * config.block_size * engines;
     if (fleet_tokens > kMaxFleetKvTokens) {
+      const std::string count = o.data_parallel_size == 1 ? absl::StrCat("--replicas ", o.replicas)
+                                                          : absl::StrCat("--replicas ", o.replicas,
+                                                                         " x --data-parallel-size ",
+                                                                         o.data_parallel_size);
       return InvalidParam(
           "kv-capacity-tokens",
-          absl::StrCat("--replicas ", o.replicas, " x ", config.num_gpu_blocks * config.block_size,
+          absl::StrCat(count, " x ", config.num_gpu_blocks * config.block_size,
                        " KV tokens each is ", fleet_tokens, " tokens, over the fleet's limit of ",
                        kMaxFleetKvTokens, " (use fewer replicas or --kv-capacity-tokens)"));
     }
@@ -231,53 +260,62 @@ class Fleet::Impl {
 
     for (int i = 0; i < o.replicas; ++i) {
       asio::io_context& io = *ios_[static_cast<size_t>(i % threads)];
-      std::unique_ptr<KvEventPublisher> publisher;
-      std::string replay_endpoint;
-      if (o.kv_events) {
-        WR_ASSIGN_OR_RETURN(publisher,
-                            KvEventPublisher::Create(*zmq_, io.get_executor(), kv_options[i]));
-        replay_endpoint = publisher->replay_endpoint();
+      Served& served = served_.emplace_back();
+      ReplicaEndpoint endpoint;
+      endpoint.index = i;
+      endpoint.host = o.host;
+      std::vector<Replica*> ranks;
+      for (int r = 0; r < o.data_parallel_size; ++r) {
+        const int e = i * o.data_parallel_size + r;
+        std::unique_ptr<KvEventPublisher> publisher;
+        std::string replay_endpoint;
+        if (o.kv_events) {
+          WR_ASSIGN_OR_RETURN(publisher,
+                              KvEventPublisher::Create(*zmq_, io.get_executor(), kv_options[e]));
+          replay_endpoint = publisher->replay_endpoint();
+        }
+        ReplicaOptions ro;
+        ro.index = e;
+        ro.model = model;
+        ro.config = config;
+        ro.profile = timing;
+        ro.time_scale = o.time_scale;
+        ro.seed = Mix64(o.seed + static_cast<uint64_t>(e));
+        served.ranks.push_back(std::make_unique<Replica>(
+            io.get_executor(), ro, model_text_->generator(), std::move(publisher)));
+        ranks.push_back(served.ranks.back().get());
+        endpoint.ranks.push_back({.kv_events_endpoint = served.ranks.back()->kv_events_endpoint(),
+                                  .kv_events_replay_endpoint = replay_endpoint});
       }
-      ReplicaOptions ro;
-      ro.index = i;
-      ro.model = model;
-      ro.config = config;
-      ro.profile = timing;
-      ro.time_scale = o.time_scale;
-      ro.seed = Mix64(o.seed + static_cast<uint64_t>(i));
-      replicas_.push_back(std::make_unique<Replica>(io.get_executor(), ro, model_text_->generator(),
-                                                    std::move(publisher)));
       const EngineApiOptions api_options{
           .responses = {.max_responses = static_cast<size_t>(o.responses_store_max),
                         .max_bytes = static_cast<size_t>(o.responses_store_bytes)},
           .embedding_dims = o.embedding_dims};
-      apis_.push_back(std::make_unique<EngineApi>(*replicas_.back(), *model_text_, api_options));
+      served.api = std::make_unique<EngineApi>(std::move(ranks), *model_text_, api_options);
 
       net::HttpServerOptions so;
       so.host = o.host;
       so.port = o.port == 0 ? 0 : static_cast<uint16_t>(o.port + i);
       so.body_limit_bytes = o.body_limit_bytes;
       so.tls = tls;
-      EngineApi* api = apis_.back().get();
+      EngineApi* api = served.api.get();
       WR_ASSIGN_OR_RETURN(
-          std::unique_ptr<net::HttpServer> server,
+          served.server,
           net::HttpServer::Create(io, so, [api](net::HttpRequest& r, net::ResponseWriter& w) {
             return api->Handle(r, w);
           }));
-      endpoints_.push_back({.index = i,
-                            .host = o.host,
-                            .port = server->port(),
-                            .kv_events_endpoint = replicas_.back()->kv_events_endpoint(),
-                            .kv_events_replay_endpoint = replay_endpoint});
-      servers_.push_back(std::move(server));
+      endpoint.port = served.server->port();
+      endpoint.kv_events_endpoint = endpoint.ranks.front().kv_events_endpoint;
+      endpoint.kv_events_replay_endpoint = endpoint.ranks.front().kv_events_replay_endpoint;
+      endpoints_.push_back(std::move(endpoint));
     }
     return absl::OkStatus();
   }
 
   void Run(bool handle_signals) {
-    for (size_t i = 0; i < replicas_.size(); ++i) {
-      replicas_[i]->Start();
-      servers_[i]->Start();
+    for (Served& served : served_) {
+      for (const std::unique_ptr<Replica>& rank : served.ranks) rank->Start();
+      served.server->Start();
     }
     if (handle_signals) {
       signals_ = std::make_unique<asio::signal_set>(*ios_[0], SIGINT, SIGTERM);
@@ -299,9 +337,9 @@ class Fleet::Impl {
     if (stopping_.exchange(true)) return;
     for (size_t t = 0; t < ios_.size(); ++t) {
       asio::post(*ios_[t], [this, t] {
-        for (size_t i = t; i < replicas_.size(); i += ios_.size()) {
-          servers_[i]->Stop();
-          replicas_[i]->Stop();
+        for (size_t i = t; i < served_.size(); i += ios_.size()) {
+          served_[i].server->Stop();
+          for (const std::unique_ptr<Replica>& rank : served_[i].ranks) rank->Stop();
         }
         if (t == 0 && signals_) signals_->cancel();
       });
@@ -311,15 +349,21 @@ class Fleet::Impl {
   const std::vector<ReplicaEndpoint>& endpoints() const { return endpoints_; }
 
  private:
-  // Destroyed in reverse order: servers, APIs and replicas before the zmq context and the
-  // io_contexts they use.
+  // Destroyed in reverse order: servers, APIs and replicas (served_) before the zmq context and
+  // the io_contexts they use.
   std::vector<std::unique_ptr<asio::io_context>> ios_;
   std::unique_ptr<asio::signal_set> signals_;
   std::unique_ptr<ModelText> model_text_;  // every replica's
   std::unique_ptr<zmq::context_t> zmq_;
-  std::vector<std::unique_ptr<Replica>> replicas_;
-  std::vector<std::unique_ptr<EngineApi>> apis_;
-  std::vector<std::unique_ptr<net::HttpServer>> servers_;
+  // One served replica: its ranks, the API over them and its server (destroyed in that order
+  // reversed: server, API, ranks).
+  struct Served {
+    std::vector<std::unique_ptr<Replica>> ranks;
+    std::unique_ptr<EngineApi> api;
+    std::unique_ptr<net::HttpServer> server;
+  };
+
+  std::vector<Served> served_;
   std::vector<ReplicaEndpoint> endpoints_;
   std::atomic<bool> stopping_{false};
 };

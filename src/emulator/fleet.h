@@ -1,7 +1,15 @@
-// `warmroute engine` as a library: N emulated replicas (Replica + EngineApi + HttpServer each)
-// served from one process, replica i on port + i (or each on an ephemeral port), spread over
-// `threads` io_contexts (replica i on io_context i % threads, one thread each, so a replica and
-// its connections share one thread and need no locks).
+// `warmroute engine` as a library: N emulated replicas (EngineApi + HttpServer each, over one
+// Replica per data-parallel rank) served from one process, replica i on port + i (or each on an
+// ephemeral port), spread over `threads` io_contexts (replica i and all its ranks on io_context
+// i % threads, one thread each, so a replica, its ranks and its connections share one thread and
+// need no locks).
+//
+// Data parallelism (`--data-parallel-size D`, vLLM's flag): each replica runs D engine cores
+// behind its one API (data_parallel_ranks.h). Rank r of replica i is engine i * D + r: its
+// metrics' engine label, and the offset of its KV-event and replay ports from the configured
+// ones, so that replica i's ranks publish on consecutive ports from port + i * D, as
+// `vllm serve --data-parallel-size D` offsets rank r's endpoints by r. D = 1 is the emulator
+// without ranks: replica i is engine i.
 //
 // Usage:
 //   FleetOptions options;
@@ -31,6 +39,7 @@ struct FleetOptions {
   std::string profile = "llama-3.1-8b-h100";  // core/engine/timing_model.h profile name
   std::string model;                          // served model name; empty: the profile's
   int replicas = 1;
+  int data_parallel_size = 1;  // engine cores (ranks) per replica, vLLM's --data-parallel-size
   std::string host = "127.0.0.1";
   int port = 8000;  // replica i listens on port + i; 0: every replica on an ephemeral port
   // Engine limits; 0 means the profile's / vLLM's default.
@@ -43,8 +52,9 @@ struct FleetOptions {
   int threads = 1;
   bool jitter = true;  // the profile's step-time jitter
   bool kv_events = false;
-  // Replica i binds the port + i (a "*" port: an ephemeral port each); so does the replay
-  // endpoint (empty: no replay), whose ports must not meet the publishers'.
+  // Engine e (rank r of replica i: e = i * data_parallel_size + r) binds the port + e (a "*"
+  // port: an ephemeral port each); so does the replay endpoint (empty: no replay), whose ports
+  // must not meet the publishers'.
   std::string kv_events_endpoint = "tcp://*:5557";
   std::string kv_events_replay_endpoint;
   std::string kv_events_topic;
@@ -70,12 +80,19 @@ struct FleetOptions {
   net::TlsServerOptions tls;
 };
 
+// The KV-event endpoints of one engine core (a data-parallel rank), as bound.
+struct RankKvEndpoints {
+  std::string kv_events_endpoint;         // empty without KV events
+  std::string kv_events_replay_endpoint;  // empty without replay
+};
+
 struct ReplicaEndpoint {
   int index = 0;
   std::string host;
   uint16_t port = 0;
-  std::string kv_events_endpoint;         // empty without KV events
-  std::string kv_events_replay_endpoint;  // empty without replay
+  std::string kv_events_endpoint;         // rank 0's; empty without KV events
+  std::string kv_events_replay_endpoint;  // rank 0's; empty without replay
+  std::vector<RankKvEndpoints> ranks;     // every rank's, rank 0 first
 };
 
 // The names of the built-in timing profiles, comma-separated (for messages).

@@ -49,6 +49,7 @@ KvEventPublisher::KvEventPublisher(std::unique_ptr<zmq::socket_t> socket,
       topic_(options.topic),
       encoding_(options.encoding),
       drop_every_(options.drop_every),
+      data_parallel_rank_(options.data_parallel_rank),
       replay_buffer_(options.replay_endpoint.empty() ? 0 : options.buffer_steps) {}
 
 KvEventPublisher::~KvEventPublisher() = default;
@@ -59,7 +60,7 @@ void KvEventPublisher::Stop() {
 
 void KvEventPublisher::Publish(double ts, std::span<const engine::KvEvent> events) {
   if (events.empty()) return;
-  std::string payload = EncodeKvEventBatch(ts, events, /*data_parallel_rank=*/0, encoding_);
+  std::string payload = EncodeKvEventBatch(ts, events, data_parallel_rank_, encoding_);
   const SequenceFrame seq = EncodeSequence(sequence_);
   // Every batch consumes a sequence number and enters the replay buffer, delivered or not, so
   // that a subscriber can tell a dropped message (high-water mark, no connection yet) from a

@@ -4,7 +4,8 @@
 // One message per scheduler step that produced events, three frames:
 //   1. topic (bytes; vLLM's default is empty)
 //   2. sequence number: 8 bytes, big-endian, from 0, +1 per message
-//   3. msgpack payload: kv_events::EncodeKvEventBatch with the configured encoding, rank 0.
+//   3. msgpack payload: kv_events::EncodeKvEventBatch with the configured encoding and the
+//      publisher's data-parallel rank (0 unless the engine runs several ranks).
 //
 // With a replay endpoint, every published message is also kept in a KvEventReplayBuffer of the
 // last `buffer_steps` messages and served on a ROUTER socket, as vLLM's ZmqEventPublisher does
@@ -63,6 +64,9 @@ struct KvEventPublisherOptions {
   // is numbered and kept for replay but not sent, as a PUB socket past its high-water mark
   // drops it, so that a subscriber's gap repair can be tested for real. 0: none.
   int drop_every = 0;
+  // The engine core's data-parallel rank, put in every batch (vLLM's KVEventBatch
+  // data_parallel_rank: the map encoding's field, the array encoding's third element).
+  int data_parallel_rank = 0;
 };
 
 class KvEventPublisher {
@@ -92,6 +96,7 @@ class KvEventPublisher {
   std::string topic_;
   KvEventEncoding encoding_;
   int drop_every_ = 0;
+  int data_parallel_rank_ = 0;
   uint64_t sequence_ = 0;
   KvEventReplayBuffer replay_buffer_;
   std::unique_ptr<KvEventReplayServer> replay_;  // null without replay

@@ -175,9 +175,11 @@ absl::Status Replica::ResetPrefixCache() {
   return absl::OkStatus();
 }
 
-std::string Replica::MetricsText() {
+std::string Replica::MetricsText() { return UpdatedMetrics().Serialize(); }
+
+const ReplicaMetrics& Replica::UpdatedMetrics() {
   metrics_.Update(core_.Stats());
-  return metrics_.Serialize();
+  return metrics_;
 }
 
 std::string Replica::kv_events_endpoint() const {

@@ -41,7 +41,9 @@
 namespace warmroute::emulator {
 
 struct ReplicaOptions {
-  int index = 0;                  // engine index (metrics label, logs)
+  // Engine index (the metrics' `engine` label, logs): replica i's data-parallel rank r of N is
+  // engine i * N + r, as vLLM numbers the engines of a data-parallel deployment.
+  int index = 0;
   std::string model;              // served model name
   engine::EngineConfig config;    // KV capacity, batch limits, max_model_len
   engine::TimingProfile profile;  // a copy: the caller may have switched jitter off
@@ -108,6 +110,10 @@ class Replica {
 
   // The Prometheus text of this replica's metrics, with the engine's current gauges.
   std::string MetricsText();
+  // This replica's metrics, the gauges brought up to the engine's current state.
+  const ReplicaMetrics& UpdatedMetrics();
+  // The engine's current counters and queue lengths.
+  engine::EngineStats Stats() const { return core_.Stats(); }
 
   const ReplicaOptions& options() const { return options_; }
   const engine::EngineConfig& config() const { return options_.config; }

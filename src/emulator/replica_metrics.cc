@@ -11,6 +11,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace warmroute::emulator {
 namespace {
@@ -199,6 +203,24 @@ void ReplicaMetrics::ObserveEndToEndLatency(double seconds) {
 
 std::string ReplicaMetrics::Serialize() const {
   return prometheus::TextSerializer().Serialize(state_->registry->Collect());
+}
+
+std::string ReplicaMetrics::SerializeAll(std::span<const ReplicaMetrics* const> engines) {
+  std::vector<prometheus::MetricFamily> families;
+  absl::flat_hash_map<std::string, size_t> index;  // family name -> position in `families`
+  for (const ReplicaMetrics* engine : engines) {
+    for (prometheus::MetricFamily& family : engine->state_->registry->Collect()) {
+      auto [it, inserted] = index.try_emplace(family.name, families.size());
+      if (inserted) {
+        families.push_back(std::move(family));
+      } else {
+        std::vector<prometheus::ClientMetric>& metrics = families[it->second].metric;
+        metrics.insert(metrics.end(), std::make_move_iterator(family.metric.begin()),
+                       std::make_move_iterator(family.metric.end()));
+      }
+    }
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace warmroute::emulator

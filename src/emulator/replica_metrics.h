@@ -21,6 +21,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,11 @@ class ReplicaMetrics {
 
   // The Prometheus text exposition of every metric.
   std::string Serialize() const;
+
+  // The metrics of several engine cores (the data-parallel ranks behind one API, each with its
+  // own `engine` label) in one exposition, as vLLM serves them: each metric's HELP and TYPE
+  // once, then every engine's series, engines in the given order. One engine: Serialize().
+  static std::string SerializeAll(std::span<const ReplicaMetrics* const> engines);
 
  private:
   struct State;

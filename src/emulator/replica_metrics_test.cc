@@ -155,5 +155,36 @@ TEST(ReplicaMetricsTest, LatencyHistogramsUseVllmBuckets) {
   EXPECT_EQ(Sample(text, "vllm:e2e_request_latency_seconds_count" + kLabels), 1);
 }
 
+TEST(ReplicaMetricsTest, SerializeAllGivesEachMetricOnceWithEveryEnginesSeries) {
+  ReplicaMetrics rank0("llama", 0, TestConfig());
+  ReplicaMetrics rank1("llama", 1, TestConfig());
+  engine::EngineStats busy;
+  busy.num_running = 3;
+  busy.num_waiting = 2;
+  busy.kv_cache_usage = 0.5;
+  busy.prompt_tokens = 100;
+  rank1.Update(busy);
+  const ReplicaMetrics* engines[] = {&rank0, &rank1};
+  const std::string text = ReplicaMetrics::SerializeAll(engines);
+  // One TYPE line per metric (a second one is invalid exposition), a series per engine.
+  size_t types = 0;
+  for (size_t at = text.find("# TYPE vllm:num_requests_running "); at != std::string::npos;
+       at = text.find("# TYPE vllm:num_requests_running ", at + 1)) {
+    ++types;
+  }
+  EXPECT_EQ(types, 1u);
+  EXPECT_EQ(Sample(text, R"(vllm:num_requests_running{engine="0",model_name="llama"})"), 0);
+  EXPECT_EQ(Sample(text, R"(vllm:num_requests_running{engine="1",model_name="llama"})"), 3);
+  EXPECT_EQ(Sample(text, R"(vllm:num_requests_waiting{engine="1",model_name="llama"})"), 2);
+  EXPECT_EQ(Sample(text, R"(vllm:kv_cache_usage_perc{engine="1",model_name="llama"})"), 0.5);
+  EXPECT_EQ(Sample(text, R"(vllm:prompt_tokens_total{engine="0",model_name="llama"})"), 0);
+  EXPECT_EQ(Sample(text, R"(vllm:prompt_tokens_total{engine="1",model_name="llama"})"), 100);
+  EXPECT_THAT(text, HasSubstr(R"(engine="0",num_gpu_blocks="512"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(engine="1",num_gpu_blocks="512"} 1)"));
+  // One engine: exactly its own exposition.
+  const ReplicaMetrics* one[] = {&rank1};
+  EXPECT_EQ(ReplicaMetrics::SerializeAll(one), rank1.Serialize());
+}
+
 }  // namespace
 }  // namespace warmroute::emulator

@@ -105,7 +105,7 @@ struct ResponsesApi::Generation {
   std::optional<RequestHandle> handle;  // set once submitted
   uint64_t seed = 0;
   bool bare_start = false;  // the engine request's
-  bool limited = false;  // the request set max_output_tokens: the end is "incomplete"
+  bool limited = false;     // the request set max_output_tokens: the end is "incomplete"
   bool stream = false;
 
   // Folds one batch into the response; at the end sets its status and usage.
@@ -123,9 +123,13 @@ struct ResponsesApi::BackgroundJob {
   asio::cancellation_signal cancel;
 };
 
-ResponsesApi::ResponsesApi(Replica& replica, const ModelText& model_text,
+ResponsesApi::ResponsesApi(const DataParallelRanks& ranks, const ModelText& model_text,
                            ResponseStoreLimits limits)
-    : replica_(replica), model_text_(model_text), store_(limits), id_rng_(RandomSeed()) {}
+    : ranks_(ranks),
+      replica_(ranks.front()),
+      model_text_(model_text),
+      store_(limits),
+      id_rng_(RandomSeed()) {}
 
 ResponsesApi::~ResponsesApi() = default;
 
@@ -193,9 +197,10 @@ absl::StatusOr<std::vector<request::ChatMessage>> ResponsesApi::Conversation(
   return conversation;
 }
 
-absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const std::string& body) {
+absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const HttpRequest& http) {
+  WR_ASSIGN_OR_RETURN(Replica * rank, ranks_.Pick(http));
   absl::StatusOr<request::InferenceRequest> parsed =
-      request::ParseInferenceRequest(request::Endpoint::kResponses, body);
+      request::ParseInferenceRequest(request::Endpoint::kResponses, http.body);
   if (!parsed.ok()) return parsed.status();
   request::InferenceRequest& req = *parsed;
   const std::string& served = replica_.options().model;
@@ -214,7 +219,7 @@ absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const std::string& 
   WR_ASSIGN_OR_RETURN(const std::string prompt, model_text_.RenderChat(req));
   std::vector<int32_t> tokens = model_text_.Encode(prompt, /*add_special_tokens=*/false);
   engine::EngineRequest engine =
-      MakeEngineRequest(replica_, std::move(tokens),
+      MakeEngineRequest(*rank, std::move(tokens),
                         {.max_tokens = req.max_tokens.value_or(kDefaultMaxTokens),
                          .model = model,
                          .cache_salt = req.cache_salt,
@@ -226,7 +231,7 @@ absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const std::string& 
   generation.stream = req.stream;
   ResponseObject& response = generation.response;
   response.max_output_tokens = engine.max_tokens;
-  absl::StatusOr<RequestHandle> handle = replica_.Submit(std::move(engine));
+  absl::StatusOr<RequestHandle> handle = rank->Submit(std::move(engine));
   if (!handle.ok()) {
     absl::Status status = handle.status();
     // The engine names "prompt"; here the prompt is the input.
@@ -250,7 +255,7 @@ absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const std::string& 
 }
 
 net::Task<void> ResponsesApi::Create(const HttpRequest& request, ResponseWriter& writer) {
-  absl::StatusOr<Generation> generation = Start(request.body);
+  absl::StatusOr<Generation> generation = Start(request);
   if (!generation.ok()) {
     co_await writer.ReplyError(generation.status());
   } else if (generation->response.background) {
@@ -280,7 +285,8 @@ void ResponsesApi::UpdateStored(const Generation& generation) {
 net::Task<void> ResponsesApi::Collect(Generation generation, ResponseWriter& writer) {
   const engine::TokenGenerator& generator = replica_.generator();
   for (;;) {
-    const Progress progress = co_await NextProgress(*generation.handle, generation.seed, generation.bare_start, generator);
+    const Progress progress = co_await NextProgress(*generation.handle, generation.seed,
+                                                    generation.bare_start, generator);
     if (progress.stopped) {
       co_await writer.ReplyError(absl::UnavailableError("the engine stopped"));
       co_return;
@@ -300,7 +306,8 @@ net::Task<void> ResponsesApi::Stream(Generation generation, ResponseWriter& writ
   if (!(co_await writer.WriteChunk(chunk)).ok()) co_return;
   const engine::TokenGenerator& generator = replica_.generator();
   for (;;) {
-    const Progress progress = co_await NextProgress(*generation.handle, generation.seed, generation.bare_start, generator);
+    const Progress progress = co_await NextProgress(*generation.handle, generation.seed,
+                                                    generation.bare_start, generator);
     if (progress.stopped) co_return;  // the engine stopped: end without response.completed
     generation.Apply(progress);
     chunk.clear();
@@ -338,8 +345,8 @@ net::Task<void> ResponsesApi::RunBackground(Generation generation,
   const engine::TokenGenerator& generator = replica_.generator();
   try {
     for (;;) {
-      const Progress progress =
-          co_await NextProgress(*generation.handle, generation.seed, generation.bare_start, generator);
+      const Progress progress = co_await NextProgress(*generation.handle, generation.seed,
+                                                      generation.bare_start, generator);
       if (progress.stopped) {
         generation.response.status = ResponseStatus::kFailed;
         UpdateStored(generation);

@@ -1,4 +1,5 @@
-// The OpenAI Responses API of one emulated replica, as vLLM serves it (serving_responses.py) with
+// The OpenAI Responses API of one emulated replica (its data-parallel ranks: a response runs on
+// the rank DataParallelRanks::Pick gives), as vLLM serves it (serving_responses.py) with
 // its response store enabled (VLLM_ENABLE_RESPONSES_API_STORE=1):
 //
 //   POST   /v1/responses              create: JSON, SSE when "stream": true, or at once
@@ -32,7 +33,7 @@
 // over max_model_len is 400 naming input. Background streaming is refused (400 naming stream).
 //
 // Usage:
-//   ResponsesApi api(replica, model_text, ResponseStoreLimits{});
+//   ResponsesApi api(ranks, model_text, ResponseStoreLimits{});
 //   co_await api.Handle(request, writer);   // any path under /v1/responses
 //
 // Thread-safety: used on the replica's io_context thread only.
@@ -47,6 +48,7 @@
 #include "absl/status/statusor.h"
 #include "common/rng.h"
 #include "core/request/inference_request.h"
+#include "emulator/data_parallel_ranks.h"
 #include "emulator/model_text.h"
 #include "emulator/replica.h"
 #include "emulator/response_store.h"
@@ -57,8 +59,9 @@ namespace warmroute::emulator {
 
 class ResponsesApi {
  public:
-  // `replica` and `model_text` must outlive the API.
-  ResponsesApi(Replica& replica, const ModelText& model_text, ResponseStoreLimits limits);
+  // `ranks` and `model_text` must outlive the API.
+  ResponsesApi(const DataParallelRanks& ranks, const ModelText& model_text,
+               ResponseStoreLimits limits);
   ~ResponsesApi();
   ResponsesApi(const ResponsesApi&) = delete;
   ResponsesApi& operator=(const ResponsesApi&) = delete;
@@ -75,7 +78,7 @@ class ResponsesApi {
   struct Generation;
   struct BackgroundJob;
 
-  absl::StatusOr<Generation> Start(const std::string& body);
+  absl::StatusOr<Generation> Start(const net::HttpRequest& request);
   absl::StatusOr<std::vector<request::ChatMessage>> Conversation(
       const request::InferenceRequest& request) const;
   net::Task<void> Create(const net::HttpRequest& request, net::ResponseWriter& writer);
@@ -95,7 +98,8 @@ class ResponsesApi {
   // Cancels the background job of `id`, if one runs.
   void CancelJob(std::string_view id);
 
-  Replica& replica_;
+  const DataParallelRanks& ranks_;
+  Replica& replica_;  // rank 0: the model, config and generator of every rank
   const ModelText& model_text_;
   ResponseStore store_;
   Rng id_rng_;

@@ -44,6 +44,15 @@ void WriteKvEvents(JsonWriter& w, const BackendSnapshot& b) {
   w.Key("rebuilds").Int(c.rebuilds);
   w.Key("blocks").Int(b.kv_events.blocks);
   w.Key("last_error").String(b.kv_events.last_error);
+  // Each data-parallel rank's stream (the backend's state is precise when every rank's is).
+  w.Key("ranks").BeginArray();
+  for (const KvEventsRankStatus& rank : b.kv_events.ranks) {
+    w.BeginObject();
+    w.Key("state").String(kv_events::StreamStateName(rank.state));
+    w.Key("applied").Int(rank.applied);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
 }
 
@@ -184,8 +193,9 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
           ": use DELETE /admin/backends/{name} or POST /admin/backends/{name}/drain|undrain"));
     }
     if (result.ok()) {
-      std::string body = absl::StrCat("{\"backend\":", JsonString(name), ",\"done\":",
-                                      JsonString(action.empty() ? "removed" : action), "}");
+      std::string body =
+          absl::StrCat("{\"backend\":", JsonString(name),
+                       ",\"done\":", JsonString(action.empty() ? "removed" : action), "}");
       co_await ReplyJson(writer, 200, std::move(body));
       co_return;
     }

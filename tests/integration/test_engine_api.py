@@ -673,6 +673,58 @@ class ReplicasTest(EngineTestCase):
             self.assertIn(f'engine="{i}"', data.decode())
 
 
+class DataParallelTest(EngineTestCase):
+    """`--data-parallel-size 2`: two engine cores behind one port, as `vllm serve
+    --data-parallel-size 2` (docs/engine.md, Data-parallel ranks)."""
+    ARGS = ("--profile", "tiny", "--data-parallel-size", "2")
+
+    def on_rank(self, rank, body):
+        status, _, data = request(self.port, "POST", "/v1/chat/completions", body,
+                                  headers={"Content-Type": "application/json",
+                                           "X-data-parallel-rank": str(rank)})
+        return status, json.loads(data)
+
+    def test_the_header_pins_the_rank_and_each_rank_has_its_own_cache(self):
+        body = chat("data-parallel " + LONG_TEXT[:1500], max_tokens=1)
+        self.assertEqual(cached_of(self.on_rank(1, body)[1]["usage"]), 0)
+        self.assertGreater(cached_of(self.on_rank(1, body)[1]["usage"]), 0)  # warm on rank 1
+        self.assertEqual(cached_of(self.on_rank(0, body)[1]["usage"]), 0)  # cold on rank 0
+        self.assertGreater(cached_of(self.on_rank(0, body)[1]["usage"]), 0)
+
+    def test_a_rank_out_of_range_is_400_and_a_non_integer_header_is_ignored(self):
+        status, data = self.on_rank(2, chat("hello", max_tokens=1))
+        self.assertEqual(status, 400, data)
+        self.assertEqual(data["error"]["param"], "data_parallel_rank")
+        self.assertEqual(data["error"]["message"], "data_parallel_rank 2 is out of range [0, 2).")
+        status, data = self.on_rank("any", chat("hello", max_tokens=1))
+        self.assertEqual(status, 200, data)
+
+    def test_metrics_carry_each_rank_under_one_type_line(self):
+        body = chat("metrics " + LONG_TEXT[:200], max_tokens=3)
+        self.assertEqual(self.on_rank(1, body)[0], 200)
+        _, _, data = request(self.port, "GET", "/metrics")
+        text = data.decode()
+        self.assertEqual(text.count("# TYPE vllm:num_requests_running gauge"), 1)
+        generated = {}
+        for line in text.splitlines():
+            m = re.match(r'vllm:generation_tokens_total\{engine="(\d)",model_name="[^"]*"\} (\S+)',
+                         line)
+            if m:
+                generated[m.group(1)] = float(m.group(2))
+        self.assertEqual(set(generated), {"0", "1"})
+        self.assertGreaterEqual(generated["1"], 3)
+
+    def test_reset_prefix_cache_resets_every_rank(self):
+        body = chat("reset " + LONG_TEXT[:1500], max_tokens=1)
+        for rank in (0, 1):
+            self.on_rank(rank, body)
+            self.assertGreater(cached_of(self.on_rank(rank, body)[1]["usage"]), 0)
+        status, _, data = request(self.port, "POST", "/reset_prefix_cache")
+        self.assertEqual(status, 200, data)
+        for rank in (0, 1):
+            self.assertEqual(cached_of(self.on_rank(rank, body)[1]["usage"]), 0)
+
+
 RESPONSE_EVENTS = [
     "response.created", "response.in_progress", "response.output_item.added",
     "response.content_part.added"]

@@ -5,6 +5,7 @@ hash chains, evictions and the cache reset, in both event encodings; and vLLM's
 sequence numbers across an engine restart.
 """
 import collections
+import http.client
 import json
 import subprocess
 import time
@@ -441,6 +442,51 @@ class KvEventsMapEncodingTest(KvEventsTests, unittest.TestCase):
 
 class KvEventsArrayEncodingTest(KvEventsTests, unittest.TestCase):
     encoding = "array"  # vLLM up to v0.23
+
+
+class DataParallelRanksTest(unittest.TestCase):
+    """`--data-parallel-size 2`: rank r publishes on the endpoint's port + r and names itself in
+    every batch (vLLM's KVEventBatch.data_parallel_rank), in both vLLM encodings."""
+
+    def test_each_rank_publishes_on_its_port_with_its_rank(self):
+        for encoding in ("map", "array"):
+            with self.subTest(encoding=encoding):
+                port = free_tcp_port(2)
+                config = {"enable_kv_cache_events": True,
+                          "endpoint": f"tcp://127.0.0.1:{port}"}
+                with EmulatorProcess(["--profile", "tiny", "--data-parallel-size", "2",
+                                      "--kv-events-encoding", encoding,
+                                      "--kv-events-config", json.dumps(config)]) as engine:
+                    self.assertIn(f"replica 0 rank 1 kv-events on tcp://127.0.0.1:{port + 1}\n",
+                                  engine.output)
+                    replica = engine.replicas[0]
+                    for rank in (0, 1):
+                        with Subscriber(f"tcp://127.0.0.1:{port + rank}") as sub:
+                            message = None
+                            for i in range(40):  # ZMQ's slow joiner
+                                pin_rank(replica, rank, f"rank {rank} request {i}: say hello")
+                                message = sub.receive(0.5)
+                                if message is not None:
+                                    break
+                            self.assertIsNotNone(message, f"no event from rank {rank}")
+                            self.assertEqual(message.data_parallel_rank, rank)
+                            self.assertEqual(message.encoding, encoding)
+                            self.assertTrue(all(m.data_parallel_rank == rank
+                                                for m in sub.drain(QUIET_S)))
+
+
+def pin_rank(replica, rank, content):
+    """A small chat sent to `rank` of `replica` (the X-data-parallel-rank header)."""
+    conn = http.client.HTTPConnection(replica.host, replica.port, timeout=30)
+    try:
+        body = {"messages": [{"role": "user", "content": content}], "max_tokens": 2}
+        conn.request("POST", "/v1/chat/completions", body=json.dumps(body),
+                     headers={"Content-Type": "application/json", "X-data-parallel-rank": str(rank)})
+        resp = conn.getresponse()
+        assert resp.status == 200, resp.read()
+        resp.read()
+    finally:
+        conn.close()
 
 
 if __name__ == "__main__":

@@ -54,7 +54,11 @@ void BackendEventFeed::Perform(int rank, const StreamActions& actions, uint64_t 
   for (const StreamAction& a : actions) {
     switch (a.kind) {
       case StreamAction::Kind::kClearSlice:
-        steps_.push_back({.kind = Step::Kind::kClear, .rank = rank, .batch = 0, .replayed = false});
+        // The rank's own stream started over (a restart, a loss). A restart is the engine's, so
+        // every rank's numbering may have started over too: their histories from seq 0.
+        for (Rank& r : ranks_) r.history_from = 0;
+        steps_.push_back(
+            {.kind = Step::Kind::kClear, .rank = rank, .batch = 0, .seq = 0, .replayed = false});
         ClearOtherRanks(rank, now);
         break;
       case StreamAction::Kind::kRequestReplay:
@@ -86,6 +90,7 @@ void BackendEventFeed::Perform(int rank, const StreamActions& actions, uint64_t 
         steps_.push_back({.kind = Step::Kind::kApply,
                           .rank = rank,
                           .batch = next - 1,
+                          .seq = a.seq,
                           .replayed = a.seq == replayed_seq});
         break;
       }
@@ -104,10 +109,10 @@ void BackendEventFeed::Malformed(int rank, std::string reason, TimePoint now) {
   Perform(rank, actions, kNotReplayed, now);
 }
 
-void BackendEventFeed::ClearRank(int rank, TimePoint now) {
+void BackendEventFeed::ClearRank(int rank, uint64_t from_seq, TimePoint now) {
   EventStream& stream = ranks_[static_cast<size_t>(rank)].stream;
   const StreamCounters before = stream.counters();
-  const StreamActions actions = stream.Clear(now);
+  const StreamActions actions = stream.ClearFrom(from_seq, now);
   CountStream(before, stream.counters());
   for (const StreamAction& a : actions) {
     // Its kClearSlice is the clear already queued; a replay request goes out.
@@ -119,7 +124,7 @@ void BackendEventFeed::ClearRank(int rank, TimePoint now) {
 
 void BackendEventFeed::ClearOtherRanks(int rank, TimePoint now) {
   for (size_t i = 0; i < ranks_.size(); ++i) {
-    if (static_cast<int>(i) != rank) ClearRank(static_cast<int>(i), now);
+    if (static_cast<int>(i) != rank) ClearRank(static_cast<int>(i), ranks_[i].history_from, now);
   }
 }
 
@@ -192,8 +197,13 @@ void BackendEventFeed::Tick(TimePoint now) {
 
 void BackendEventFeed::Clear(TimePoint now) {
   ++counters_.clears;
-  for (size_t i = 0; i < ranks_.size(); ++i) ClearRank(static_cast<int>(i), now);
-  steps_.push_back({.kind = Step::Kind::kClear, .rank = 0, .batch = 0, .replayed = false});
+  // The engine may have restarted unseen: every rank's whole history, from seq 0.
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    ranks_[i].history_from = 0;
+    ClearRank(static_cast<int>(i), 0, now);
+  }
+  steps_.push_back(
+      {.kind = Step::Kind::kClear, .rank = 0, .batch = 0, .seq = 0, .replayed = false});
 }
 
 void BackendEventFeed::ApplyTo(routing::Router& router) {
@@ -216,12 +226,14 @@ void BackendEventFeed::ApplyTo(routing::Router& router) {
     }
     router.ApplyIndexUpdates(backend_, updates_);
     ++counters_.applied;
+    ++ranks_[static_cast<size_t>(step.rank)].applied;
     if (step.replayed) ++counters_.replayed;
     applied_ts_.push_back(batch.ts);
     for (const Event& e : batch.events) {
       if (e.kind != EventKind::kAllBlocksCleared) continue;
       // The engine's cache is empty now, and the writer cleared the backend's whole slice.
       ++counters_.clears;
+      ranks_[static_cast<size_t>(step.rank)].history_from = step.seq + 1;
       ranks_[static_cast<size_t>(step.rank)].stream.MarkComplete();
       ClearOtherRanks(step.rank, pending_now_);
     }

@@ -28,7 +28,10 @@
 // loss, AllBlocksCleared) takes the other ranks' blocks with it, so their streams are cleared
 // too (EventStream::Clear: uncertain until each rank's history is replayed from seq 0, or
 // rebuilding without a replay endpoint) — an under-prediction, never a stale hit.
-// A rank's AllBlocksCleared makes only that rank's stream complete (MarkComplete).
+// A rank's AllBlocksCleared makes only that rank's stream complete (MarkComplete), and the
+// other ranks replay only from their own latest AllBlocksCleared on (EventStream::ClearFrom):
+// from seq 0 each rank's replay would bring back its own AllBlocksCleared, clearing the slice
+// and the other ranks' streams again, for ever.
 //
 // Counters (counters()): messages applied (live or replayed), applied from a replay,
 // duplicates, malformed, missed for good; resets by reason: restart (a sequence went back),
@@ -125,6 +128,8 @@ class BackendEventFeed {
   StreamState rank_state(int rank) const {
     return ranks_[static_cast<size_t>(rank)].stream.state();
   }
+  // Messages of `rank` applied (live or replayed): counters().applied is their sum.
+  int64_t rank_applied(int rank) const { return ranks_[static_cast<size_t>(rank)].applied; }
   bool uncertain() const { return state() != StreamState::kPrecise; }
   const FeedCounters& counters() const { return counters_; }
   const WriterCounters& writer_counters() const { return writer_.counters(); }
@@ -141,11 +146,18 @@ class BackendEventFeed {
     explicit Rank(const EventStreamOptions& options) : stream(options) {}
     EventStream stream;
     bool failing = false;  // the last message of this rank was malformed
+    int64_t applied = 0;   // messages applied
+    // The message after the rank's latest applied AllBlocksCleared (0: none seen since any
+    // rank's stream last started over, which may be the engine restarting): the rank's cache
+    // holds only what it stored from there, so a clear caused by another rank replays this
+    // rank's history from there.
+    uint64_t history_from = 0;
   };
   struct Step {
     enum class Kind : uint8_t { kClear, kApply } kind;
     int rank;
     size_t batch;   // kApply: index into batches_
+    uint64_t seq;   // kApply: the message's sequence number
     bool replayed;  // kApply: the message came in a replay reply
   };
   struct Pending {
@@ -160,7 +172,7 @@ class BackendEventFeed {
   void Fine(int rank) { ranks_[static_cast<size_t>(rank)].failing = false; }
   // One rank's stream clears (its kClearSlice being a clear the caller queued); its replay
   // request, if any, is queued.
-  void ClearRank(int rank, TimePoint now);
+  void ClearRank(int rank, uint64_t from_seq, TimePoint now);
   // A rank's clear clears the shared slice: the other ranks' streams clear too.
   void ClearOtherRanks(int rank, TimePoint now);
   // Bookkeeping of a stream's counters before and after a call (restarts, rebuilds, ...).

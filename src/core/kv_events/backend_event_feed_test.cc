@@ -251,6 +251,9 @@ TEST_F(FeedTest, DataParallelRanksShareTheSliceAndMustNameTheirRank) {
   Live(feed, 0, StorePrompt(1), 1);
   EXPECT_EQ(router_.fleet().backend(b0_).kv_events, KvEventState::kPrecise);
   EXPECT_EQ(Matched(), 4);
+  EXPECT_EQ(feed.rank_applied(0), 1);
+  EXPECT_EQ(feed.rank_applied(1), 1);
+  EXPECT_EQ(feed.counters().applied, 2);
 
   // Rank 0's batch on rank 1's endpoint: malformed; rank 1 rebuilds, and so does rank 0, whose
   // blocks left with the shared slice.
@@ -260,6 +263,82 @@ TEST_F(FeedTest, DataParallelRanksShareTheSliceAndMustNameTheirRank) {
   EXPECT_EQ(feed.rank_state(0), StreamState::kRebuilding);
   EXPECT_EQ(feed.rank_state(1), StreamState::kRebuilding);
   EXPECT_EQ(Matched(), 0);
+}
+
+TEST_F(FeedTest, EachRanksResetReplaysTheOtherRankOnlySinceItsOwnReset) {
+  // Two ranks reset together (/reset_prefix_cache on a data-parallel engine): each rank's
+  // AllBlocksCleared clears the shared slice and replays the other rank. Replaying a rank from
+  // seq 0 would bring back its own AllBlocksCleared, which would clear the other rank again, for
+  // ever; from its latest AllBlocksCleared on, the ranks settle.
+  BackendEventFeed feed(
+      b0_, {.block_size = kBlock, .dp_ranks = 2, .stream = {.replay_configured = true}});
+  const std::string cleared0 = Batch({Cleared()}, 0), cleared1 = Batch({Cleared()}, 1);
+  const std::string empty1 = Batch({}, 1);
+  const std::string end = EncodeReplayRequest(kEndOfReplay);
+  Live(feed, 0, StorePrompt(0), 0);
+  Live(feed, 0, empty1, 1);
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+
+  Live(feed, 1, cleared0, 0);  // rank 0's reset: rank 1 replays its whole history
+  std::vector<ReplayRequest> requests = feed.TakeReplayRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].rank, 1);
+  EXPECT_EQ(requests[0].from_seq, 0u);
+  Live(feed, 1, cleared1, 1);  // rank 1's reset arrives while it awaits its replay: buffered
+  const std::string seq0 = EncodeReplayRequest(0);
+  std::vector<std::string_view> reply = {"", seq0, empty1};
+  feed.OnReplayFrames(reply, clock_.Now(), 1);  // the buffered reset follows, and is applied
+  reply = {"", end, ""};
+  feed.OnReplayFrames(reply, clock_.Now(), 1);
+  feed.ApplyTo(router_);
+  // Rank 1's reset cleared the slice again: rank 0 replays, but only what followed its own reset.
+  requests = feed.TakeReplayRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].rank, 0);
+  EXPECT_EQ(requests[0].from_seq, 2u);
+  reply = {"", end, ""};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);  // rank 0 stored nothing since its reset
+  feed.ApplyTo(router_);
+  EXPECT_TRUE(feed.TakeReplayRequests().empty());
+  EXPECT_EQ(feed.rank_state(0), StreamState::kPrecise);
+  EXPECT_EQ(feed.rank_state(1), StreamState::kPrecise);
+  EXPECT_EQ(Matched(), 0);
+
+  // Both ranks go on from there.
+  Live(feed, 2, StorePrompt(1), 1);
+  EXPECT_EQ(Matched(), 4);
+  EXPECT_EQ(feed.state(), StreamState::kPrecise);
+}
+
+TEST_F(FeedTest, ARanksRestartReplaysTheOtherRanksFromSequenceZero) {
+  // After both ranks' resets, the engine restarts (all its ranks number from 0 again) and rank 0
+  // is seen restarting first: rank 1's history is asked from seq 0, not from after its reset in
+  // the old process (which the new process never reached).
+  BackendEventFeed feed(
+      b0_, {.block_size = kBlock, .dp_ranks = 2, .stream = {.replay_configured = true}});
+  const std::string end = EncodeReplayRequest(kEndOfReplay);
+  const std::string stored = StorePrompt(0), empty0 = Batch({}, 0);
+  Live(feed, 0, stored, 0);
+  Live(feed, 1, empty0, 0);
+  Live(feed, 0, Batch({}, 1), 1);
+  Live(feed, 1, Batch({}, 1), 1);
+  Live(feed, 2, Batch({Cleared()}, 1), 1);  // rank 1's reset: rank 0 replays from 0
+  const std::string seq0 = EncodeReplayRequest(0), seq1 = EncodeReplayRequest(1);
+  std::vector<std::string_view> reply = {"", seq0, stored};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);
+  reply = {"", seq1, empty0};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);
+  reply = {"", end, ""};
+  feed.OnReplayFrames(reply, clock_.Now(), 0);
+  feed.ApplyTo(router_);
+  feed.TakeReplayRequests();
+  ASSERT_EQ(feed.rank_state(1), StreamState::kPrecise);
+
+  Live(feed, 0, StorePrompt(0), 0);  // rank 0 numbers from 0 again: the engine restarted
+  const std::vector<ReplayRequest> requests = feed.TakeReplayRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].rank, 1);
+  EXPECT_EQ(requests[0].from_seq, 0u);
 }
 
 }  // namespace

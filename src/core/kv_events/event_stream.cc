@@ -62,7 +62,8 @@ void EventStream::GiveUp(TimePoint now, StreamActions& out) {
   // stored since (and remove what it dropped since).
   while (!buffer_.empty()) {
     Buffered& front = buffer_.front();
-    if (front.seq > expected_) counters_.missed_messages += static_cast<int64_t>(front.seq - expected_);
+    if (front.seq > expected_)
+      counters_.missed_messages += static_cast<int64_t>(front.seq - expected_);
     released_.push_back(std::move(front.payload));
     Apply(front.seq, released_.back(), out);
     buffer_.pop_front();
@@ -84,14 +85,15 @@ void EventStream::Buffer(uint64_t seq, std::string_view payload, TimePoint now,
   ++counters_.buffered;
 }
 
-void EventStream::AwaitHistory(bool until_end, TimePoint now, StreamActions& out) {
-  expected_ = 0;
+void EventStream::AwaitHistory(bool until_end, TimePoint now, StreamActions& out,
+                               uint64_t from_seq) {
+  expected_ = from_seq;
   resume_ = StreamState::kPrecise;
   state_ = StreamState::kAwaitingReplay;
   until_end_ = until_end;
   deadline_ = now + options_.replay_timeout;
   ++counters_.replays_requested;
-  out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = 0, .payload = {}});
+  out.push_back({.kind = StreamAction::Kind::kRequestReplay, .seq = from_seq, .payload = {}});
 }
 
 void EventStream::ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now,
@@ -248,7 +250,9 @@ StreamActions EventStream::OnMalformed(TimePoint now) {
   return out;
 }
 
-StreamActions EventStream::Clear(TimePoint now) {
+StreamActions EventStream::Clear(TimePoint now) { return ClearFrom(0, now); }
+
+StreamActions EventStream::ClearFrom(uint64_t from_seq, TimePoint now) {
   BeginCall();
   StreamActions out;
   buffer_.clear();
@@ -257,9 +261,10 @@ StreamActions EventStream::Clear(TimePoint now) {
   ++counters_.clears;
   if (state_ == StreamState::kStarting) return out;
   if (options_.replay_configured) {
-    // The engine's history from seq 0 restores the slice exactly (or, empty, shows a fresh
-    // engine); a history the publisher no longer holds whole rebuilds, as after any gap.
-    AwaitHistory(/*until_end=*/true, now, out);
+    // The engine's history from seq 0 (or from its last AllBlocksCleared) restores the slice
+    // exactly (or, empty, shows a fresh engine, or one that stored nothing since); a history the
+    // publisher no longer holds whole rebuilds, as after any gap.
+    AwaitHistory(/*until_end=*/true, now, out, from_seq);
     return out;
   }
   state_ = StreamState::kRebuilding;

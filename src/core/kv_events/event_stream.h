@@ -121,6 +121,12 @@ class EventStream {
   // slice, then replays the engine's history from seq 0 when a replay endpoint is configured,
   // else rebuilds.
   StreamActions Clear(TimePoint now);
+  // Clear, replaying from `from_seq` instead of 0: the message after the engine's latest
+  // AllBlocksCleared that this stream applied, since the engine's cache holds only what it
+  // stored after it (BackendEventFeed: another data-parallel rank cleared the shared slice;
+  // replaying this rank's own AllBlocksCleared again would clear that rank's blocks in turn,
+  // and each rank would clear the other's for ever). REQUIRES: from_seq <= the next expected.
+  StreamActions ClearFrom(uint64_t from_seq, TimePoint now);
   // The caller applied an AllBlocksCleared: the slice is complete again (kRebuilding or
   // kStarting → kPrecise).
   void MarkComplete();
@@ -143,9 +149,9 @@ class EventStream {
   void GiveUp(TimePoint now, StreamActions& out);
   void Buffer(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
   void Restart(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
-  // Asks for the engine's history from seq 0 (kAwaitingReplay, resuming kPrecise); until_end: the
-  // replay lasts until its end marker (see until_end_).
-  void AwaitHistory(bool until_end, TimePoint now, StreamActions& out);
+  // Asks for the engine's history from `from_seq` (0: all of it; kAwaitingReplay, resuming
+  // kPrecise); until_end: the replay lasts until its end marker (see until_end_).
+  void AwaitHistory(bool until_end, TimePoint now, StreamActions& out, uint64_t from_seq = 0);
   // AwaitHistory, buffering message `seq`.
   void ReplayFromStart(uint64_t seq, std::string_view payload, TimePoint now, StreamActions& out);
   void MaybePromote(TimePoint now);
@@ -159,8 +165,8 @@ class EventStream {
   // kAwaitingReplay after Clear: no live message bounds the replay, so it lasts until its end
   // marker (or a live message continuing it), not until the first replayed message.
   bool until_end_ = false;
-  TimePoint rebuild_since_{};                   // kRebuilding
-  std::deque<Buffered> buffer_;                 // kAwaitingReplay: ascending seq
+  TimePoint rebuild_since_{};    // kRebuilding
+  std::deque<Buffered> buffer_;  // kAwaitingReplay: ascending seq
   size_t buffered_bytes_ = 0;
   std::deque<std::string> released_;  // buffered payloads handed out by the current call
   StreamCounters counters_;

@@ -229,6 +229,31 @@ TEST_F(EventStreamTest, ClearWithReplayRestoresTheHistoryFromSequenceZero) {
   EXPECT_THAT(Live(s, 4), ElementsAre("A4"));
 }
 
+TEST_F(EventStreamTest, ClearFromReplaysTheHistoryFromTheGivenMessage) {
+  EventStream s({.replay_configured = true});
+  Live(s, 0);
+  Live(s, 1);
+  Live(s, 2);
+  Live(s, 3);
+  EXPECT_THAT(Show(s.ClearFrom(2, now_)), ElementsAre("C", "R2"));
+  EXPECT_EQ(s.state(), StreamState::kAwaitingReplay);
+  EXPECT_THAT(Replayed(s, 2), ElementsAre("A2"));
+  EXPECT_THAT(Replayed(s, 3), ElementsAre("A3"));
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+  EXPECT_THAT(Live(s, 4), ElementsAre("A4"));
+}
+
+TEST_F(EventStreamTest, ClearFromWithNothingSinceIsPreciseAtTheReplaysEnd) {
+  EventStream s({.replay_configured = true});
+  Live(s, 0);
+  Live(s, 1);
+  EXPECT_THAT(Show(s.ClearFrom(2, now_)), ElementsAre("C", "R2"));
+  EXPECT_THAT(Show(s.OnReplayEnd(now_)), IsEmpty());
+  EXPECT_EQ(s.state(), StreamState::kPrecise);
+  EXPECT_THAT(Live(s, 2), ElementsAre("A2"));
+}
+
 TEST_F(EventStreamTest, ClearWithReplayIsPreciseWhenTheHistoryEnds) {
   EventStream s({.replay_configured = true});
   Live(s, 0);

@@ -19,9 +19,10 @@ namespace {
 // The TLS context of an https:// backend (null for http://); errors name the tls key at fault.
 absl::StatusOr<std::shared_ptr<net::TlsContext>> TlsContextOf(const BackendConfig& config) {
   if (!config.tls.enabled) return std::shared_ptr<net::TlsContext>();
-  absl::StatusOr<std::shared_ptr<net::TlsContext>> context = net::MakeTlsClientContext(
-      {.ca_file = config.tls.ca_file, .cert_file = config.tls.cert_file,
-       .key_file = config.tls.key_file});
+  absl::StatusOr<std::shared_ptr<net::TlsContext>> context =
+      net::MakeTlsClientContext({.ca_file = config.tls.ca_file,
+                                 .cert_file = config.tls.cert_file,
+                                 .key_file = config.tls.key_file});
   if (context.ok()) return context;
   return absl::InvalidArgumentError(absl::StrCat("backend ", config.name, ": tls.",
                                                  ParamOf(context.status()).value_or(""), ": ",
@@ -169,8 +170,9 @@ void Backends::ApplyHealth(TimePoint now) {
   const bool panic = candidates && !any_available;
   if (panic != panic_) {
     if (panic) {
-      spdlog::warn("no backend passes its health checks: routing to all of them (panic mode) "
-                   "rather than refusing every request");
+      spdlog::warn(
+          "no backend passes its health checks: routing to all of them (panic mode) "
+          "rather than refusing every request");
     } else {
       spdlog::info("a backend passes its health checks again: panic mode over");
     }
@@ -305,6 +307,11 @@ std::optional<int64_t> Backends::ApplyKvEvents(BackendId backend,
   e.kv_events.state = feed.state();
   e.kv_events.counters = feed.counters();
   e.kv_events.blocks = static_cast<int64_t>(feed.blocks());
+  e.kv_events.ranks.resize(static_cast<size_t>(feed.dp_ranks()));
+  for (int r = 0; r < feed.dp_ranks(); ++r) {
+    e.kv_events.ranks[static_cast<size_t>(r)] = {.state = feed.rank_state(r),
+                                                 .applied = feed.rank_applied(r)};
+  }
   if (e.kv_events.last_error != feed.last_error()) e.kv_events.last_error = feed.last_error();
   return e.health.down_episodes();
 }

@@ -52,12 +52,12 @@ struct BackendTarget {
   std::string host;
   uint16_t port = 0;
   EngineKind kind = EngineKind::kVllm;
-  std::vector<std::string> models;  // configured; empty = any
-  int64_t kv_capacity_tokens = 0;   // configured; 0 = unknown (then scraped)
-  std::string pool;                 // tenancy_config.h
-  std::string address;              // "host:port", the key of connection pools
-  BackendTlsConfig tls;             // configured (tls.enabled: an https:// url)
-  KvEventsConfig kv_events;         // configured; disabled: no KV-event subscription
+  std::vector<std::string> models;               // configured; empty = any
+  int64_t kv_capacity_tokens = 0;                // configured; 0 = unknown (then scraped)
+  std::string pool;                              // tenancy_config.h
+  std::string address;                           // "host:port", the key of connection pools
+  BackendTlsConfig tls;                          // configured (tls.enabled: an https:// url)
+  KvEventsConfig kv_events;                      // configured; disabled: no KV-event subscription
   std::shared_ptr<net::TlsContext> tls_context;  // built from `tls`; null for http://
 };
 
@@ -69,12 +69,19 @@ struct Dispatch {
 
 // A backend's KV-event feed as its subscriber last applied it (gateway/kv_events), for the admin
 // API and /metrics.
+// One data-parallel rank's stream.
+struct KvEventsRankStatus {
+  kv_events::StreamState state = kv_events::StreamState::kStarting;
+  int64_t applied = 0;  // messages applied, live or replayed
+};
+
 struct KvEventsStatus {
   bool subscribed = false;
   kv_events::StreamState state = kv_events::StreamState::kStarting;
   kv_events::FeedCounters counters;
-  int64_t blocks = 0;      // engine blocks its writer maps to index entries
-  std::string last_error;  // the latest malformed input's reason
+  int64_t blocks = 0;                     // engine blocks its writer maps to index entries
+  std::string last_error;                 // the latest malformed input's reason
+  std::vector<KvEventsRankStatus> ranks;  // rank r's stream at [r]
 };
 
 // A backend as the admin API and /metrics show it.
