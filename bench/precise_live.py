@@ -83,7 +83,9 @@ def scrape_until(host, stop):
             pass
 
 
-def run(a, workload, mode, tmp):
+def run(a, workload, mode, tmp, gateways=1):
+    """One fleet, `gateways` gateway processes with the same config (the bench sends its requests
+    to them in turn), one bench run; the figures (bench/gateways_live.py runs it with several)."""
     flags, rate = WORKLOADS[workload]
     pub = free_tcp_port(2 * REPLICAS)
     replay = pub + REPLICAS
@@ -95,8 +97,9 @@ def run(a, workload, mode, tmp):
                            str(a.kv), "--time-scale", str(a.time_scale), "--seed", "1",
                            "--tokenizer", a.tokenizer, "--kv-events-config", events],
                           r"replica \d+ listening on (\S+)", REPLICAS)
-    config = os.path.join(tmp, f"{workload}-{mode}.yaml")
-    log = os.path.join(tmp, f"{workload}-{mode}.access.jsonl")
+    tag = f"{workload}-{mode}-{gateways}"
+    config = os.path.join(tmp, f"{tag}.yaml")
+    logs = [os.path.join(tmp, f"{tag}.{g}.access.jsonl") for g in range(gateways)]
     with open(config, "w") as f:
         f.write(f"policy: {{name: {a.policy}}}\n")
         f.write(f"prefix_key: {{mode: {mode}}}\n")
@@ -107,16 +110,20 @@ def run(a, workload, mode, tmp):
             if mode != "approximate":
                 f.write(f"    kv_events: {{endpoint: 'tcp://127.0.0.1:{pub + i}', topic: kv, "
                         f"replay_endpoint: 'tcp://127.0.0.1:{replay + i}'}}\n")
-    gateway, gw = start([a.bin, "serve", "--config", config, "--port", "0", "--threads", "1",
-                         "--access-log", log, "--log-level", "warn"], r"listening on (\S+) ", 1)
+    procs, gw = [], []
+    for log in logs:
+        proc, host = start([a.bin, "serve", "--config", config, "--port", "0", "--threads", "1",
+                            "--access-log", log, "--log-level", "warn"], r"listening on (\S+) ", 1)
+        procs.append(proc)
+        gw += host
     try:
         # A backend's lag series appear at the first scrape of /metrics after its first event,
         # as Prometheus would scrape: every second here.
         stop = threading.Event()
         scraper = threading.Thread(target=scrape_until, args=(gw[0], stop), daemon=True)
         scraper.start()
-        out = os.path.join(tmp, f"{workload}-{mode}")
-        bench = [a.bin, "bench", "--url", f"http://{gw[0]}", *flags, "--requests",
+        out = os.path.join(tmp, tag)
+        bench = [a.bin, "bench", *[f"--url=http://{h}" for h in gw], *flags, "--requests",
                  str(a.requests), "--seed", "1", "--out", out, "--no-plots", "--name", mode,
                  "--model", MODEL, "--timeout-s", "600"]
         if rate is not None:
@@ -132,38 +139,51 @@ def run(a, workload, mode, tmp):
         scraper.join()
         lag = event_lag(gw[0])
     finally:
-        gateway.terminate()
-        engine.terminate()
-        gateway.wait()
-        engine.wait()
+        for proc in [*procs, engine]:
+            proc.terminate()
+            proc.wait()
     errors, modes = [], {}
-    with open(log) as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("cached_tokens") is None or not r.get("prompt_tokens"):
-                continue
-            errors.append(abs(r["predicted_cached_tokens"] - r["cached_tokens"]) / r["prompt_tokens"])
-            modes[r.get("prefix_key", "?")] = modes.get(r.get("prefix_key", "?"), 0) + 1
+    for log in logs:
+        with open(log) as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("cached_tokens") is None or not r.get("prompt_tokens"):
+                    continue
+                errors.append(abs(r["predicted_cached_tokens"] - r["cached_tokens"]) /
+                              r["prompt_tokens"])
+                modes[r.get("prefix_key", "?")] = modes.get(r.get("prefix_key", "?"), 0) + 1
     return {"error": statistics.mean(errors) if errors else float("nan"), "n": len(errors),
             "keys": modes, "hit": s.get("engine_hit_rate"),
             "ttft50": s["ttft_s"]["p50"] / a.time_scale, "ttft90": s["ttft_s"]["p90"] / a.time_scale,
             "failed": s["failed"], "lag": lag}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(doc, workloads, **more):
+    """The flags run() reads, plus --workloads (default `workloads`) and --modes; `more`: extra
+    flags as name -> default string."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/src/cli/warmroute"))
     ap.add_argument("--tokenizer",
                     default=os.path.join(ROOT, "build/release/src/core/tokenize/testdata/qwen3"))
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--workloads", default=workloads)
     ap.add_argument("--modes", default="approximate,precise")
     ap.add_argument("--policy", default="warmroute")
     ap.add_argument("--requests", type=int, default=300)
     ap.add_argument("--time-scale", type=float, default=0.5)
     ap.add_argument("--profile", default="llama-3.1-8b-h100")
     ap.add_argument("--kv", type=int, default=60000, help="KV capacity per replica, tokens")
+    for name, default in more.items():
+        ap.add_argument(f"--{name}", default=default)
     a = ap.parse_args()
     a.tokenizer = os.path.abspath(a.tokenizer)
+    for w in a.workloads.split(","):
+        if w not in WORKLOADS:
+            sys.exit(f"unknown workload {w!r} (one of {', '.join(WORKLOADS)})")
+    return a
+
+
+def main():
+    a = parse_args(__doc__, ",".join(WORKLOADS))
     tmp = tempfile.mkdtemp(prefix="wr-precise-live-")
     print("| workload | mode | index error | requests | keys | hit rate | TTFT p50 ms | "
           "TTFT p90 ms | failed | event lag mean ms (p50, p99 bucket) |")

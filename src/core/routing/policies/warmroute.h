@@ -100,14 +100,19 @@
 //                                shares of the groups: -1 gives hit 87.9%, TTFT p50 / p90 117 / 239
 //                                ms in precise mode, 0.02 gives 93.0%, 45 / 155 ms (0: 92.8%,
 //                                46 / 152; 0.1: 89.9%, 53 / 219); the other workloads of
-//                                docs/routing-results.md move within their run-to-run noise
+//                                docs/routing-results.md move within their run-to-run noise.
+//                                Several gateways in approximate mode disagree on the fills (each
+//                                estimates them from its own traffic): support-bot, 1,000
+//                                prompts, 4 gateways, 71.5% with 0.02, 84.0% with -1 (one gateway
+//                                87.2%); in precise mode the fills come from the engines' events
+//                                and agree: 86.0% with 0.02 (docs/many-gateways.md)
 //   home_slack_s          0      a cold prefix goes home only if the home is available as early
 //                                as any allowed backend (e.g. idle): any margin cost tail latency
 //                                on the unique workload (p99 +15% at 20 ms). The homes' value —
-//                                agreement between router replicas — is not measured by a
-//                                single-router simulation, which prefers no homes at all (p99
-//                                about 5% lower on unique); raise it for deployments with many
-//                                gateway replicas, or set it negative to disable cold homes
+//                                agreement between router replicas — shows with `warmroute sim
+//                                --gateways N`; a margin adds little there (support-bot, 4
+//                                gateways, approximate: 71.5% at 0, 72.0% at 0.05, 72.3% at
+//                                0.2); negative disables cold homes
 //   step_tokens           8192   prefill tokens per scheduler step: vLLM V1's default
 //                                max_num_batched_tokens (chunked prefill)
 //   step_overhead_tokens  180    fixed cost of a step in prefill-token equivalents: 15 ms / 80 us

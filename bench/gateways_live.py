@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""Several gateways live: the same fleet behind 1, 2 and 4 `warmroute serve` processes.
+
+`warmroute engine` (4 replicas, Qwen 3's tokenizer and chat template, vLLM KV events with a replay
+endpoint, 60,000 KV tokens each) behind N gateways with the same config (policy warmroute, the
+model's tokenizer configured), driven by one `warmroute bench` that sends its requests to the
+gateways in turn (`--url` repeated: a client's successive turns reach different gateways, as
+behind a load balancer without affinity). Each run on a fresh fleet (bench/precise_live.py's
+run()). Hit rate: the engines' own counters; TTFT: measured by the client, in emulated time; index
+error: mean |predicted - engine-reported cached tokens| / prompt tokens over every gateway's access
+log.
+
+Usage: /usr/bin/python3 bench/gateways_live.py [--gateways 1,2,4] [--modes approximate,precise]
+       [--workloads support-bot,multi-turn] [--requests 300] (and bench/precise_live.py's flags)
+"""
+import sys
+import tempfile
+
+from precise_live import REPLICAS, parse_args, run
+
+
+def main():
+    a = parse_args(__doc__, "support-bot,multi-turn", gateways="1,2,4")
+    counts = [int(n) for n in a.gateways.split(",")]
+    tmp = tempfile.mkdtemp(prefix="wr-gateways-live-")
+    print("| workload | mode | gateways | hit rate | TTFT p50 ms | TTFT p90 ms | index error | "
+          "hit / 1 gateway | p50 / 1 gateway | failed |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for workload in a.workloads.split(","):
+        for mode in a.modes.split(","):
+            base = None
+            for n in counts:
+                r = run(a, workload, mode, tmp, gateways=n)
+                base = base or r
+                hit = r["hit"] if r["hit"] is not None else float("nan")
+                print(f"| {workload} | {mode} | {n} | {hit * 100:.1f}% | {r['ttft50'] * 1e3:.0f} | "
+                      f"{r['ttft90'] * 1e3:.0f} | {r['error'] * 100:.2f}% | "
+                      f"{hit / base['hit']:.1%} | {r['ttft50'] / base['ttft50']:.2f}× | "
+                      f"{r['failed']} |", flush=True)
+    print(f"\n{REPLICAS} x {a.profile} with {a.kv} KV tokens each, engine --tokenizer (Qwen 3), "
+          f"{a.requests} requests per run, policy {a.policy}, --time-scale {a.time_scale}; "
+          "TTFTs in emulated time; ratios against the run with the first gateway count.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
