@@ -10,8 +10,8 @@ namespace warmroute::gateway {
 namespace {
 
 using std::chrono::seconds;
-using testing::ElementsAre;
-using testing::Pair;
+using ::testing::ElementsAre;
+using ::testing::Pair;
 
 routing::PrefixKey Key(uint64_t first, size_t blocks) {
   routing::PrefixKey key;
