@@ -4,11 +4,14 @@
 # at random), in approximate and in precise mode, on support-bot (1,000 prompts, Zipf 0.6),
 # shared-prefix, multi-turn and the Mooncake conversation trace. 8 replicas of
 # llama-3.1-70b-tp4-h100, the streams of docs/routing-results.md.
-#   usage: bench/gateways_results.sh [path/to/warmroute] [policies] > table.md
-# One core, about half an hour with every policy.
+#   usage: bench/gateways_results.sh [path/to/warmroute] [policies] [workloads] > table.md
+# workloads: a comma-separated subset of support_bot,shared_prefix,multi_turn,conversation (all by
+# default). One core: about 25 minutes for the first three with every policy; the conversation
+# trace alone takes longer (every policy's run of it is minutes at 4 and 8 gateways).
 set -euo pipefail
 bin=$(realpath "${1:-build/release/src/cli/warmroute}")
 policies=${2:-all}
+only=${3:-support_bot,shared_prefix,multi_turn,conversation}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 tmp=$(mktemp -d)
@@ -20,11 +23,12 @@ workloads=(
   "multi_turn|multi-turn|--workload multi-turn --requests 5000 --load 0.7"
   "conversation|Mooncake conversation trace|--workload trace:workloads/traces/conversation_trace.jsonl --requests 100000 --trace-speed 1"
 )
-echo "Produced by \`bench/gateways_results.sh build/release/src/cli/warmroute${2:+ $2}\`; every run is"
+echo "Produced by \`bench/gateways_results.sh build/release/src/cli/warmroute $policies $only\`; every run is"
 echo "\`warmroute sim ${common[*]} --prefix-mode MODE --gateways N\` plus the workload's flags below."
 echo
 for entry in "${workloads[@]}"; do
   IFS='|' read -r name title flags <<<"$entry"
+  [[ ",$only," == *",$name,"* ]] || continue
   for mode in approximate precise; do
     for n in 1 2 4 8; do
       # shellcheck disable=SC2086
