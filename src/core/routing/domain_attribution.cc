@@ -86,7 +86,12 @@ void DomainAttribution::Record(BackendId backend, uint64_t first_block,
   }
   AddRef(state.by_block[first_block], record);
   AddRef(fleet_[first_block], record);
-  if (record.salt_fp == 0) AddRef(unsalted_, record);
+  if (record.salt_fp == 0) {
+    auto [it, added] = unsalted_.try_emplace(record.root, record);
+    if (added) it->second.refs = 0;
+    it->second.model_fp = record.model_fp;
+    ++it->second.refs;
+  }
 }
 
 void DomainAttribution::Release(Backend& state, uint64_t first_block, uint64_t root) {
@@ -96,11 +101,8 @@ void DomainAttribution::Release(Backend& state, uint64_t first_block, uint64_t r
 }
 
 void DomainAttribution::DropUnsalted(uint64_t root) {
-  for (size_t i = 0; i < unsalted_.size(); ++i) {
-    if (unsalted_[i].root != root) continue;
-    if (--unsalted_[i].refs == 0) unsalted_.erase(unsalted_.begin() + static_cast<std::ptrdiff_t>(i));
-    return;
-  }
+  auto it = unsalted_.find(root);
+  if (it != unsalted_.end() && --it->second.refs == 0) unsalted_.erase(it);
 }
 
 std::span<const DomainRecord> DomainAttribution::Candidates(BackendId backend,
@@ -112,8 +114,11 @@ std::span<const DomainRecord> DomainAttribution::Candidates(BackendId backend,
   return std::span<const DomainRecord>(it->second.data(), it->second.size());
 }
 
-std::span<const DomainRecord> DomainAttribution::UnsaltedDomains() const {
-  return std::span<const DomainRecord>(unsalted_.data(), unsalted_.size());
+std::vector<DomainRecord> DomainAttribution::UnsaltedDomains() const {
+  std::vector<DomainRecord> domains;
+  domains.reserve(unsalted_.size());
+  for (const auto& [root, record] : unsalted_) domains.push_back(record);
+  return domains;
 }
 
 std::span<const DomainRecord> DomainAttribution::FleetCandidates(uint64_t first_block) const {
@@ -143,6 +148,7 @@ size_t DomainAttribution::MemoryBytes() const {
     bytes += b.by_block.capacity() * (sizeof(std::pair<uint64_t, Domains>) + 1);
   }
   bytes += fleet_.capacity() * (sizeof(std::pair<uint64_t, Domains>) + 1);
+  bytes += unsalted_.capacity() * (sizeof(std::pair<uint64_t, DomainRecord>) + 1);
   return bytes;
 }
 

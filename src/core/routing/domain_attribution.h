@@ -85,8 +85,8 @@ class DomainAttribution {
   // whatever their first block. An engine keys an unsalted block by its model (and LoRA) alone,
   // so every unsalted domain of that model would hit a block the engine reports as unsalted:
   // kv_events::BlockIndexWriter indexes such a block, when no dispatch explains it, in these.
-  // Valid until the next Record or Forget.
-  std::span<const DomainRecord> UnsaltedDomains() const;
+  // A copy: read only for an event no record explains, while Record runs for every dispatch.
+  std::vector<DomainRecord> UnsaltedDomains() const;
   void Forget(BackendId backend);
 
   size_t records(BackendId backend) const;
@@ -112,8 +112,9 @@ class DomainAttribution {
   std::vector<Backend> backends_;
   // Every backend's records by content: the sum of the backends' by_block.
   absl::flat_hash_map<uint64_t, Domains> fleet_;
-  // Every backend's unsalted records by root, whatever their content (refs: records).
-  Domains unsalted_;
+  // Every backend's unsalted records by root, whatever their content (refs: records). A map: a
+  // gateway may serve many unsalted tenants (each its own root), and every dispatch updates it.
+  absl::flat_hash_map<uint64_t, DomainRecord> unsalted_;
 };
 
 }  // namespace warmroute::routing
