@@ -18,7 +18,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 import urllib.parse
@@ -29,7 +28,8 @@ import yaml
 from emulator_process import EmulatorProcess, free_tcp_port, terminate
 from gateway_process import GatewayProcess
 from test_gateway import wait_until
-from test_tenancy import RedisServer, digest
+from loaded_fleet import TenantLoad, two_tenant_config
+from test_tenancy import RedisServer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "warmroute.json")
@@ -37,7 +37,6 @@ RULES = os.path.join(ROOT, "deploy", "prometheus", "alerts.yaml")
 RULES_TEST = os.path.join(ROOT, "deploy", "prometheus", "alerts_test.yaml")
 PROMETHEUS = os.environ.get("WARMROUTE_PROMETHEUS", "/usr/bin/prometheus")
 PROMTOOL = os.environ.get("WARMROUTE_PROMTOOL", "/usr/bin/promtool")
-KEYS = {"alpha": "sk-alpha-monitoring", "metered": "sk-metered-monitoring"}
 RATE_INTERVAL = "20s"  # what the test puts for Grafana's $__rate_interval (1 s scrapes)
 
 
@@ -164,113 +163,45 @@ class Prometheus:
         self.tmp.cleanup()
 
 
-class Load:
-    """Chat requests from two tenants until stopped: `alpha` within its limits (shared system
-    prompts, streaming and not), `metered` at about 3 times its 2 requests/s."""
-
-    def __init__(self, gw):
-        self.gw = gw
-        self.stop_event = threading.Event()
-        self.threads = []
-        self.status = {}
-        self.lock = threading.Lock()
-
-    def _count(self, status):
-        with self.lock:
-            self.status[status] = self.status.get(status, 0) + 1
-
-    def _client(self, who, n, pause):
-        system = f"You are the assistant of team {n % 3}. Follow the policy. " * 40
-        i = 0
-        while not self.stop_event.is_set():
-            i += 1
-            body = {"model": "tiny", "max_tokens": 4, "stream": i % 2 == 0,
-                    "messages": [{"role": "system", "content": system},
-                                 {"role": "user", "content": f"question {n}-{i}"}]}
-            try:
-                status, _, _ = self.gw.request(
-                    "POST", "/v1/chat/completions", body,
-                    headers={"Authorization": f"Bearer {KEYS[who]}"})
-                self._count(status)
-            except OSError:
-                self._count("error")
-            self.stop_event.wait(pause)
-
-    def start(self):
-        for n in range(3):
-            self.threads.append(threading.Thread(target=self._client, args=("alpha", n, 0.05)))
-        self.threads.append(threading.Thread(target=self._client, args=("metered", 9, 0.15)))
-        for t in self.threads:
-            t.daemon = True
-            t.start()
-
-    def stop(self):
-        self.stop_event.set()
-        for t in self.threads:
-            t.join(timeout=15)
-
-
 class MonitoringTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         for tool in (PROMETHEUS, PROMTOOL):
             if not os.access(tool, os.X_OK):
                 raise AssertionError(f"{tool} is missing: run scripts/install-deps.sh")
-        cls.stack = []
         cls.tmp = tempfile.TemporaryDirectory()
-        try:
-            cls.engine = EmulatorProcess(["--profile", "tiny", "--no-jitter", "--replicas", "3"],
-                                         replicas=3)
-            cls.engine.__enter__()
-            cls.stack.append(lambda: cls.engine.__exit__(None, None, None))
-            cls.redis = RedisServer(free_tcp_port())
-            cls.redis.start()
-            cls.stack.append(cls.redis.stop)
-            cls.gw = GatewayProcess({
-                "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
-                "backends": [{"name": f"r{i}", "url": f"http://{r.host}:{r.port}"}
-                             for i, r in enumerate(cls.engine.replicas)],
-                "health": {"probe_interval_ms": 200},
-                "scrape": {"interval_ms": 200},
-                "observability": {"access_log": "off"},
-                "tenancy": {"salt_secret": "monitoring-test-secret"},
-                "rate_limits": {"redis": f"redis://127.0.0.1:{cls.redis.port}",
-                                "redis_timeout_ms": 50},
-                "tenants": [
-                    {"name": "alpha", "api_keys_sha256": [digest(KEYS["alpha"])]},
-                    {"name": "metered", "api_keys_sha256": [digest(KEYS["metered"])],
-                     "rate_limits": {"requests_per_s": 2}},
-                ],
-            })
-            cls.gw.__enter__()
-            cls.stack.append(lambda: cls.gw.__exit__(None, None, None))
-            # The rules as shipped, but evaluated every second (the recording group's 30 s
-            # would leave a short test without samples).
-            rules = load_rules()
-            for group in rules["groups"]:
-                group["interval"] = "1s"
-            rule_file = os.path.join(cls.tmp.name, "alerts.yaml")
-            with open(rule_file, "w") as f:
-                yaml.safe_dump(rules, f)
-            cls.prometheus = Prometheus(
-                {"warmroute": [f"{cls.gw.host}:{cls.gw.port}"],
-                 "vllm": [f"{r.host}:{r.port}" for r in cls.engine.replicas]}, rule_file)
-            cls.prometheus.start()
-            cls.stack.append(cls.prometheus.stop)
-            cls.load = Load(cls.gw)
-            cls.load.start()
-            cls.stack.append(cls.load.stop)
-            # Enough scrapes for every rate window, and 429s and hot prefixes to exist.
-            time.sleep(25)
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        while cls.stack:
-            cls.stack.pop()()
-        cls.tmp.cleanup()
+        cls.addClassCleanup(cls.tmp.cleanup)
+        cls.engine = EmulatorProcess(["--profile", "tiny", "--no-jitter", "--replicas", "3"],
+                                     replicas=3)
+        cls.engine.__enter__()
+        cls.addClassCleanup(lambda: cls.engine.__exit__(None, None, None))
+        cls.redis = RedisServer(free_tcp_port())
+        cls.redis.start()
+        cls.addClassCleanup(cls.redis.stop)
+        cls.gw = GatewayProcess(two_tenant_config(
+            cls.engine, secret="monitoring-test-secret",
+            rate_limits={"redis": f"redis://127.0.0.1:{cls.redis.port}",
+                         "redis_timeout_ms": 50}))
+        cls.gw.__enter__()
+        cls.addClassCleanup(lambda: cls.gw.__exit__(None, None, None))
+        # The rules as shipped, but evaluated every second (the recording group's 30 s
+        # would leave a short test without samples).
+        rules = load_rules()
+        for group in rules["groups"]:
+            group["interval"] = "1s"
+        rule_file = os.path.join(cls.tmp.name, "alerts.yaml")
+        with open(rule_file, "w") as f:
+            yaml.safe_dump(rules, f)
+        cls.prometheus = Prometheus(
+            {"warmroute": [f"{cls.gw.host}:{cls.gw.port}"],
+             "vllm": [f"{r.host}:{r.port}" for r in cls.engine.replicas]}, rule_file)
+        cls.prometheus.start()
+        cls.addClassCleanup(cls.prometheus.stop)
+        cls.load = TenantLoad(cls.gw)
+        cls.load.start()
+        cls.addClassCleanup(cls.load.stop)
+        # Enough scrapes for every rate window, and 429s and hot prefixes to exist.
+        time.sleep(25)
 
     def assert_finite(self, what, expr):
         result = self.prometheus.query(expr)

@@ -38,6 +38,7 @@ struct BackendGauges {
   prometheus::Gauge* decodes;
   prometheus::Gauge* healthy;
   prometheus::Gauge* rate;
+  prometheus::Gauge* kv_usage = nullptr;  // only while the engine's metrics are known
 };
 
 // What OnRequest counted on one thread since the last Serialize, series by series, each with the
@@ -206,6 +207,12 @@ struct GatewayMetrics::State {
       prometheus::BuildGauge()
           .Name("warmroute_backend_prefill_tokens_per_second")
           .Help("The router's online estimate of the backend's prefill rate")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& kv_usage =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_kv_cache_usage_ratio")
+          .Help("KV-cache usage the backend's engine reports (last scrape), 0..1; absent until "
+                "scraped")
           .Register(*registry);
   prometheus::Family<prometheus::Gauge>& index =
       prometheus::BuildGauge()
@@ -476,6 +483,15 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       it->second.decodes->Set(static_cast<double>(b.running_decodes));
       it->second.healthy->Set(b.eligible ? 1 : 0);
       it->second.rate->Set(b.prefill_tokens_per_s);
+      if (b.metrics.has_value()) {
+        if (it->second.kv_usage == nullptr) {
+          it->second.kv_usage = &state_->kv_usage.Add({{"backend", name}});
+        }
+        it->second.kv_usage->Set(b.metrics->kv_usage);
+      } else if (it->second.kv_usage != nullptr) {
+        state_->kv_usage.Remove(it->second.kv_usage);
+        it->second.kv_usage = nullptr;
+      }
     }
     for (auto it = state_->gauges.begin(); it != state_->gauges.end();) {
       if (present.count(it->first)) {
@@ -487,6 +503,7 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       state_->decodes.Remove(it->second.decodes);
       state_->healthy.Remove(it->second.healthy);
       state_->rate.Remove(it->second.rate);
+      if (it->second.kv_usage != nullptr) state_->kv_usage.Remove(it->second.kv_usage);
       it = state_->gauges.erase(it);
     }
   }

@@ -19,6 +19,8 @@
 //   warmroute_backend_running_decodes{backend}          gauge
 //   warmroute_backend_healthy{backend}                  gauge, 1 when eligible for new requests
 //   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
+//   warmroute_backend_kv_cache_usage_ratio{backend}     gauge, the engine's KV usage (last
+//                                                       scrape), absent until scraped
 //   warmroute_prefix_index_entries / _bytes             gauges
 //   warmroute_routing_lock_waits_total                  counter: times a worker found the
 //   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every

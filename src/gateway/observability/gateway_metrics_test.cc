@@ -140,6 +140,22 @@ TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
   EXPECT_EQ(Sample(text, R"(warmroute_pool_backends{pool="default"})"), 1);
 }
 
+TEST_F(GatewayMetricsTest, ABackendsKvUsageIsExportedOnceScraped) {
+  absl::StatusOr<BackendConfig> a =
+      ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> added = backends_.Add(*a);
+  ASSERT_TRUE(added.ok());
+  const std::string series = R"(warmroute_backend_kv_cache_usage_ratio{backend="a"})";
+  EXPECT_TRUE(std::isnan(Sample(Scrape(), series)));  // unknown until scraped
+  backends_.OnMetrics((*added)->id, {.sample = {.num_running = 1, .num_waiting = 0,
+                                                .kv_usage = 0.375, .scraped_at = clock_.Now()},
+                                     .kv_capacity_tokens = std::nullopt});
+  EXPECT_DOUBLE_EQ(Sample(Scrape(), series), 0.375);
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  EXPECT_TRUE(std::isnan(Sample(Scrape(), series)));
+}
+
 TEST_F(GatewayMetricsTest, KvEventSeriesFollowTheFeedAndLeaveWithTheBackend) {
   absl::StatusOr<BackendConfig> a = ParseBackendJson(
       R"({"name": "a", "url": "http://10.0.0.1:1", "kv_events": {"endpoint": "tcp://h:1"}})");
