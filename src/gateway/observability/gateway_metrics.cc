@@ -105,9 +105,11 @@ struct RequestShard {
   absl::flat_hash_map<std::string, PendingCounter> tenant_requests;  // tenant \n code
   absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
   absl::flat_hash_map<std::string, PendingCounter> keys;  // mode \n reason
+  absl::flat_hash_map<std::string, PendingCounter> sharing;  // tenant \n shared
 
   void Fold() {
     for (auto& [key, c] : requests) c.Fold();
+    for (auto& [key, c] : sharing) c.Fold();
     for (auto& [key, c] : keys) c.Fold();
     for (auto& [name, b] : backends) {
       b.ttft.Fold();
@@ -230,6 +232,12 @@ struct GatewayMetrics::State {
           .Help("Requests waiting for admission")
           .Register(*registry);
 
+  prometheus::Family<prometheus::Counter>& sharing =
+      prometheus::BuildCounter()
+          .Name("warmroute_prefix_sharing_requests_total")
+          .Help("Requests whose usage the engine reported, by tenant and by whether at least 64 "
+                "prompt tokens were cached (shared a prefix with an earlier request)")
+          .Register(*registry);
   prometheus::Family<prometheus::Counter>& tenant_requests =
       prometheus::BuildCounter()
           .Name("warmroute_tenant_requests_total")
@@ -368,6 +376,18 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
         k = shard.keys.emplace(key, PendingCounter{&series}).first;
       }
       k->second.pending += 1;
+    }
+    if (r.reported_cached_tokens.has_value()) {
+      const bool shared = *r.reported_cached_tokens >= kSharedPrefixTokens;
+      key.clear();
+      absl::StrAppend(&key, AbslView(r.tenant), "\n", shared);
+      auto s = shard.sharing.find(key);
+      if (s == shard.sharing.end()) {
+        prometheus::Counter& series = state.sharing.Add(
+            {{"tenant", std::string(r.tenant)}, {"shared", shared ? "true" : "false"}});
+        s = shard.sharing.emplace(key, PendingCounter{&series}).first;
+      }
+      s->second.pending += 1;
     }
     if (!r.tenant.empty()) {
       key.clear();

@@ -39,6 +39,12 @@
 //                                                       match, mismatch, no_endpoint, failed
 //   warmroute_prefix_key_precise{model}                 gauge, 1 while the model's parity
 //                                                       checks let it use precise keys
+//   warmroute_prefix_sharing_requests_total{tenant,shared} counter: requests whose usage the
+//                                                       engine reported, shared="true" when at
+//                                                       least kSharedPrefixTokens were cached (the
+//                                                       criterion of `warmroute analyze`); tenant
+//                                                       "" without tenancy. The live share of
+//                                                       requests that reuse a prefix.
 // With tenants (tenancy_config.h; labels carry tenant names, never keys):
 //   warmroute_tenant_requests_total{tenant,code}        counter
 //   warmroute_tenant_time_to_first_token_seconds{tenant} histogram
@@ -81,6 +87,10 @@
 #include "gateway/observability/hot_prefixes.h"
 
 namespace warmroute::gateway {
+
+// Cached prompt tokens from which a request counts as sharing a prefix (analyze/prefix_sharing.h's
+// kMinSharedTokens: more than a chat template's fixed opening).
+inline constexpr int64_t kSharedPrefixTokens = 64;
 
 struct RequestRecord {
   std::string_view route;

@@ -124,6 +124,26 @@ TEST_F(GatewayMetricsTest, TenantSeriesAreCountedPerTenant) {
             2);
 }
 
+TEST_F(GatewayMetricsTest, RequestsThatReusedAPrefixAreCountedPerTenant) {
+  for (const int64_t cached : {0, 63, 64, 5000}) {
+    RequestRecord r = Record("a", 200, 0.05, 0.1, "acme");
+    r.prompt_tokens = 6000;
+    r.reported_cached_tokens = cached;
+    metrics_.OnRequest(r);
+  }
+  RequestRecord untenanted = Record("a", 200, 0.05, 0.1);
+  untenanted.reported_cached_tokens = 100;
+  metrics_.OnRequest(untenanted);
+  metrics_.OnRequest(Record("a", 200, 0.05, 0.1, "acme"));  // no usage reported: not counted
+  const std::string text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_prefix_sharing_requests_total{shared="true",tenant="acme"})"),
+            2);
+  EXPECT_EQ(
+      Sample(text, R"(warmroute_prefix_sharing_requests_total{shared="false",tenant="acme"})"), 2);
+  EXPECT_EQ(Sample(text, R"(warmroute_prefix_sharing_requests_total{shared="true",tenant=""})"),
+            1);
+}
+
 TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
   absl::StatusOr<BackendConfig> a =
       ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");
