@@ -90,6 +90,17 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual(report["findings"], [])
         self.assertIn("not available for a trace", report["_stdout"])
 
+    def test_the_simulator_replays_the_file_on_a_fleet(self):
+        report = self.analyze(planted("mixed"), "--replicas", "2", "--profile",
+                              "llama-3.1-8b-h100", "--policies", "warmroute,round_robin")
+        out = report["_stdout"]
+        self.assertIn("replayed on 2 x llama-3.1-8b-h100", out)
+        for row in ("warmroute ", "round_robin ", "pooled-cache bound"):
+            self.assertIn(row, out)
+        run = self.analyze(planted("clean", 5), "--replicas", "2", "--profile", "no-such",
+                           expect=1)
+        self.assertIn("no-such", run.stderr)
+
     def test_bad_input_names_the_line(self):
         content = planted("clean", 3) + '{"model": "m"}\n'
         run = self.analyze(content, expect=1)
