@@ -20,6 +20,7 @@
 #include "analyze/prefix_hygiene.h"
 #include "analyze/prefix_sharing.h"
 #include "analyze/prompt_set.h"
+#include "analyze/sizing.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "core/workload/file_text.h"
@@ -41,6 +42,10 @@ struct AnalyzeFlags {
   int64_t replicas = 0;  // 0: no simulation
   std::string profile = "llama-3.1-70b-tp4-h100";
   std::string policies = "warmroute,round_robin,least_request,consistent_hash,sglang_cache_aware";
+  double target_hit_rate = 0;
+  double target_ttft_p50_ms = 0;
+  int64_t max_replicas = 16;
+  std::string plots;
 };
 
 // The simulator's comparison of `f.policies` on the file's own requests, as a table.
@@ -87,6 +92,19 @@ int RunAnalyze(const AnalyzeFlags& f) {
     if (!table.ok()) return Fail(1, table.status());
     std::cout << *table;
   }
+  if (f.target_hit_rate > 0 || f.target_ttft_p50_ms > 0) {
+    absl::StatusOr<analyze::Sizing> sizing =
+        analyze::SizeFleet({.file = f.file,
+                            .profile = f.profile,
+                            .max_replicas = f.max_replicas,
+                            .target_hit_rate = f.target_hit_rate,
+                            .target_ttft_p50_s = f.target_ttft_p50_ms / 1000});
+    if (!sizing.ok()) return Fail(1, sizing.status());
+    std::cout << analyze::FormatSizing(*sizing);
+    if (!f.plots.empty()) {
+      if (absl::Status s = analyze::WriteSizingPlot(f.plots, *sizing); !s.ok()) return Fail(1, s);
+    }
+  }
   if (!f.markdown.empty()) {
     if (absl::Status s = WriteTextFile(f.markdown, analyze::MarkdownReport(report)); !s.ok()) {
       return Fail(1, s);
@@ -123,6 +141,17 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--policies", flags->policies, "policies the simulator compares")
       ->capture_default_str();
+  cmd->add_option("--target-hit-rate", flags->target_hit_rate,
+                  "sizing: the smallest fleet of --profile replicas (a grid of replicas x KV per "
+                  "replica, simulated) reaching this hit rate, 0..1")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--target-ttft-p50-ms", flags->target_ttft_p50_ms,
+                  "sizing: ... and/or this TTFT p50")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--max-replicas", flags->max_replicas, "sizing: the largest fleet tried")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  cmd->add_option("--plots", flags->plots, "sizing: write sizing.png (and its data) here");
   cmd->add_flag("--no-examples", flags->no_examples,
                 "leave prompt text out of the report (no example lines)");
   cmd->callback([flags, exit_code] { *exit_code = RunAnalyze(*flags); });
