@@ -68,6 +68,12 @@ DiscoveryChanges DiscoveryReconciler::OnResolved(
   return changes;
 }
 
+std::map<std::string, DiscoveredEndpoint> DiscoveryReconciler::members() const {
+  std::map<std::string, DiscoveredEndpoint> out;
+  for (const auto& [name, member] : members_) out.emplace(name, member.endpoint);
+  return out;
+}
+
 void DiscoveryReconciler::OnAddFailed(const std::string& name) { members_.erase(name); }
 
 DiscoveryChanges DiscoveryReconciler::Stop() {

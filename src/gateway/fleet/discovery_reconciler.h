@@ -95,6 +95,8 @@ class DiscoveryReconciler {
   bool Owns(const std::string& name) const { return members_.contains(name); }
   // The discovered backends present (draining ones included).
   size_t backends() const { return members_.size(); }
+  // Their names and addresses.
+  std::map<std::string, DiscoveredEndpoint> members() const;
   int64_t resolutions() const { return resolutions_; }
   int64_t failures() const { return failures_; }
   // nullopt until the first outcome.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/absl_view.h"
+#include "common/status.h"
 
 namespace warmroute::net::dns {
 namespace {
@@ -231,7 +232,7 @@ bool SameName(std::string_view a, std::string_view b) {
   return absl::EqualsIgnoreCase(AbslView(WithoutTrailingDot(a)), AbslView(WithoutTrailingDot(b)));
 }
 
-absl::StatusOr<std::string> EncodeQuery(uint16_t id, std::string_view name, RecordType type) {
+absl::Status ValidateDnsName(std::string_view name) {
   const std::string_view dotted = WithoutTrailingDot(name);
   const auto bad = [name](std::string_view why) {
     return absl::InvalidArgumentError(
@@ -239,6 +240,16 @@ absl::StatusOr<std::string> EncodeQuery(uint16_t id, std::string_view name, Reco
   };
   if (dotted.empty()) return bad("empty");
   if (dotted.size() > kMaxNameChars) return bad("longer than 253 characters");
+  for (absl::string_view label : absl::StrSplit(AbslView(dotted), '.')) {
+    if (label.empty()) return bad("an empty label");
+    if (label.size() > kMaxLabelBytes) return bad("a label longer than 63 bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> EncodeQuery(uint16_t id, std::string_view name, RecordType type) {
+  WR_RETURN_IF_ERROR(ValidateDnsName(name));
+  const std::string_view dotted = WithoutTrailingDot(name);
   std::string out;
   out.reserve(kHeaderBytes + dotted.size() + 2 + 4 + 11);
   PutU16(out, id);
@@ -248,8 +259,6 @@ absl::StatusOr<std::string> EncodeQuery(uint16_t id, std::string_view name, Reco
   PutU16(out, 0);       // NSCOUNT
   PutU16(out, 1);       // ARCOUNT: the OPT record
   for (absl::string_view label : absl::StrSplit(AbslView(dotted), '.')) {
-    if (label.empty()) return bad("an empty label");
-    if (label.size() > kMaxLabelBytes) return bad("a label longer than 63 bytes");
     out.push_back(static_cast<char>(label.size()));
     out.append(label.data(), label.size());
   }

@@ -87,9 +87,12 @@ struct Message {
   std::vector<Record> additionals;  // the authority section is skipped
 };
 
-// A standard query (RD set, one question of class IN) with an EDNS0 OPT record advertising
-// kEdnsUdpPayload. InvalidArgument for a name that is not a DNS name: empty, an empty label
+// InvalidArgument "'<name>' is not a DNS name (<why>)" for an empty name, an empty label
 // ("a..b"), a label over 63 bytes or a name over 253 characters (a trailing dot is allowed).
+absl::Status ValidateDnsName(std::string_view name);
+
+// A standard query (RD set, one question of class IN) with an EDNS0 OPT record advertising
+// kEdnsUdpPayload. ValidateDnsName's error for a name that is not a DNS name.
 absl::StatusOr<std::string> EncodeQuery(uint16_t id, std::string_view name, RecordType type);
 
 // Decodes a whole message. Records of types other than A, AAAA, SRV and CNAME are kept with only
