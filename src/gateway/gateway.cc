@@ -321,6 +321,9 @@ class Gateway::Impl {
       return refused;
     }
     const GatewayConfig previous = Config();
+    // Discovery first: a backend it gives up (discovery turned off or renamed) frees its address
+    // for a configured backend below.
+    discovery_->SetConfig(next.discovery);
     // Backends: reconcile by name. A changed backend is replaced in one step, so no request
     // sees the fleet without it.
     for (const auto& target : running) {
@@ -394,9 +397,8 @@ class Gateway::Impl {
     }
     const PollerOptions poller_options = PollerOptionsOf(next);
     asio::post(control_io_, [this, poller_options, interval = next.parity_check_interval,
-                             timeout = next.health.probe_timeout, discovery = next.discovery] {
+                             timeout = next.health.probe_timeout] {
       poller_->SetOptions(poller_options);
-      discovery_->SetConfig(discovery);
       parity_->SetInterval(interval, timeout);
     });
     {

@@ -51,23 +51,17 @@ void DnsDiscovery::Start() {
 void DnsDiscovery::Stop() { stopped_ = true; }
 
 bool DnsDiscovery::Owns(const std::string& name) const {
-  std::lock_guard lock(owned_mu_);
-  return owned_.contains(name);
-}
-
-void DnsDiscovery::Publish() {
-  std::set<std::string> names;
-  for (const auto& [name, endpoint] : reconciler_.members()) names.insert(name);
-  std::lock_guard lock(owned_mu_);
-  owned_ = std::move(names);
+  std::lock_guard lock(mu_);
+  return reconciler_.Owns(name);
 }
 
 void DnsDiscovery::SetConfig(DiscoveryConfig config) {
+  std::lock_guard lock(mu_);
   if (config == config_) return;
   const DiscoveryConfig previous = std::exchange(config_, std::move(config));
   if (!SameResolver(previous, config_)) resolver_.reset();
   if (!config_.enabled()) {
-    RemoveAll();
+    RemoveAllLocked();
     return;
   }
   if (previous.enabled() && previous.dns != config_.dns) metrics_.OnDiscoveryStopped();
@@ -83,55 +77,69 @@ void DnsDiscovery::SetConfig(DiscoveryConfig config) {
   }
 }
 
-void DnsDiscovery::RemoveAll() {
+void DnsDiscovery::RemoveAllLocked() {
   const DiscoveryChanges changes = reconciler_.Stop();
   for (const std::string& name : changes.remove) {
     if (backends_.Remove(name).ok()) {
       spdlog::info("discovery: removed backend {} (discovery is off)", name);
     }
   }
-  Publish();
   metrics_.OnDiscoveryStopped();
   last_success_unix_s_ = 0;
+}
+
+std::chrono::milliseconds DnsDiscovery::NextWait() const {
+  std::lock_guard lock(mu_);
+  return config_.enabled() ? config_.interval : kIdleTick;
 }
 
 net::Task<void> DnsDiscovery::Loop() {
   Timer timer(executor_);
   while (!stopped_) {
-    if (config_.enabled()) co_await ResolveOnce();
+    co_await ResolveOnce();
     if (stopped_) break;
-    timer.expires_after(config_.enabled() ? config_.interval : kIdleTick);
+    timer.expires_after(NextWait());
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
   }
 }
 
-absl::Status DnsDiscovery::EnsureResolver() {
-  if (resolver_ != nullptr) return absl::OkStatus();
+absl::StatusOr<std::shared_ptr<net::dns::DnsResolver>> DnsDiscovery::ResolverLocked() {
+  if (resolver_ != nullptr) return resolver_;
   absl::StatusOr<net::dns::DnsServer> server =
       net::dns::DnsServer{.host = config_.resolver_host, .port = config_.resolver_port};
   if (config_.resolver_host.empty()) server = net::dns::SystemDnsServer();
   if (!server.ok()) return server.status();
-  resolver_ = std::make_unique<net::dns::DnsResolver>(executor_, *server, config_.timeout, seed_++);
+  resolver_ = std::make_shared<net::dns::DnsResolver>(executor_, *server, config_.timeout, seed_++);
   spdlog::info("discovery: resolving {} every {} ms with the DNS server {}:{}", config_.dns,
                config_.interval.count(), server->host, server->port);
-  return absl::OkStatus();
+  return resolver_;
 }
 
 // Kept small (GCC 12 warns of a mismatched delete on large coroutine frames): the work before
 // and after the wait is in ordinary functions.
 net::Task<void> DnsDiscovery::ResolveOnce() {
-  auto config = std::make_shared<const DiscoveryConfig>(config_);
-  absl::Status ready = EnsureResolver();
-  absl::StatusOr<std::vector<net::dns::ServiceEndpoint>> resolved = ready;
-  if (ready.ok()) resolved = co_await resolver_->ResolveService(config->name, config->port);
+  std::shared_ptr<const DiscoveryConfig> config;
+  absl::StatusOr<std::shared_ptr<net::dns::DnsResolver>> resolver;
+  {
+    std::lock_guard lock(mu_);
+    if (!config_.enabled()) co_return;
+    config = std::make_shared<const DiscoveryConfig>(config_);
+    resolver = ResolverLocked();
+  }
+  absl::StatusOr<std::vector<net::dns::ServiceEndpoint>> resolved =
+      std::vector<net::dns::ServiceEndpoint>{};
+  if (!resolver.ok()) resolved = resolver.status();
+  if (resolver.ok()) resolved = co_await (*resolver)->ResolveService(config->name, config->port);
   OnResolved(*config, std::move(resolved));
 }
 
 void DnsDiscovery::OnResolved(const DiscoveryConfig& config,
                               absl::StatusOr<std::vector<net::dns::ServiceEndpoint>> resolved) {
+  std::lock_guard lock(mu_);
   // A reload while the queries ran: this outcome is for a config that no longer holds.
   if (stopped_ || !(config_ == config)) return;
-  absl::StatusOr<std::vector<DiscoveredEndpoint>> outcome = resolved.status();
+  absl::StatusOr<std::vector<DiscoveredEndpoint>> outcome = std::vector<DiscoveredEndpoint>{};
+  if (!resolved.ok()) outcome = resolved.status();
   if (resolved.ok()) {
     std::vector<DiscoveredEndpoint> endpoints;
     for (net::dns::ServiceEndpoint& e : *resolved) {
@@ -146,7 +154,7 @@ void DnsDiscovery::OnResolved(const DiscoveryConfig& config,
     }
   }
   const DiscoveryChanges changes = reconciler_.OnResolved(clock_.Now(), outcome, taken);
-  Apply(changes, config);
+  ApplyLocked(changes, config);
   if (outcome.ok() && !outcome->empty()) {
     last_success_unix_s_ =
         std::chrono::duration<double>(wall_clock_.Now().time_since_epoch()).count();
@@ -157,7 +165,7 @@ void DnsDiscovery::OnResolved(const DiscoveryConfig& config,
                                   .last_success_unix_s = last_success_unix_s_});
 }
 
-void DnsDiscovery::Apply(const DiscoveryChanges& changes, const DiscoveryConfig& config) {
+void DnsDiscovery::ApplyLocked(const DiscoveryChanges& changes, const DiscoveryConfig& config) {
   switch (changes.transition) {
     case ResolveTransition::kNone:
       break;
@@ -200,7 +208,6 @@ void DnsDiscovery::Apply(const DiscoveryChanges& changes, const DiscoveryConfig&
   for (const std::string& name : changes.remove) {
     if (backends_.Remove(name).ok()) spdlog::info("discovery: removed backend {}", name);
   }
-  Publish();
 }
 
 }  // namespace warmroute::gateway

@@ -13,13 +13,13 @@
 // (kind, models, pool, ...) replace every discovered backend in one step each; discovery turned
 // off removes every discovered backend.
 //
-// Thread-safety: Start, Stop and SetConfig on the executor's thread (or before it runs); Owns
-// from any thread.
+// Thread-safety: Start and Stop on the executor's thread (or before it runs); SetConfig and Owns
+// from any thread (a reload applies the section before it reconciles the configured backends,
+// so that a static backend may take over a discovered one's address in the same reload).
 #pragma once
 
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "common/clock.h"
@@ -51,30 +51,34 @@ class DnsDiscovery {
  private:
   net::Task<void> Loop();
   net::Task<void> ResolveOnce();
-  // Makes resolver_ for config_ if there is none (the server from /etc/resolv.conf when the
-  // config names none).
-  absl::Status EnsureResolver();
+  // resolver_ for config_, made if there is none (the server from /etc/resolv.conf when the
+  // config names none); call with mu_ held.
+  absl::StatusOr<std::shared_ptr<net::dns::DnsResolver>> ResolverLocked();
   // One resolution's result, for `config` (dropped when the config changed meanwhile).
   void OnResolved(const DiscoveryConfig& config,
                   absl::StatusOr<std::vector<net::dns::ServiceEndpoint>> resolved);
-  void Apply(const DiscoveryChanges& changes, const DiscoveryConfig& config);
-  void Publish();  // owned_ from the reconciler
-  // Removes every discovered backend (discovery turned off).
-  void RemoveAll();
+  // The next wait of the loop.
+  std::chrono::milliseconds NextWait() const;
+  // Call with mu_ held.
+  void ApplyLocked(const DiscoveryChanges& changes, const DiscoveryConfig& config);
+  // Removes every discovered backend (discovery turned off); call with mu_ held.
+  void RemoveAllLocked();
 
   net::Executor executor_;
   Backends& backends_;
   GatewayMetrics& metrics_;
   const Clock& clock_;
   const WallClock& wall_clock_;
+  bool stopped_ = false;  // executor thread only
+  // Guards what follows. Never held across a wait; Backends' own lock is taken under it.
+  mutable std::mutex mu_;
   DiscoveryConfig config_;
   uint64_t seed_;
-  bool stopped_ = false;
   DiscoveryReconciler reconciler_;
-  std::unique_ptr<net::dns::DnsResolver> resolver_;  // for config_; null: to be made
+  // For config_; null: to be made. Shared with a resolution in progress, which a reload does
+  // not cut short (its outcome is then dropped).
+  std::shared_ptr<net::dns::DnsResolver> resolver_;
   double last_success_unix_s_ = 0;
-  mutable std::mutex owned_mu_;
-  std::set<std::string> owned_;  // the reconciler's names, for Owns() from other threads
 };
 
 }  // namespace warmroute::gateway
