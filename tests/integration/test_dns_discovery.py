@@ -23,6 +23,7 @@ import unittest
 
 from emulator_process import EmulatorProcess, terminate
 from gateway_process import GatewayProcess
+from test_gateway import wait_until
 
 DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
 TOKEN = "dns-test-token"
@@ -46,15 +47,8 @@ def free_port(hosts):
     raise RuntimeError("no free port")
 
 
-def wait_for(predicate, message, timeout=15, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(interval)
+def wait_for(predicate, message, timeout=15):
+    return wait_until(predicate, timeout=timeout, interval=0.05, message=message)
 
 
 class Dnsmasq:
