@@ -24,6 +24,7 @@ import unittest
 from emulator_process import EmulatorProcess, terminate
 from gateway_process import GatewayProcess
 from test_gateway import wait_until
+from test_metrics import promtool_check
 
 DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
 TOKEN = "dns-test-token"
@@ -186,6 +187,10 @@ class DnsDiscoveryTest(unittest.TestCase):
             self.assertEqual(served_by(gw, prompts[:5]), {a})
             self.assertEqual(metric(gw, "warmroute_discovery_healthy"), 1)
             self.assertEqual(metric(gw, "warmroute_discovery_backends"), 1)
+            self.assertGreater(metric(gw, "warmroute_discovery_last_success_timestamp_seconds"),
+                               time.time() - 60)
+            code, output = promtool_check(gw.metrics_text())
+            self.assertEqual(code, 0, output)
 
             # A second address: added, probed, then routed to.
             dns.set_hosts(["127.0.0.2 vllm.test", "127.0.0.3 vllm.test"])
@@ -245,6 +250,19 @@ class DnsDiscoveryTest(unittest.TestCase):
             dns.set_hosts(["127.0.0.5 engines.test"])
             wait_for(lambda: f"dns:127.0.0.5:{port}" in backends(gw), "the new target address")
             wait_for(lambda: name not in backends(gw), f"{name} to be removed")
+
+    def test_aaaa_and_a_records_of_one_name(self):
+        port = free_port(["127.0.0.7"])
+        dns_port = free_port(["127.0.0.1"])
+        v4, v6 = f"dns:127.0.0.7:{port}", f"dns:[::1]:{port}"
+        with engine("127.0.0.7", port), engine("::1", port), \
+                Dnsmasq(dns_port, ["127.0.0.7 dual.test", "::1 dual.test"]), \
+                GatewayProcess(gateway_config(f"dual.test:{port}", dns_port)) as gw:
+            wait_for(lambda: all(backends(gw).get(n, {}).get("eligible") for n in (v4, v6)),
+                     "both addresses to be eligible")
+            self.assertEqual(backends(gw)[v6]["url"], f"http://[::1]:{port}")
+            self.assertEqual(served_by(gw, [f"prompt {i} about {i * 31}" for i in range(30)]),
+                             {v4, v6})
 
     def test_reload_turning_discovery_off_removes_discovered_backends_only(self):
         port = free_port(["127.0.0.6"])

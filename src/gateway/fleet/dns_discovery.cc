@@ -16,9 +16,6 @@ namespace warmroute::gateway {
 namespace {
 
 namespace asio = boost::asio;
-using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
-                                         asio::wait_traits<std::chrono::steady_clock>,
-                                         net::Executor>;
 // How often a gateway without discovery looks whether a reload turned it on.
 constexpr std::chrono::milliseconds kIdleTick{500};
 
@@ -40,6 +37,7 @@ DnsDiscovery::DnsDiscovery(net::Executor executor, Backends& backends, GatewayMe
       metrics_(metrics),
       clock_(clock),
       wall_clock_(wall_clock),
+      timer_(executor),
       config_(std::move(config)),
       seed_(seed) {}
 
@@ -48,7 +46,10 @@ void DnsDiscovery::Start() {
                  [](std::exception_ptr e) { net::LogIfDetachedFailed("DNS discovery", e); });
 }
 
-void DnsDiscovery::Stop() { stopped_ = true; }
+void DnsDiscovery::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
 
 bool DnsDiscovery::Owns(const std::string& name) const {
   std::lock_guard lock(mu_);
@@ -94,12 +95,11 @@ std::chrono::milliseconds DnsDiscovery::NextWait() const {
 }
 
 net::Task<void> DnsDiscovery::Loop() {
-  Timer timer(executor_);
   while (!stopped_) {
     co_await ResolveOnce();
     if (stopped_) break;
-    timer.expires_after(NextWait());
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
+    timer_.expires_after(NextWait());
+    co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
   }
 }
 

@@ -18,6 +18,7 @@
 // so that a static backend may take over a discovered one's address in the same reload).
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -70,6 +71,12 @@ class DnsDiscovery {
   const Clock& clock_;
   const WallClock& wall_clock_;
   bool stopped_ = false;  // executor thread only
+  // The wait between resolutions (Stop cancels it; a resolution under way ends by its queries'
+  // deadlines, at most 2 x timeout_ms each).
+  boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                    boost::asio::wait_traits<std::chrono::steady_clock>,
+                                    net::Executor>
+      timer_;
   // Guards what follows. Never held across a wait; Backends' own lock is taken under it.
   mutable std::mutex mu_;
   DiscoveryConfig config_;
