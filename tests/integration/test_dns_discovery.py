@@ -263,6 +263,22 @@ class DnsDiscoveryTest(unittest.TestCase):
             self.assertEqual(backends(gw)[v6]["url"], f"http://[::1]:{port}")
             self.assertEqual(served_by(gw, [f"prompt {i} about {i * 31}" for i in range(30)]),
                              {v4, v6})
+            # DNS is the source of truth: a discovered backend deleted by hand comes back.
+            status, _, body = gw.request("DELETE", f"/admin/backends/{v4}", headers=AUTH)
+            self.assertEqual(status, 200, body)
+            self.assertNotIn(v4, backends(gw))
+            wait_for(lambda: v4 in backends(gw), f"{v4} to be added again")
+
+    def test_an_answer_too_large_for_udp_is_read_over_tcp(self):
+        # 100 A records (16 bytes each) do not fit the 1,232-byte UDP payload the gateway
+        # advertises: dnsmasq sets TC and the gateway asks again over TCP. No engine listens:
+        # the backends are added (and fail their probes), which is all this checks.
+        dns_port = free_port(["127.0.0.1"])
+        hosts = [f"127.0.1.{i} many.test" for i in range(1, 101)]
+        with Dnsmasq(dns_port, hosts), \
+                GatewayProcess(gateway_config("many.test:9", dns_port)) as gw:
+            wait_for(lambda: len(backends(gw)) == 100, "100 backends")
+            self.assertEqual(metric(gw, "warmroute_discovery_resolve_failures_total"), 0)
 
     def test_reload_turning_discovery_off_removes_discovered_backends_only(self):
         port = free_port(["127.0.0.6"])

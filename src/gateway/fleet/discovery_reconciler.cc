@@ -74,7 +74,7 @@ std::map<std::string, DiscoveredEndpoint> DiscoveryReconciler::members() const {
   return out;
 }
 
-void DiscoveryReconciler::OnAddFailed(const std::string& name) { members_.erase(name); }
+void DiscoveryReconciler::Forget(const std::string& name) { members_.erase(name); }
 
 DiscoveryChanges DiscoveryReconciler::Stop() {
   DiscoveryChanges changes;

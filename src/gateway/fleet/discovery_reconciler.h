@@ -83,9 +83,11 @@ class DiscoveryReconciler {
                               const absl::StatusOr<std::vector<DiscoveredEndpoint>>& outcome,
                               const std::set<std::string>& taken);
 
-  // The driver could not add `name` (its Backends::Add failed): it is forgotten, and tried again
-  // at the next resolution that lists it.
-  void OnAddFailed(const std::string& name);
+  // `name` is not in the fleet: the driver could not add it (Backends::Add failed), or it was
+  // removed by other means (DELETE /admin/backends/{name}). It is forgotten, and added again at
+  // the next resolution that lists it: DNS stays the source of truth (drain a discovered
+  // backend to keep it out of rotation).
+  void Forget(const std::string& name);
 
   // Discovery ends (its config was removed by a reload): every discovered backend is to be
   // removed, and the reconciler starts over.

@@ -131,9 +131,9 @@ TEST_F(DiscoveryReconcilerTest, SkipsAddressesOfBackendsItDoesNotOwn) {
   EXPECT_FALSE(reconciler_.Owns("dns:10.0.0.5:8000"));
 }
 
-TEST_F(DiscoveryReconcilerTest, TriesAgainAnAddressItCouldNotAdd) {
+TEST_F(DiscoveryReconcilerTest, AddsAForgottenAddressAgain) {
   (void)Resolve(Addresses({"10.0.0.5"}));
-  reconciler_.OnAddFailed("dns:10.0.0.5:8000");
+  reconciler_.Forget("dns:10.0.0.5:8000");
   EXPECT_EQ(reconciler_.backends(), 0u);
   EXPECT_EQ(Resolve(Addresses({"10.0.0.5"})).add.size(), 1u);
 }

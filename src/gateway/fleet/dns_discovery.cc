@@ -148,10 +148,15 @@ void DnsDiscovery::OnResolved(const DiscoveryConfig& config,
     outcome = std::move(endpoints);
   }
   std::set<std::string> taken;
+  std::set<std::string> present;
   for (const std::shared_ptr<const BackendTarget>& t : backends_.Targets()) {
+    present.insert(t->name);
     if (!reconciler_.Owns(t->name)) {
       taken.insert(EndpointAddress({.host = t->host, .port = t->port}));
     }
+  }
+  for (const auto& [name, endpoint] : reconciler_.members()) {
+    if (!present.contains(name)) reconciler_.Forget(name);  // deleted through the admin API
   }
   const DiscoveryChanges changes = reconciler_.OnResolved(clock_.Now(), outcome, taken);
   ApplyLocked(changes, config);
@@ -188,7 +193,7 @@ void DnsDiscovery::ApplyLocked(const DiscoveryChanges& changes, const DiscoveryC
       spdlog::info("discovery: added backend {} ({}); it takes requests after its first probe",
                    name, (*added)->url);
     } else {
-      reconciler_.OnAddFailed(name);
+      reconciler_.Forget(name);
       spdlog::warn("discovery: cannot add backend {}: {}", name,
                    std::string(added.status().message()));
     }

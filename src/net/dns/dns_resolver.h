@@ -7,13 +7,12 @@
 // No answer within `timeout` (or an ICMP "port unreachable") is retried once with a new id and
 // socket, then fails.
 //
-// Not done: retrying a truncated (TC) answer over TCP. The queries advertise a 1,232-byte EDNS0
-// payload, which holds about 70 A records or 40 AAAA; a truncated answer fails the query
-// (Unavailable), which DNS discovery treats as any failed resolution (the last good set stays).
+// The queries advertise a 1,232-byte EDNS0 payload (about 70 A records or 40 AAAA for one name);
+// a truncated (TC) answer is asked again over TCP, once, within its own `timeout`.
 // Answers' TTLs are not used: the caller decides how often to ask.
 //
-// Errors: NotFound for NXDOMAIN; Unavailable for SERVFAIL, REFUSED, other rcodes, a truncated
-// answer and a refused socket; DeadlineExceeded when no answer came to either attempt;
+// Errors: NotFound for NXDOMAIN; Unavailable for SERVFAIL, REFUSED, other rcodes and a refused
+// socket or connection; DeadlineExceeded when no answer came to either attempt;
 // InvalidArgument for a name that is not a DNS name. Messages name the query ("vllm.test A: ...").
 //
 // Usage:
@@ -25,6 +24,7 @@
 // Thread-safety: use one resolver from coroutines on its executor's thread.
 #pragma once
 
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -73,8 +73,17 @@ class DnsResolver {
   const DnsServer& server() const { return server_; }
 
  private:
-  // One query and its answer, matched by id and question.
+  // One query and its answer over UDP, matched by id and question.
   Task<absl::StatusOr<Message>> Exchange(std::string name, RecordType type);
+  // The same over TCP (after a truncated UDP answer).
+  Task<absl::StatusOr<Message>> ExchangeTcp(std::string name, RecordType type);
+  // A query with a fresh id, and the server's address.
+  struct Outgoing {
+    uint16_t id = 0;
+    std::string query;
+    boost::asio::ip::address server;
+  };
+  absl::StatusOr<Outgoing> Prepare(std::string_view name, RecordType type);
   // A and AAAA of `name`, appended to `out` with `port`.
   Task<absl::Status> AppendAddresses(std::string name, uint16_t port,
                                      std::vector<ServiceEndpoint>* out);
