@@ -130,7 +130,7 @@ class Dnsmasq:
 def gateway_config(dns, resolver_port, **extra):
     return {
         "listen": {"host": "127.0.0.1", "port": 0, "threads": 2},
-        "discovery": dict({"dns": dns, "interval_ms": INTERVAL_MS, "timeout_ms": 100,
+        "discovery": dict({"dns": dns, "interval_ms": INTERVAL_MS, "timeout_ms": 500,
                            "resolver": f"127.0.0.1:{resolver_port}"}, **extra),
         "health": {"probe_interval_ms": 100, "probe_timeout_ms": 500},
         "scrape": {"interval_ms": 100},
