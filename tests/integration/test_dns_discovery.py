@@ -293,6 +293,11 @@ class DnsDiscoveryTest(unittest.TestCase):
             gw.reload(config)
             time.sleep(3 * INTERVAL_MS / 1000)
             self.assertIn(name, backends(gw))
+            # New settings for discovered backends replace them in place.
+            config = gateway_config(f"vllm.test:{port}", dns_port, interval_ms=300, pool="p2")
+            gw.reload(config)
+            wait_for(lambda: backends(gw).get(name, {}).get("pool") == "p2", "the new pool")
+            self.assertIn(f"discovery: replaced backend {name}", gw.log())
             # Discovery removed, a static backend given: only the discovered one goes.
             replica = static.replicas[0]
             del config["discovery"]
