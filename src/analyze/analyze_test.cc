@@ -160,7 +160,9 @@ TEST(AnalysisReportTest, TheReportsSayTheSameThing) {
   const AnalysisReport report{.source = "t.jsonl",
                               .set = &set,
                               .sharing = AnalyzeSharing(set, 16, 10),
-                              .findings = FindHygieneDefects(set)};
+                              .findings = FindHygieneDefects(set),
+                              .fleet = std::nullopt,
+                              .sizing = std::nullopt};
   ASSERT_FALSE(report.findings.empty());
   const std::string terminal = TerminalReport(report);
   EXPECT_THAT(terminal, HasSubstr("30 requests"));
