@@ -140,6 +140,17 @@ class Gateway::Impl {
     dashboard_enabled_.store(config_.observability.dashboard, std::memory_order_relaxed);
     absl::StatusOr<std::unique_ptr<AccessLog>> log = AccessLog::Open(config_.observability.access_log);
     if (!log.ok()) return log.status();
+    if (!config_.observability.sample_file.empty()) {
+      absl::StatusOr<std::unique_ptr<AccessLog>> sample =
+          AccessLog::Open(config_.observability.sample_file);
+      if (!sample.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("observability.sample_requests.file: ",
+                                                       sample.status().message()));
+      }
+      request_sample_ = *std::move(sample);
+      spdlog::warn("sampling {:.4g} of prompt requests, prompts included, to {}",
+                   config_.observability.sample_rate, config_.observability.sample_file);
+    }
     access_log_ = std::move(*log);
     admission_ = std::make_unique<AdmissionGate>(
         AdmissionOptions{.max_in_flight = config_.admission.max_in_flight,
@@ -187,6 +198,8 @@ class Gateway::Impl {
                      .limiter = limiter_,
                      .metrics = metrics_,
                      .access_log = *access_log_,
+                     .request_sample = request_sample_.get(),
+                     .sample_rate = config_.observability.sample_rate,
                      .hot_prefixes = hot_prefixes_,
                      .clock = clock_,
                      .next_request_id = next_request_id_});
@@ -270,7 +283,9 @@ class Gateway::Impl {
       w->server->Start();
       threads.emplace_back([w = w.get()] { w->io.run(); });
     }
-    if (access_log_ != nullptr && access_log_->enabled()) FlushAccessLogEverySecond();
+    if ((access_log_ != nullptr && access_log_->enabled()) || request_sample_ != nullptr) {
+      FlushAccessLogEverySecond();
+    }
     SampleDashboardEverySecond();
     if (on_started) on_started();
     if (stop_requested_) Stop();
@@ -382,6 +397,9 @@ class Gateway::Impl {
                   "admission");
     needs_restart(previous.observability.access_log != next.observability.access_log,
                   "observability.access_log");
+    needs_restart(previous.observability.sample_file != next.observability.sample_file ||
+                      previous.observability.sample_rate != next.observability.sample_rate,
+                  "observability.sample_requests");
     // What needs a restart runs on as it was, and the stored config (GET /admin/config) says so.
     // The shutdown grace is read when a signal arrives: a reload changes it.
     const Millis grace = next.listen.shutdown_grace;
@@ -390,6 +408,8 @@ class Gateway::Impl {
     next.policy = previous.policy;
     next.admission = previous.admission;
     next.observability.access_log = previous.observability.access_log;
+    next.observability.sample_file = previous.observability.sample_file;
+    next.observability.sample_rate = previous.observability.sample_rate;
     // Per-request settings and the control loop's options.
     {
       std::lock_guard lock(models_mu_);
@@ -536,12 +556,14 @@ class Gateway::Impl {
     WatchDrain();
   }
 
-  // Flushes the access log every second (AccessLog: a busy gateway's writes flush it too).
+  // Flushes the access log and the request sample every second (AccessLog: a busy gateway's
+  // writes flush it too).
   void FlushAccessLogEverySecond() {
     flush_timer_.expires_after(std::chrono::seconds(1));
     flush_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || stop_requested_) return;
       access_log_->Flush();
+      if (request_sample_ != nullptr) request_sample_->Flush();
       FlushAccessLogEverySecond();
     });
   }
@@ -768,6 +790,7 @@ class Gateway::Impl {
   std::unique_ptr<Backends> backends_;
   GatewayMetrics metrics_;
   std::unique_ptr<AccessLog> access_log_;
+  std::unique_ptr<AccessLog> request_sample_;  // observability.sample_requests; null when off
   std::unique_ptr<AdmissionGate> admission_;
   std::atomic<uint64_t> next_request_id_{1};
   // What the workers' Proxies share; declared after what it refers to and before the workers,

@@ -10,7 +10,9 @@ import sys
 import tempfile
 import unittest
 
-from emulator_process import binary
+from emulator_process import EmulatorProcess, binary
+from gateway_process import GatewayProcess, run_serve
+from test_gateway import wait_until
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLANT = os.path.join(ROOT, "workloads", "requests", "make_planted.py")
@@ -141,6 +143,56 @@ class AnalyzeTest(unittest.TestCase):
                              capture_output=True, text=True)
         self.assertEqual(run.returncode, 1)
         self.assertIn("/nonexistent/file.jsonl", run.stderr)
+
+
+class RequestSampleTest(unittest.TestCase):
+    """observability.sample_requests: the gateway writes what clients sent, and analyze reads it."""
+
+    def test_the_gateways_sample_is_what_analyze_reads(self):
+        requests = [json.loads(line) for line in planted("timestamp", 30).splitlines()]
+        with tempfile.TemporaryDirectory() as tmp, \
+                EmulatorProcess(["--profile", "tiny", "--no-jitter"]) as engine:
+            sample = os.path.join(tmp, "sample.jsonl")
+            replica = engine.replicas[0]
+            config = {"backends": [{"url": f"http://{replica.host}:{replica.port}"}],
+                      "observability": {"access_log": "off",
+                                        "sample_requests": {"file": sample, "rate": 1}}}
+            with GatewayProcess(config) as gw:
+                for body in requests:
+                    body = {k: v for k, v in body.items() if k != "timestamp"}
+                    body["model"] = "tiny"
+                    body["max_tokens"] = 2
+                    status, _, data = gw.request("POST", "/v1/chat/completions", body)
+                    self.assertEqual(status, 200, data[:300])
+                self.assertTrue(any("prompts included" in l for l in gw.output), gw.output)
+                def lines_written():
+                    if not os.path.exists(sample):
+                        return 0
+                    with open(sample) as f:
+                        return sum(1 for _ in f)
+                wait_until(lambda: lines_written() == len(requests), timeout=10,
+                           message="every request in the sample")
+            with open(sample) as f:
+                lines = [json.loads(l) for l in f]
+            self.assertEqual(lines[0]["messages"], requests[0]["messages"])
+            self.assertIsInstance(lines[0]["timestamp"], float)
+            json_path = os.path.join(tmp, "report.json")
+            run = subprocess.run([binary(), "analyze", sample, "--json", json_path],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(json_path) as f:
+                report = json.load(f)
+            self.assertEqual([f["kind"] for f in report["findings"]], ["timestamp"])
+
+    def test_a_bad_sample_config_names_the_key(self):
+        for sample, message in (({"file": "/tmp/x.jsonl", "rate": 0}, "sample_requests.rate"),
+                                ({"rate": 0.5}, "sample_requests.file"),
+                                ({"file": "/tmp/x.jsonl", "rate": 0.5, "x": 1}, "x")):
+            code, out, err = run_serve(
+                {"backends": [{"url": "http://127.0.0.1:9"}],
+                 "observability": {"sample_requests": sample}}, ["--check-config"])
+            self.assertNotEqual(code, 0, sample)
+            self.assertIn(message, err + out, sample)
 
 
 if __name__ == "__main__":

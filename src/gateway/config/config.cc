@@ -358,7 +358,22 @@ absl::Status ParseObservability(MapReader& map, ObservabilityConfig* out) {
                               &out->response_headers));
   WR_RETURN_IF_ERROR(
       ReadBool(map.Get("log_prompts"), map.PathOf("log_prompts"), &out->log_prompts));
-  return ReadBool(map.Get("dashboard"), map.PathOf("dashboard"), &out->dashboard);
+  WR_RETURN_IF_ERROR(ReadBool(map.Get("dashboard"), map.PathOf("dashboard"), &out->dashboard));
+  const ConfigNode* sample = map.Get("sample_requests");
+  if (sample == nullptr) return absl::OkStatus();
+  const std::string path = map.PathOf("sample_requests");
+  WR_RETURN_IF_ERROR(MapReader::CheckMap(*sample, path));
+  MapReader s(*sample, path);
+  const ConfigNode* file = s.Get("file");
+  if (file == nullptr) return KeyError(s.PathOf("file"), sample, "required");
+  WR_RETURN_IF_ERROR(ReadNonEmptyString(file, s.PathOf("file"), &out->sample_file));
+  const ConfigNode* rate = s.Get("rate");
+  if (rate == nullptr) return KeyError(s.PathOf("rate"), sample, "required");
+  WR_RETURN_IF_ERROR(ReadDouble(rate, s.PathOf("rate"), &out->sample_rate));
+  if (!(out->sample_rate > 0 && out->sample_rate <= 1)) {
+    return KeyError(s.PathOf("rate"), rate, "must be > 0 and <= 1");
+  }
+  return s.CheckNoUnknownKeys();
 }
 
 // Reads section `key` of `root` with `parse` when present.
@@ -652,6 +667,12 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("response_headers").Bool(config.observability.response_headers);
   w.Key("log_prompts").Bool(config.observability.log_prompts);
   w.Key("dashboard").Bool(config.observability.dashboard);
+  if (!config.observability.sample_file.empty()) {
+    w.Key("sample_requests").BeginObject();
+    w.Key("file").String(config.observability.sample_file);
+    w.Key("rate").Double(config.observability.sample_rate);
+    w.EndObject();
+  }
   w.EndObject();
 
   const TenancyConfig& tenancy = config.tenancy;

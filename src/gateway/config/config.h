@@ -38,7 +38,8 @@
 //   scrape:        interval_ms (0 = no scraping), timeout_ms
 //   admission:     max_in_flight (0 = unlimited), max_queue (beyond: 429), queue_timeout_ms
 //   admin:         token (bearer token; empty = admin API disabled)
-//   observability: access_log (stderr | off | a file path), response_headers, log_prompts, dashboard
+//   observability: access_log (stderr | off | a file path), response_headers, log_prompts, dashboard,
+//                  sample_requests {file, rate}
 //   tenancy, tenants, rate_limits: API keys, tenants, isolation and limits (tenancy_config.h)
 // Durations are in milliseconds, > 0 (scrape.interval_ms >= 0) and at most one day.
 // TLS files are read and checked while parsing (net/tls/tls.h): "listen.tls.cert_file: cannot read
@@ -146,6 +147,10 @@ struct ObservabilityConfig {
   bool response_headers = true;       // x-warmroute-backend / x-warmroute-reason
   bool log_prompts = false;           // the access log carries each request's prompt text
   bool dashboard = true;              // GET /dashboard (its data behind the admin token if set)
+  // sample_requests: {file, rate}: that share (0 < rate <= 1) of the prompt requests written to
+  // `file` as clients sent them (observability/request_sample.h); "" = off. Needs a restart.
+  std::string sample_file;
+  double sample_rate = 0;
 };
 
 // prefix_key.mode: how requests are keyed (gateway/keys/key_modes.h).

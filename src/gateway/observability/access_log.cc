@@ -96,8 +96,13 @@ std::string AccessLog::Format(const AccessRecord& r, int64_t unix_ms) {
 
 void AccessLog::Write(const AccessRecord& record) {
   if (file_ == nullptr) return;
+  WriteLine(Format(record, UnixMs()));
+}
+
+void AccessLog::WriteLine(std::string_view text) {
+  if (file_ == nullptr) return;
   const int64_t now = UnixMs();
-  std::string line = Format(record, now);
+  std::string line(text);
   line.push_back('\n');
   std::lock_guard lock(mu_);
   std::fwrite(line.data(), 1, line.size(), file_);

@@ -64,6 +64,9 @@ class AccessLog {
 
   bool enabled() const { return file_ != nullptr; }
   void Write(const AccessRecord& record);
+  // Writes `line` (without its newline) as one line, as Write does (the request sample,
+  // request_sample.h, is such a file of lines).
+  void WriteLine(std::string_view line);
   // Writes out the lines Write has buffered since the last flush, if any.
   void Flush();
 

@@ -8,6 +8,7 @@
 #include "core/routing/prefix_key.h"
 #include "gateway/keys/request_key.h"
 #include "gateway/observability/hot_prefixes.h"
+#include "gateway/observability/request_sample.h"
 #include "gateway/proxy/model_field.h"
 #include "gateway/proxy/multipart_field.h"
 #include "gateway/proxy/response_ids.h"
@@ -294,6 +295,15 @@ struct Pending {
 
 // Tenant → parse → models → prefix key, the body as the backends get it, and the tenant's
 // concurrency slot.
+// Writes `body` to the request sample (request_sample.h), stamped now.
+void SampleRequest(AccessLog& sample, std::string_view body, std::string_view tenant) {
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  const std::string line = RequestSampleLine(body, tenant, now);
+  if (!line.empty()) sample.WriteLine(line);
+}
+
 std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxySettings& settings,
                                        const RouteMatch& route, const net::HttpRequest& request,
                                        Call& call) {
@@ -320,6 +330,12 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
       pending.usage_format = UsageFormatOf(route.route->endpoint);
       refused = ParseAndKey(settings, route.route->endpoint, request, tenant, call, pending.routing,
                             domain, facts);
+      if (!refused && context.request_sample != nullptr &&
+          (route.route->endpoint == request::Endpoint::kChatCompletions ||
+           route.route->endpoint == request::Endpoint::kCompletions) &&
+          SampleTakes(call.id, context.sample_rate)) {
+        SampleRequest(*context.request_sample, request.body, call.tenant);
+      }
       // Kept by Backends until the request is routed (not here: the admit coroutine's frame
       // holds Pending, and must stay small).
       if (domain.first_block != 0) context.backends.NoteDispatchDomain(call.id, domain);

@@ -72,6 +72,8 @@ class AdmitTest : public ::testing::Test {
                         .limiter = limiter_,
                         .metrics = metrics_,
                         .access_log = *access_log_,
+                        .request_sample = nullptr,
+                        .sample_rate = 0,
                         .hot_prefixes = hot_prefixes_,
                         .clock = clock_,
                         .next_request_id = next_id_};

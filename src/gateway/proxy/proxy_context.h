@@ -60,6 +60,9 @@ struct ProxyContext {
   LocalRateLimiter& limiter;
   GatewayMetrics& metrics;
   AccessLog& access_log;
+  // observability.sample_requests (request_sample.h): null when off.
+  AccessLog* request_sample;
+  double sample_rate;
   HotPrefixes& hot_prefixes;
   const Clock& clock;
   std::atomic<uint64_t>& next_request_id;
