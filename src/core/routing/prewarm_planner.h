@@ -17,12 +17,15 @@
 //     (Router::Homes: the policy's deterministic placement, e.g. warmroute's top max_homes
 //     rendezvous homes) include the new backend, a prewarm request to it (reason kJoin): the
 //     requests that would go to the new replica as a home — a spill of a hot prefix, a prefix
-//     evicted elsewhere — find it warm.
+//     evicted elsewhere — find it warm. One plan sends a target at most `max_fill_fraction` of
+//     its KV capacity (when known) in prompt tokens: more would evict what it prewarmed and leave
+//     no room for its clients.
 //  3. Handoff (PlanHandoff, before Router::RemoveBackend, or with the backend drained): for each
 //     kept prefix, hottest first, that the leaving backend holds in the Router's index (at least
 //     its id blocks) and no other eligible backend holds, a request to its first home that is
 //     not the leaving backend (reason kHandoff): the prefix is warm where the policy sends it
-//     next, instead of being recomputed by the first client request that needs it.
+//     next, instead of being recomputed by the first client request that needs it. The same
+//     per-target bound as for a join.
 //  4. Pacing (Next): jobs go out hottest first, each only when
 //       - fewer than `max_in_flight` prewarm requests are in flight (and none on its target),
 //       - the target's outstanding prefill (the Router's FleetView) is at most
@@ -53,6 +56,8 @@
 //                                    shared header and the Mooncake trace's shared first block
 //   half_life                60 s    of a prefix's request rate
 //   max_wait                 60 s    a job older than this is dropped
+//   max_fill_fraction        0.5     of a target's KV capacity one plan may fill: half for
+//                                    prewarm, the rest for its clients' own prefixes and decodes
 //
 // Usage:
 //   PrewarmPlanner<std::string> planner(PrewarmOptions{});
@@ -76,6 +81,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 #include "common/clock.h"
 #include "core/routing/policy.h"
 #include "core/routing/router.h"
@@ -90,6 +96,7 @@ struct PrewarmOptions {
   int id_blocks = 64;
   Duration half_life = std::chrono::seconds(60);
   Duration max_wait = std::chrono::seconds(60);
+  double max_fill_fraction = 0.5;
 };
 
 enum class PrewarmReason : uint8_t { kJoin, kHandoff };
@@ -102,7 +109,23 @@ struct PrewarmCounters {
   int64_t dropped_warm = 0;     // the target already held the prefix
   int64_t dropped_gone = 0;     // the target left or stopped being eligible
   int64_t dropped_stale = 0;    // waited longer than max_wait
+
+  // Sums several planners' counters (one per gateway).
+  PrewarmCounters& operator+=(const PrewarmCounters& o) {
+    planned += o.planned;
+    sent += o.sent;
+    sent_tokens += o.sent_tokens;
+    dropped_warm += o.dropped_warm;
+    dropped_gone += o.dropped_gone;
+    dropped_stale += o.dropped_stale;
+    return *this;
+  }
 };
+
+// OK, or InvalidArgument naming the first field out of range: max_prefixes <= 1,000,000,
+// max_tokens_per_s > 0, max_in_flight >= 1, max_target_queue_tokens >= 0, id_blocks >= 1,
+// half_life and max_wait > 0.
+absl::Status ValidatePrewarmOptions(const PrewarmOptions& options);
 
 // The id a prefix is kept under: the key's chain hash at block min(id_blocks, size) (0: none).
 uint64_t PrewarmPrefixId(const PrefixKey& key, int id_blocks);
@@ -166,17 +189,19 @@ class PrewarmPlanner {
 
   // Rule 2. REQUIRES: `joined` was just added to `router`.
   void PlanJoin(Router& router, BackendId joined, TimePoint now) {
+    planned_tokens_.clear();
     for (size_t slot : Hottest(now)) {
       const Entry& entry = entries_[slot];
       const std::vector<BackendId> homes = router.Homes(entry.request);
       if (std::find(homes.begin(), homes.end(), joined) == homes.end()) continue;
-      Enqueue(entry, joined, PrewarmReason::kJoin, now);
+      Enqueue(router.fleet(), entry, joined, PrewarmReason::kJoin, now);
     }
   }
 
   // Rule 3. Call while `router` still knows `leaving` (before RemoveBackend) or once it drains.
   void PlanHandoff(Router& router, BackendId leaving, TimePoint now) {
     const FleetView& fleet = router.fleet();
+    planned_tokens_.clear();
     for (size_t slot : Hottest(now)) {
       const Entry& entry = entries_[slot];
       const std::vector<int32_t> depth = router.index().Match(entry.request.key.block_hashes);
@@ -191,7 +216,7 @@ class PrewarmPlanner {
       if (elsewhere) continue;
       for (BackendId home : router.Homes(entry.request)) {
         if (home == leaving) continue;
-        Enqueue(entry, home, PrewarmReason::kHandoff, now);
+        Enqueue(fleet, entry, home, PrewarmReason::kHandoff, now);
         break;
       }
     }
@@ -278,7 +303,18 @@ class PrewarmPlanner {
         std::min(key.block_hashes.size(), static_cast<size_t>(std::max(1, options_.id_blocks))));
   }
 
-  void Enqueue(const Entry& entry, BackendId target, PrewarmReason reason, TimePoint now) {
+  // Queues a job unless it would take `target` past max_fill_fraction of its KV capacity in
+  // this plan (planned_tokens_).
+  void Enqueue(const FleetView& fleet, const Entry& entry, BackendId target, PrewarmReason reason,
+               TimePoint now) {
+    const int64_t tokens = PromptTokens(entry.request);
+    const int64_t capacity = fleet.backend(target).kv_capacity_tokens;
+    int64_t& planned = planned_tokens_[target];
+    if (capacity > 0 && static_cast<double>(planned + tokens) >
+                            options_.max_fill_fraction * static_cast<double>(capacity)) {
+      return;
+    }
+    planned += tokens;
     Job job{.prefix = entry.id,
             .target = target,
             .reason = reason,
@@ -309,6 +345,7 @@ class PrewarmPlanner {
   absl::flat_hash_map<uint64_t, size_t> by_id_;
   std::deque<Job> jobs_;
   absl::flat_hash_set<BackendId> busy_targets_;
+  absl::flat_hash_map<BackendId, int64_t> planned_tokens_;  // by target, in the current plan
   // Token bucket: up to one second's worth; a job may take it below zero (it then waits).
   double tokens_ = 0;
   std::optional<TimePoint> refilled_at_;

@@ -239,6 +239,18 @@ TEST_F(PrewarmPlannerTest, DropsJobsWhoseTargetIsWarmGoneOrThatWaitedTooLong) {
   EXPECT_EQ(planner.counters().dropped_warm, static_cast<int64_t>(replanned));
 }
 
+TEST_F(PrewarmPlannerTest, APlanFillsATargetUpToItsShareOfKvCapacity) {
+  MakeRouter(1);
+  Planner planner(Unpaced());
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    planner.Observe(Request(0, Chain(seed, 80), 1280), "p", clock_.Now());
+  }
+  // Two backends: the new one is a home of every prefix. 0.5 x 6,000 tokens: two jobs of 1,280.
+  const BackendId joined = router_->AddBackend({.name = "r1", .kv_capacity_tokens = 6000});
+  planner.PlanJoin(*router_, joined, clock_.Now());
+  EXPECT_EQ(planner.pending(), 2u);
+}
+
 TEST(PrewarmPrefixIdTest, IsTheChainHashAtTheIdDepth) {
   PrefixKey key;
   key.block_hashes = {11, 22, 33};
