@@ -44,13 +44,16 @@ absl::StatusOr<routing::PrewarmOptions> ParsePrewarmSpec(std::string_view spec) 
       o.half_life = seconds(value);
     } else if (key == "max_wait_s") {
       o.max_wait = seconds(value);
+    } else if (key == "join_homes") {
+      o.join_homes = static_cast<int>(std::min(value, 1e6));
     } else if (key == "max_fill_fraction") {
       o.max_fill_fraction = value;
     } else {
       return InvalidParam(
           "prewarm", absl::StrCat("--prewarm: unknown key \"", std::string(key),
                                   "\"; expected max_prefixes, max_tokens_per_s, max_in_flight, "
-                                  "max_target_queue_tokens, id_blocks, half_life_s, max_wait_s or max_fill_fraction"));
+                                  "max_target_queue_tokens, id_blocks, half_life_s, max_wait_s, max_fill_fraction or "
+                                  "join_homes"));
     }
   }
   if (absl::Status s = routing::ValidatePrewarmOptions(o); !s.ok()) {

@@ -1,7 +1,7 @@
 // `warmroute sim --prewarm KEY=VALUE,...`: the prewarm planner's options (routing/
 // prewarm_planner.h) from the command line. Keys: max_prefixes, max_tokens_per_s, max_in_flight,
-// max_target_queue_tokens, id_blocks, half_life_s, max_wait_s, max_fill_fraction; the ones not given keep their
-// defaults. An empty spec is the defaults.
+// max_target_queue_tokens, id_blocks, half_life_s, max_wait_s, max_fill_fraction, join_homes;
+// the ones not given keep their defaults. An empty spec is the defaults.
 //
 // Usage:
 //   absl::StatusOr<routing::PrewarmOptions> o = ParsePrewarmSpec("max_prefixes=1024");

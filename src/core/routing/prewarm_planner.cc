@@ -19,6 +19,7 @@ absl::Status ValidatePrewarmOptions(const PrewarmOptions& o) {
   if (o.id_blocks < 1) return bad("id_blocks", "must be at least 1");
   if (o.half_life <= Duration(0)) return bad("half_life_s", "must be positive");
   if (o.max_wait <= Duration(0)) return bad("max_wait_s", "must be positive");
+  if (o.join_homes < 0) return bad("join_homes", "must be non-negative");
   if (!(o.max_fill_fraction > 0 && o.max_fill_fraction <= 1)) {
     return bad("max_fill_fraction", "must be in (0, 1]");
   }

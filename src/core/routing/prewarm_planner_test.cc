@@ -251,6 +251,26 @@ TEST_F(PrewarmPlannerTest, APlanFillsATargetUpToItsShareOfKvCapacity) {
   EXPECT_EQ(planner.pending(), 2u);
 }
 
+TEST_F(PrewarmPlannerTest, JoinHomesLimitsWhichHomesOfAPrefixCountForAJoin) {
+  MakeRouter(4);
+  std::vector<size_t> planned;
+  for (int join_homes : {0, 1, 3}) {
+    PrewarmOptions options = Unpaced();
+    options.join_homes = join_homes;
+    Planner planner(options);
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      planner.Observe(Request(0, Chain(seed, 80), 1280), "p", clock_.Now());
+    }
+    const BackendId joined = router_->AddBackend({.name = "j" + std::to_string(join_homes)});
+    planner.PlanJoin(*router_, joined, clock_.Now());
+    planned.push_back(planner.pending());
+    router_->RemoveBackend(joined);
+  }
+  EXPECT_EQ(planned[0], 0u);  // 0: no prewarm on a join
+  EXPECT_GT(planned[1], 0u);  // the first home of about 1/5 of the prefixes
+  EXPECT_GT(planned[2], planned[1]);
+}
+
 TEST(PrewarmPrefixIdTest, IsTheChainHashAtTheIdDepth) {
   PrefixKey key;
   key.block_hashes = {11, 22, 33};
