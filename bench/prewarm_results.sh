@@ -32,8 +32,8 @@ case_() {  # case_ TITLE NAME "SEEDS" ARGS...: without and with prewarm over the
   python3 bench/prewarm_summary.py "$title" "$(IFS=,; echo "${off[*]}")" "$(IFS=,; echo "${on[*]}")"
 }
 
-echo '| case | prewarm | hit before | hit in the 60 s after | drop in the 60 s after, pp (per seed) | hit after (new steady state) | lowest window drop, pp (per seed) | TTFT p99 60 s before / after (ms) | changed replica share after | prewarm requests |'
-echo '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'
+echo '| case | prewarm | hit before | hit in the 60 s after | drop in the 60 s after, pp (per seed) | hit after (new steady state) | 60 s after below the new steady state, pp (per seed) | lowest window drop, pp (per seed) | TTFT p99 60 s before / after (ms) | changed replica share after | prewarm requests |'
+echo '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'
 case_ "support-bot 1,000 prompts, remove one of 8 at 480 s (seeds 1-5)" bot1000_remove "1 2 3 4 5" \
   "${bot1000[@]}" --membership remove@480
 case_ "support-bot 1,000 prompts, add the 8th at 480 s (seeds 1-5)" bot1000_add "1 2 3 4 5" \

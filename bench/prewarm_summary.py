@@ -41,6 +41,7 @@ def row(case, mode, paths):
     print(f"| {case} | {mode} | {pct(med('hit_rate_before'))} | {pct(med('hit_rate_first_minute'))} "
           f"| {per_seed([m['first_minute_drop_pp'] for m in ms], lambda v: f'{v:.1f}')} "
           f"| {pct(med('hit_rate_after'))} "
+          f"| {per_seed([100 * (m['hit_rate_after'] - m['hit_rate_first_minute']) for m in ms], lambda v: f'{v:.1f}')} "
           f"| {per_seed([m['dip_pp'] for m in ms], lambda v: f'{v:.1f}')} "
           f"| {1000 * med('ttft_p99_minute_before_s'):.0f} / {1000 * med('ttft_p99_minute_after_s'):.0f} "
           f"| {pct(statistics.median(shares))} | {pw} |")
