@@ -698,8 +698,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--prewarm", f.prewarm,
                   "--membership: prewarm and handoff options for warmroute, KEY=VALUE,... "
                   "(max_prefixes, max_tokens_per_s, max_in_flight, max_target_queue_tokens, "
-                  "id_blocks, half_life_s, max_wait_s, max_fill_fraction, join_homes; default: on with "
-                  "their defaults)");
+                  "id_blocks, half_life_s, max_wait_s, max_fill_fraction, join_homes; default: "
+                  "on with their defaults)");
   cmd->add_flag("--no-prewarm", f.no_prewarm,
                 "--membership: no prewarm of a joining replica nor handoff from a leaving one");
   cmd->add_option("--hit-window-s", f.hit_window_s,

@@ -23,8 +23,9 @@ absl::StatusOr<routing::PrewarmOptions> ParsePrewarmSpec(std::string_view spec) 
     }
     double value = 0;
     if (!absl::SimpleAtod(kv[1], &value) || !std::isfinite(value) || value < 0 || value > 1e12) {
-      return InvalidParam("prewarm", absl::StrCat("--prewarm: ", std::string(kv[0]), "=", std::string(kv[1]),
-                                                  " is not a non-negative number"));
+      return InvalidParam("prewarm",
+                          absl::StrCat("--prewarm: ", std::string(kv[0]), "=", std::string(kv[1]),
+                                       " is not a non-negative number"));
     }
     const auto seconds = [](double s) {
       return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
@@ -50,10 +51,12 @@ absl::StatusOr<routing::PrewarmOptions> ParsePrewarmSpec(std::string_view spec) 
       o.max_fill_fraction = value;
     } else {
       return InvalidParam(
-          "prewarm", absl::StrCat("--prewarm: unknown key \"", std::string(key),
-                                  "\"; expected max_prefixes, max_tokens_per_s, max_in_flight, "
-                                  "max_target_queue_tokens, id_blocks, half_life_s, max_wait_s, max_fill_fraction or "
-                                  "join_homes"));
+          "prewarm",
+          absl::StrCat(
+              "--prewarm: unknown key \"", std::string(key),
+              "\"; expected max_prefixes, max_tokens_per_s, max_in_flight, "
+              "max_target_queue_tokens, id_blocks, half_life_s, max_wait_s, max_fill_fraction or "
+              "join_homes"));
     }
   }
   if (absl::Status s = routing::ValidatePrewarmOptions(o); !s.ok()) {

@@ -557,7 +557,9 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
       }
     }
     router.CommitInsert(prepared.routing.id);  // as the gateway does once it has dispatched
-    if (gateways_[g].prewarm) gateways_[g].prewarm->Observe(prepared.routing, prepared.engine, now());
+    if (gateways_[g].prewarm) {
+      gateways_[g].prewarm->Observe(prepared.routing, prepared.engine, now());
+    }
     replica = replica_of_backend_[decision->backend];
     predicted_cached = decision->predicted_cached_tokens;
     ++result_.reasons[std::string(routing::ReasonName(decision->reason))];

@@ -10,7 +10,8 @@ std::string_view PrewarmReasonName(PrewarmReason reason) {
 
 absl::Status ValidatePrewarmOptions(const PrewarmOptions& o) {
   const auto bad = [](std::string_view field, std::string_view rule) {
-    return absl::InvalidArgumentError(absl::StrCat("prewarm: ", std::string(field), " ", std::string(rule)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("prewarm: ", std::string(field), " ", std::string(rule)));
   };
   if (o.max_prefixes > 1'000'000) return bad("max_prefixes", "must be at most 1000000");
   if (!(o.max_tokens_per_s > 0)) return bad("max_tokens_per_s", "must be positive");
@@ -28,7 +29,8 @@ absl::Status ValidatePrewarmOptions(const PrewarmOptions& o) {
 
 uint64_t PrewarmPrefixId(const PrefixKey& key, int id_blocks) {
   if (key.block_hashes.empty()) return 0;
-  const size_t depth = std::min(key.block_hashes.size(), static_cast<size_t>(std::max(1, id_blocks)));
+  const size_t depth =
+      std::min(key.block_hashes.size(), static_cast<size_t>(std::max(1, id_blocks)));
   return key.block_hashes[depth - 1];
 }
 

@@ -1,7 +1,8 @@
 // Prewarm and handoff planning: so that a replica that joins the fleet starts warm and one that
 // leaves takes no burst of cold prefills with it. Sans-I/O: the caller (the simulator's event
-// loop, the gateway's prewarm sender) feeds it the requests it routes and the membership changes,
-// asks it for the next request to send, and sends it through the Router like any other request.
+// loop; a gateway would drive it the same way) feeds it the requests it routes and the membership
+// changes, asks it for the next request to send, and sends it through the Router like any other
+// request.
 //
 // Rule.
 //  1. Hot prefixes. Every client request the caller routes is Observe()d with its payload (what
@@ -15,11 +16,11 @@
 //     Metwally et al. 2005, with decay), so a prefix hotter than the coldest kept one gets in.
 //  2. Join (PlanJoin, after Router::AddBackend): for each kept prefix, hottest first, whose first
 //     join_homes homes (Router::Homes: the policy's deterministic placement, e.g. warmroute's top
-//     max_homes rendezvous homes) include the new backend, a prewarm request to it (reason kJoin): the
-//     requests that would go to the new replica as a home — a spill of a hot prefix, a prefix
-//     evicted elsewhere — find it warm. One plan sends a target at most `max_fill_fraction` of
-//     its KV capacity (when known) in prompt tokens: more would evict what it prewarmed and leave
-//     no room for its clients.
+//     max_homes rendezvous homes) include the new backend, a prewarm request to it (reason
+//     kJoin): the requests that would go to the new replica as a home — a spill of a hot prefix,
+//     a prefix evicted elsewhere — find it warm. One plan sends a target at most
+//     `max_fill_fraction` of its KV capacity (when known) in prompt tokens: more would evict what
+//     it prewarmed and leave no room for its clients.
 //  3. Handoff (PlanHandoff, before Router::RemoveBackend, or with the backend drained): for each
 //     kept prefix, hottest first, that the leaving backend holds in the Router's index (at least
 //     its id blocks) and no other eligible backend holds, a request to its first home that is
@@ -112,10 +113,10 @@ std::string_view PrewarmReasonName(PrewarmReason reason);
 struct PrewarmCounters {
   int64_t planned = 0;
   int64_t sent = 0;
-  int64_t sent_tokens = 0;      // prompt tokens of the sent requests (estimated, as routed)
-  int64_t dropped_warm = 0;     // the target already held the prefix
-  int64_t dropped_gone = 0;     // the target left or stopped being eligible
-  int64_t dropped_stale = 0;    // waited longer than max_wait
+  int64_t sent_tokens = 0;    // prompt tokens of the sent requests (estimated, as routed)
+  int64_t dropped_warm = 0;   // the target already held the prefix
+  int64_t dropped_gone = 0;   // the target left or stopped being eligible
+  int64_t dropped_stale = 0;  // waited longer than max_wait
 
   // Sums several planners' counters (one per gateway).
   PrewarmCounters& operator+=(const PrewarmCounters& o) {

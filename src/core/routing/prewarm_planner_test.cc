@@ -20,8 +20,8 @@ using Planner = PrewarmPlanner<std::string>;
 class PrewarmPlannerTest : public ::testing::Test {
  protected:
   void MakeRouter(int backends) {
-    router_ = std::make_unique<Router>(MakePolicy("warmroute", {}).value(), RouterOptions{},
-                                       clock_, 1);
+    router_ =
+        std::make_unique<Router>(MakePolicy("warmroute", {}).value(), RouterOptions{}, clock_, 1);
     for (int i = 0; i < backends; ++i) router_->AddBackend({.name = "r" + std::to_string(i)});
   }
   // Routes a client request for prefix `seed` and finishes it (its chain stays in the index).

@@ -33,7 +33,8 @@ void WarmroutePolicy::RankHomes(const RoutingRequest& request, const FleetView& 
 void WarmroutePolicy::Homes(const RoutingRequest& request, const FleetView& fleet,
                             std::span<const BackendId> candidates, std::vector<BackendId>& out) {
   out.clear();
-  const size_t top = std::min(candidates.size(), static_cast<size_t>(std::max(1, options_.max_homes)));
+  const size_t top =
+      std::min(candidates.size(), static_cast<size_t>(std::max(1, options_.max_homes)));
   RankHomes(request, fleet, candidates, top);
   for (size_t i = 0; i < top; ++i) out.push_back(hrw_[i].second);
 }
