@@ -13,7 +13,8 @@ packages=(
   prometheus-cpp-dev libhiredis-dev
   libssl-dev openssl          # TLS (OpenSSL::SSL); the CLI makes test certificates (test_tls.py)
   libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus                  # promtool, to validate /metrics in tests
+  prometheus                  # promtool, and the server test_monitoring.py evaluates the Grafana panels and alerts on
+  chromium                    # headless, test_dashboard.py opens the gateway's dashboard in it
   python3-msgpack python3-zmq # independent decoder and subscriber of KV events in tests (/usr/bin/python3)
   python3-jinja2              # tests/templates/make_golden.py: the reference renders of chat templates
   python3-yaml                # tests/integration/test_kubernetes_manifests.py reads deploy/kubernetes/

@@ -16,6 +16,9 @@ void AddSimCommand(CLI::App& app, int* exit_code);
 // `warmroute serve`: the gateway (src/router).
 void AddServeCommand(CLI::App& app, int* exit_code);
 
+// `warmroute analyze`: prefix sharing and prompt hygiene of a request file (src/analyze).
+void AddAnalyzeCommand(CLI::App& app, int* exit_code);
+
 // `warmroute bench`: load generator and trace replayer against an OpenAI endpoint (src/loadgen).
 void AddBenchCommand(CLI::App& app, int* exit_code);
 

@@ -1,6 +1,6 @@
 // warmroute: one binary, one subcommand per tool (docs/architecture.md): `engine` (the vLLM
-// emulator), `serve` (the gateway), `sim` (the fleet simulator), `bench` (the load generator)
-// and `demo`; `warmroute --version` names the version and the commit it was built from.
+// emulator), `serve` (the gateway), `sim` (the fleet simulator), `analyze` (prefix sharing and
+// prompt hygiene of a request file), `bench` (the load generator) and `demo`; `warmroute --version` names the version and the commit it was built from.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   warmroute::cli::AddEngineCommand(app, &exit_code);
   warmroute::cli::AddSimCommand(app, &exit_code);
+  warmroute::cli::AddAnalyzeCommand(app, &exit_code);
   warmroute::cli::AddServeCommand(app, &exit_code);
   warmroute::cli::AddBenchCommand(app, &exit_code);
   warmroute::cli::AddDemoCommand(app, &exit_code);

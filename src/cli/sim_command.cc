@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "cli/output_file.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -115,15 +116,6 @@ std::string GatewaysLabel(const sim::SimOptions& options) {
 int Fail(int code, std::string_view message) {
   std::cerr << "warmroute sim: " << message << "\n";
   return code;
-}
-
-absl::Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file)
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  return absl::OkStatus();
 }
 
 int Fail(int code, const absl::Status& status) { return Fail(code, std::string(status.message())); }

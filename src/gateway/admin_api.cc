@@ -119,6 +119,19 @@ std::string AdminApi::BackendsJson() const {
   return out;
 }
 
+absl::Status CheckBearerToken(const net::HttpRequest& request, std::string_view token) {
+  const absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
+  if (!credentials.ok()) return credentials.status();
+  const std::string_view auth = *credentials;
+  // The scheme is case-insensitive (RFC 9110 11.1): "bearer x" is "Bearer x".
+  constexpr std::string_view kBearer = "bearer ";
+  if (!net::HeaderNameIs(auth.substr(0, kBearer.size()), kBearer) ||
+      !ConstantTimeEquals(auth.substr(kBearer.size()), token)) {
+    return absl::UnauthenticatedError("this needs 'Authorization: Bearer <admin.token>'");
+  }
+  return absl::OkStatus();
+}
+
 net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter& writer) {
   const std::string token = token_();
   if (token.empty()) {
@@ -126,19 +139,8 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
     co_await writer.ReplyError(status);
     co_return;
   }
-  const absl::StatusOr<std::string_view> credentials = request.SingleHeader("Authorization");
-  if (!credentials.ok()) {
-    co_await writer.ReplyError(credentials.status());
-    co_return;
-  }
-  const std::string_view auth = *credentials;
-  // The scheme is case-insensitive (RFC 9110 11.1): "bearer x" is "Bearer x".
-  constexpr std::string_view kBearer = "bearer ";
-  if (!net::HeaderNameIs(auth.substr(0, kBearer.size()), kBearer) ||
-      !ConstantTimeEquals(auth.substr(kBearer.size()), token)) {
-    absl::Status status =
-        absl::UnauthenticatedError("the admin API needs 'Authorization: Bearer <admin.token>'");
-    co_await writer.ReplyError(status);
+  if (absl::Status authorized = CheckBearerToken(request, token); !authorized.ok()) {
+    co_await writer.ReplyError(authorized);
     co_return;
   }
   const std::string& path = request.path;

@@ -50,4 +50,9 @@ class AdminApi {
 // True when `a` equals `b`, in time that depends only on their lengths.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
+// OK when `request` carries "Authorization: Bearer <token>" (the scheme case-insensitive, the
+// token compared in constant time); else the error to answer (401, or 400 for two headers).
+// REQUIRES: !token.empty().
+absl::Status CheckBearerToken(const net::HttpRequest& request, std::string_view token);
+
 }  // namespace warmroute::gateway

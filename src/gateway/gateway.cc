@@ -28,6 +28,8 @@
 #include "gateway/keys/parity_prober.h"
 #include "gateway/kv_events/kv_event_subscriber.h"
 #include "gateway/observability/access_log.h"
+#include "gateway/observability/dashboard_history.h"
+#include "gateway/observability/dashboard_page.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/proxy/proxy.h"
 #include "gateway/proxy/routes.h"
@@ -134,6 +136,7 @@ class Gateway::Impl {
     if (!models.ok()) return models.status();
     models_ = std::move(*models);
     LogModels(models_.get());
+    dashboard_enabled_.store(config_.observability.dashboard, std::memory_order_relaxed);
     absl::StatusOr<std::unique_ptr<AccessLog>> log = AccessLog::Open(config_.observability.access_log);
     if (!log.ok()) return log.status();
     access_log_ = std::move(*log);
@@ -250,6 +253,7 @@ class Gateway::Impl {
         signals.cancel(ec);
         drain_timer_.cancel();
         flush_timer_.cancel();
+        dashboard_timer_.cancel();
         work.reset();
       };
     }
@@ -262,6 +266,7 @@ class Gateway::Impl {
       threads.emplace_back([w = w.get()] { w->io.run(); });
     }
     if (access_log_ != nullptr && access_log_->enabled()) FlushAccessLogEverySecond();
+    SampleDashboardEverySecond();
     if (on_started) on_started();
     if (stop_requested_) Stop();
     control_io_.run();
@@ -392,6 +397,7 @@ class Gateway::Impl {
       poller_->SetOptions(poller_options);
       parity_->SetInterval(interval, timeout);
     });
+    dashboard_enabled_.store(next.observability.dashboard, std::memory_order_relaxed);
     {
       std::lock_guard lock(config_mu_);
       config_ = std::move(next);
@@ -523,6 +529,76 @@ class Gateway::Impl {
     });
   }
 
+  // The dashboard's history (dashboard_history.h): one sample of the gateway's own metrics per
+  // second while the dashboard is on (observability.dashboard, reloadable).
+  void SampleDashboardEverySecond() {
+    if (dashboard_enabled_.load(std::memory_order_relaxed)) SampleDashboard();
+    dashboard_timer_.expires_after(std::chrono::seconds(1));
+    dashboard_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stop_requested_) return;
+      SampleDashboardEverySecond();
+    });
+  }
+
+  void SampleDashboard() {
+    const std::vector<HotPrefix> hot = hot_prefixes_.Top(10);
+    absl::StatusOr<std::vector<net::MetricSample>> metrics =
+        net::ParsePrometheusText(metrics_.Serialize(*backends_, admission_->queued(), hot));
+    if (!metrics.ok()) {  // our own exposition: a bug, not an input error
+      spdlog::error("dashboard: cannot read the gateway's own metrics: {}",
+                    metrics.status().ToString());
+      return;
+    }
+    DashboardInput input{
+        .wall_s = std::chrono::duration<double>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count(),
+        .metrics = std::move(*metrics),
+        .backends = {},
+        .hot_prefixes = {}};
+    absl::flat_hash_map<routing::BackendId, std::string> names;
+    for (const BackendSnapshot& b : backends_->Snapshot()) {
+      input.backends.push_back({.name = b.target->name, .state = b.state});
+      names[b.target->id] = b.target->name;
+    }
+    for (const HotPrefix& p : hot) {
+      DashboardHotPrefix out{.id = p.id, .requests_per_s = p.requests_per_s, .homes = {}};
+      for (routing::BackendId id : p.homes) {
+        const auto it = names.find(id);
+        if (it != names.end()) out.homes.push_back(it->second);
+      }
+      input.hot_prefixes.push_back(std::move(out));
+    }
+    std::lock_guard lock(dashboard_mu_);
+    dashboard_.Record(input);
+  }
+
+  // GET /dashboard and its assets (dashboard_page.h), and GET /dashboard/data: the history as
+  // JSON, behind the admin token when one is set (the page asks for it).
+  net::Task<void> Dashboard(const net::HttpRequest& request, net::ResponseWriter& writer) {
+    net::ResponseHead head;
+    head.headers.emplace_back("Cache-Control", "no-store");
+    if (request.path == "/dashboard/data") {
+      const std::string token = Config().admin.token;
+      if (!token.empty()) {
+        if (absl::Status authorized = CheckBearerToken(request, token); !authorized.ok()) {
+          co_await writer.ReplyError(authorized);
+          co_return;
+        }
+      }
+      std::string body;
+      {
+        std::lock_guard lock(dashboard_mu_);
+        body = dashboard_.Json();
+      }
+      co_await writer.Reply(std::move(head), std::move(body));
+      co_return;
+    }
+    const DashboardAsset* asset = FindDashboardAsset(request.path);
+    head.content_type = std::string(asset->content_type);
+    co_await writer.Reply(std::move(head), std::string(asset->body));
+  }
+
   void WatchDrain() {
     drain_timer_.expires_after(std::chrono::milliseconds(20));
     drain_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -568,6 +644,9 @@ class Gateway::Impl {
       co_await writer.Reply(std::move(head), std::move(body));
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
       co_await admin_->Handle(request, writer);
+    } else if (get && dashboard_enabled_.load(std::memory_order_relaxed) &&
+               (path == "/dashboard/data" || FindDashboardAsset(path) != nullptr)) {
+      co_await Dashboard(request, writer);
     } else if (path.starts_with(kModelsPrefix) && get) {
       co_await Model(worker, request, writer, std::string_view(path).substr(kModelsPrefix.size()));
     } else if (path == "/v1/models" || path == "/health" || path == "/metrics" ||
@@ -683,6 +762,10 @@ class Gateway::Impl {
   bool draining_ = false;
   asio::steady_timer drain_timer_{control_io_};
   asio::steady_timer flush_timer_{control_io_};
+  asio::steady_timer dashboard_timer_{control_io_};
+  std::atomic<bool> dashboard_enabled_{false};
+  std::mutex dashboard_mu_;
+  DashboardHistory dashboard_{DashboardHistory::Options{}};
   std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
   std::unique_ptr<ParityProber> parity_;

@@ -338,7 +338,9 @@ absl::Status ParseObservability(MapReader& map, ObservabilityConfig* out) {
       ReadNonEmptyString(map.Get("access_log"), map.PathOf("access_log"), &out->access_log));
   WR_RETURN_IF_ERROR(ReadBool(map.Get("response_headers"), map.PathOf("response_headers"),
                               &out->response_headers));
-  return ReadBool(map.Get("log_prompts"), map.PathOf("log_prompts"), &out->log_prompts);
+  WR_RETURN_IF_ERROR(
+      ReadBool(map.Get("log_prompts"), map.PathOf("log_prompts"), &out->log_prompts));
+  return ReadBool(map.Get("dashboard"), map.PathOf("dashboard"), &out->dashboard);
 }
 
 // Reads section `key` of `root` with `parse` when present.
@@ -621,6 +623,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("access_log").String(config.observability.access_log);
   w.Key("response_headers").Bool(config.observability.response_headers);
   w.Key("log_prompts").Bool(config.observability.log_prompts);
+  w.Key("dashboard").Bool(config.observability.dashboard);
   w.EndObject();
 
   const TenancyConfig& tenancy = config.tenancy;

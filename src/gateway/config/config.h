@@ -34,7 +34,7 @@
 //   scrape:        interval_ms (0 = no scraping), timeout_ms
 //   admission:     max_in_flight (0 = unlimited), max_queue (beyond: 429), queue_timeout_ms
 //   admin:         token (bearer token; empty = admin API disabled)
-//   observability: access_log (stderr | off | a file path), response_headers, log_prompts
+//   observability: access_log (stderr | off | a file path), response_headers, log_prompts, dashboard
 //   tenancy, tenants, rate_limits: API keys, tenants, isolation and limits (tenancy_config.h)
 // Durations are in milliseconds, > 0 (scrape.interval_ms >= 0) and at most one day.
 // TLS files are read and checked while parsing (net/tls/tls.h): "listen.tls.cert_file: cannot read
@@ -163,6 +163,7 @@ struct ObservabilityConfig {
   std::string access_log = "stderr";  // "stderr", "off" or a file path
   bool response_headers = true;       // x-warmroute-backend / x-warmroute-reason
   bool log_prompts = false;           // the access log carries each request's prompt text
+  bool dashboard = true;              // GET /dashboard (its data behind the admin token if set)
 };
 
 // prefix_key.mode: how requests are keyed (gateway/keys/key_modes.h).

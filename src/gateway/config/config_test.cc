@@ -450,7 +450,7 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
       R"("backoff_max_ms":30000},"scrape":{"interval_ms":200,"timeout_ms":1000},)"
       R"("admission":{"max_in_flight":0,"max_queue":1024,"queue_timeout_ms":30000},)"
       R"("admin":{"token":""},"observability":{"access_log":"stderr","response_headers":true,)"
-      R"("log_prompts":false}})");
+      R"("log_prompts":false,"dashboard":true}})");
 }
 
 TEST(EffectiveConfigTest, RedactsTheAdminToken) {

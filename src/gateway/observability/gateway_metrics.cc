@@ -38,6 +38,7 @@ struct BackendGauges {
   prometheus::Gauge* decodes;
   prometheus::Gauge* healthy;
   prometheus::Gauge* rate;
+  prometheus::Gauge* kv_usage = nullptr;  // only while the engine's metrics are known
 };
 
 // What OnRequest counted on one thread since the last Serialize, series by series, each with the
@@ -104,9 +105,11 @@ struct RequestShard {
   absl::flat_hash_map<std::string, PendingCounter> tenant_requests;  // tenant \n code
   absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
   absl::flat_hash_map<std::string, PendingCounter> keys;  // mode \n reason
+  absl::flat_hash_map<std::string, PendingCounter> sharing;  // tenant \n shared
 
   void Fold() {
     for (auto& [key, c] : requests) c.Fold();
+    for (auto& [key, c] : sharing) c.Fold();
     for (auto& [key, c] : keys) c.Fold();
     for (auto& [name, b] : backends) {
       b.ttft.Fold();
@@ -207,6 +210,12 @@ struct GatewayMetrics::State {
           .Name("warmroute_backend_prefill_tokens_per_second")
           .Help("The router's online estimate of the backend's prefill rate")
           .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& kv_usage =
+      prometheus::BuildGauge()
+          .Name("warmroute_backend_kv_cache_usage_ratio")
+          .Help("KV-cache usage the backend's engine reports (last scrape), 0..1; absent until "
+                "scraped")
+          .Register(*registry);
   prometheus::Family<prometheus::Gauge>& index =
       prometheus::BuildGauge()
           .Name("warmroute_prefix_index_entries")
@@ -223,6 +232,12 @@ struct GatewayMetrics::State {
           .Help("Requests waiting for admission")
           .Register(*registry);
 
+  prometheus::Family<prometheus::Counter>& sharing =
+      prometheus::BuildCounter()
+          .Name("warmroute_prefix_sharing_requests_total")
+          .Help("Requests whose usage the engine reported, by tenant and by whether at least 64 "
+                "prompt tokens were cached (shared a prefix with an earlier request)")
+          .Register(*registry);
   prometheus::Family<prometheus::Counter>& tenant_requests =
       prometheus::BuildCounter()
           .Name("warmroute_tenant_requests_total")
@@ -362,6 +377,18 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
       }
       k->second.pending += 1;
     }
+    if (r.reported_cached_tokens.has_value()) {
+      const bool shared = *r.reported_cached_tokens >= kSharedPrefixTokens;
+      key.clear();
+      absl::StrAppend(&key, AbslView(r.tenant), "\n", shared);
+      auto s = shard.sharing.find(key);
+      if (s == shard.sharing.end()) {
+        prometheus::Counter& series = state.sharing.Add(
+            {{"tenant", std::string(r.tenant)}, {"shared", shared ? "true" : "false"}});
+        s = shard.sharing.emplace(key, PendingCounter{&series}).first;
+      }
+      s->second.pending += 1;
+    }
     if (!r.tenant.empty()) {
       key.clear();
       absl::StrAppend(&key, AbslView(r.tenant), "\n", r.status);
@@ -476,6 +503,15 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       it->second.decodes->Set(static_cast<double>(b.running_decodes));
       it->second.healthy->Set(b.eligible ? 1 : 0);
       it->second.rate->Set(b.prefill_tokens_per_s);
+      if (b.metrics.has_value()) {
+        if (it->second.kv_usage == nullptr) {
+          it->second.kv_usage = &state_->kv_usage.Add({{"backend", name}});
+        }
+        it->second.kv_usage->Set(b.metrics->kv_usage);
+      } else if (it->second.kv_usage != nullptr) {
+        state_->kv_usage.Remove(it->second.kv_usage);
+        it->second.kv_usage = nullptr;
+      }
     }
     for (auto it = state_->gauges.begin(); it != state_->gauges.end();) {
       if (present.count(it->first)) {
@@ -487,6 +523,7 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       state_->decodes.Remove(it->second.decodes);
       state_->healthy.Remove(it->second.healthy);
       state_->rate.Remove(it->second.rate);
+      if (it->second.kv_usage != nullptr) state_->kv_usage.Remove(it->second.kv_usage);
       it = state_->gauges.erase(it);
     }
   }

@@ -19,6 +19,8 @@
 //   warmroute_backend_running_decodes{backend}          gauge
 //   warmroute_backend_healthy{backend}                  gauge, 1 when eligible for new requests
 //   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
+//   warmroute_backend_kv_cache_usage_ratio{backend}     gauge, the engine's KV usage (last
+//                                                       scrape), absent until scraped
 //   warmroute_prefix_index_entries / _bytes             gauges
 //   warmroute_routing_lock_waits_total                  counter: times a worker found the
 //   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every
@@ -37,6 +39,12 @@
 //                                                       match, mismatch, no_endpoint, failed
 //   warmroute_prefix_key_precise{model}                 gauge, 1 while the model's parity
 //                                                       checks let it use precise keys
+//   warmroute_prefix_sharing_requests_total{tenant,shared} counter: requests whose usage the
+//                                                       engine reported, shared="true" when at
+//                                                       least kSharedPrefixTokens were cached (the
+//                                                       criterion of `warmroute analyze`); tenant
+//                                                       "" without tenancy. The live share of
+//                                                       requests that reuse a prefix.
 // With tenants (tenancy_config.h; labels carry tenant names, never keys):
 //   warmroute_tenant_requests_total{tenant,code}        counter
 //   warmroute_tenant_time_to_first_token_seconds{tenant} histogram
@@ -79,6 +87,10 @@
 #include "gateway/observability/hot_prefixes.h"
 
 namespace warmroute::gateway {
+
+// Cached prompt tokens from which a request counts as sharing a prefix (analyze/prefix_sharing.h's
+// kMinSharedTokens: more than a chat template's fixed opening).
+inline constexpr int64_t kSharedPrefixTokens = 64;
 
 struct RequestRecord {
   std::string_view route;

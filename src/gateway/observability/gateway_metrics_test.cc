@@ -124,6 +124,26 @@ TEST_F(GatewayMetricsTest, TenantSeriesAreCountedPerTenant) {
             2);
 }
 
+TEST_F(GatewayMetricsTest, RequestsThatReusedAPrefixAreCountedPerTenant) {
+  for (const int64_t cached : {0, 63, 64, 5000}) {
+    RequestRecord r = Record("a", 200, 0.05, 0.1, "acme");
+    r.prompt_tokens = 6000;
+    r.reported_cached_tokens = cached;
+    metrics_.OnRequest(r);
+  }
+  RequestRecord untenanted = Record("a", 200, 0.05, 0.1);
+  untenanted.reported_cached_tokens = 100;
+  metrics_.OnRequest(untenanted);
+  metrics_.OnRequest(Record("a", 200, 0.05, 0.1, "acme"));  // no usage reported: not counted
+  const std::string text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_prefix_sharing_requests_total{shared="true",tenant="acme"})"),
+            2);
+  EXPECT_EQ(
+      Sample(text, R"(warmroute_prefix_sharing_requests_total{shared="false",tenant="acme"})"), 2);
+  EXPECT_EQ(Sample(text, R"(warmroute_prefix_sharing_requests_total{shared="true",tenant=""})"),
+            1);
+}
+
 TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
   absl::StatusOr<BackendConfig> a =
       ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");
@@ -138,6 +158,22 @@ TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
   EXPECT_TRUE(std::isnan(Sample(text, R"(warmroute_pool_backends{pool="p2"})"))) << text;
   EXPECT_TRUE(std::isnan(Sample(text, R"(warmroute_pool_healthy_backends{pool="p2"})")));
   EXPECT_EQ(Sample(text, R"(warmroute_pool_backends{pool="default"})"), 1);
+}
+
+TEST_F(GatewayMetricsTest, ABackendsKvUsageIsExportedOnceScraped) {
+  absl::StatusOr<BackendConfig> a =
+      ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> added = backends_.Add(*a);
+  ASSERT_TRUE(added.ok());
+  const std::string series = R"(warmroute_backend_kv_cache_usage_ratio{backend="a"})";
+  EXPECT_TRUE(std::isnan(Sample(Scrape(), series)));  // unknown until scraped
+  backends_.OnMetrics((*added)->id, {.sample = {.num_running = 1, .num_waiting = 0,
+                                                .kv_usage = 0.375, .scraped_at = clock_.Now()},
+                                     .kv_capacity_tokens = std::nullopt});
+  EXPECT_DOUBLE_EQ(Sample(Scrape(), series), 0.375);
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  EXPECT_TRUE(std::isnan(Sample(Scrape(), series)));
 }
 
 TEST_F(GatewayMetricsTest, KvEventSeriesFollowTheFeedAndLeaveWithTheBackend) {

@@ -29,7 +29,21 @@ void HotPrefixes::Advance(Shard& shard, int64_t window) {
   shard.window = window;
 }
 
-void HotPrefixes::Count(Counters& counters, uint64_t id, int64_t prompt_tokens) const {
+void HotPrefixes::AddHome(std::array<Home, kHomes>& homes, routing::BackendId backend,
+                          double requests) {
+  Home* slot = nullptr;
+  for (Home& h : homes) {
+    if (h.requests > 0 && h.backend == backend) {
+      h.requests += requests;
+      return;
+    }
+    if (slot == nullptr || h.requests < slot->requests) slot = &h;
+  }
+  *slot = {.backend = backend, .requests = slot->requests + requests};
+}
+
+void HotPrefixes::Count(Counters& counters, uint64_t id, int64_t prompt_tokens,
+                        std::optional<routing::BackendId> home) const {
   auto it = counters.find(id);
   if (it == counters.end()) {
     if (counters.size() >= options_.capacity) {
@@ -48,18 +62,20 @@ void HotPrefixes::Count(Counters& counters, uint64_t id, int64_t prompt_tokens) 
   }
   it->second.requests += 1;
   it->second.tokens += static_cast<double>(prompt_tokens);
+  if (home.has_value()) AddHome(it->second.homes, *home, 1);
 }
 
 void HotPrefixes::Record(const routing::PrefixKey& key, int64_t prompt_tokens) {
   Record(IdOf(key), prompt_tokens);
 }
 
-void HotPrefixes::Record(uint64_t id, int64_t prompt_tokens) {
+void HotPrefixes::Record(uint64_t id, int64_t prompt_tokens,
+                         std::optional<routing::BackendId> home) {
   if (id == 0) return;
   const int64_t window = WindowOf(clock_.Now());
   shards_.WithLocal([&](Shard& shard) {
     Advance(shard, window);
-    Count(shard.current, id, prompt_tokens);
+    Count(shard.current, id, prompt_tokens, home);
   });
 }
 
@@ -89,6 +105,9 @@ std::vector<HotPrefix> HotPrefixes::Top(size_t n) {
         m.requests += c.requests;
         m.tokens += c.tokens;
         m.error += c.error;
+        for (const Home& h : c.homes) {
+          if (h.requests > 0) AddHome(m.homes, h.backend, h.requests);
+        }
       }
     }
     for (const auto& [counters, missing] : summaries) {
@@ -103,10 +122,19 @@ std::vector<HotPrefix> HotPrefixes::Top(size_t n) {
     const double seconds = ToSeconds(options_.window);
     merged_.clear();
     for (const auto& [id, c] : merged) {
+      std::array<Home, kHomes> homes = c.homes;
+      std::sort(homes.begin(), homes.end(), [](const Home& a, const Home& b) {
+        return a.requests != b.requests ? a.requests > b.requests : a.backend < b.backend;
+      });
+      std::vector<routing::BackendId> busiest;
+      for (const Home& h : homes) {
+        if (h.requests > 0) busiest.push_back(h.backend);
+      }
       merged_.push_back({.id = id,
                          .requests_per_s = c.requests / seconds,
                          .prompt_tokens_per_s = c.tokens / seconds,
-                         .error_requests_per_s = c.error / seconds});
+                         .error_requests_per_s = c.error / seconds,
+                         .homes = std::move(busiest)});
     }
     std::sort(merged_.begin(), merged_.end(), [](const HotPrefix& a, const HotPrefix& b) {
       return a.requests_per_s != b.requests_per_s ? a.requests_per_s > b.requests_per_s

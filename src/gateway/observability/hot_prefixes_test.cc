@@ -90,6 +90,31 @@ TEST(HotPrefixesTest, CountsOfAllThreadsAddUp) {
   EXPECT_DOUBLE_EQ(hot.Top(1)[0].requests_per_s, 0.1);
 }
 
+TEST(HotPrefixesTest, ReportsTheBusiestHomesOfAPrefixOverAllThreads) {
+  ManualClock clock;
+  HotPrefixes hot(clock, {.capacity = 16, .window = seconds(10)});
+  const uint64_t id = HotPrefixes::IdOf(Key(1, 20));
+  OnAnotherThread([&] {
+    for (int i = 0; i < 6; ++i) hot.Record(id, 100, /*home=*/2);
+    hot.Record(id, 100, /*home=*/7);
+  });
+  for (int i = 0; i < 4; ++i) hot.Record(id, 100, /*home=*/5);
+  for (int i = 0; i < 3; ++i) hot.Record(id, 100, /*home=*/2);
+  hot.Record(id, 100);  // no backend: counts for the prefix only
+  // A fifth backend on this thread replaces the least busy of its four slots.
+  hot.Record(id, 100, /*home=*/8);
+  hot.Record(id, 100, /*home=*/9);
+  hot.Record(id, 100, /*home=*/10);
+  clock.Set(TimePoint{} + seconds(10));
+  const std::vector<HotPrefix> top = hot.Top(1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_DOUBLE_EQ(top[0].requests_per_s, 1.8);
+  ASSERT_GE(top[0].homes.size(), 2u);
+  EXPECT_LE(top[0].homes.size(), HotPrefixes::kHomes);
+  EXPECT_EQ(top[0].homes[0], 2u);  // 9 requests
+  EXPECT_EQ(top[0].homes[1], 5u);  // 4
+}
+
 TEST(HotPrefixesTest, AnIdMissingFromAFullThreadSummaryGetsThatSummarysBound) {
   ManualClock clock;
   HotPrefixes hot(clock, {.capacity = 2, .window = seconds(10)});

@@ -408,7 +408,7 @@ AdmitResult RouteAdmitted(const ProxyContext& context, Pending& pending,
   }
   RoutedRequest routed(context.backends, call.id);
   routed.Dispatched();
-  context.hot_prefixes.Record(hot_prefix, prompt_tokens);
+  context.hot_prefixes.Record(hot_prefix, prompt_tokens, dispatch->target->id);
   call.dispatched = true;
   call.target = dispatch->target;
   call.reason = dispatch->reason;

@@ -1,0 +1,106 @@
+"""`warmroute analyze` end to end (src/analyze, src/cli/analyze_command.cc) on request files with
+planted prefix-hygiene defects (workloads/requests/make_planted.py): each defect is found and
+quantified, a clean file reports none, a Mooncake trace gets its sharing figures, and bad input
+gets a message naming the file's line.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from emulator_process import binary
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLANT = os.path.join(ROOT, "workloads", "requests", "make_planted.py")
+
+
+def planted(kind, requests=200):
+    out = subprocess.run([sys.executable, PLANT, kind, "--requests", str(requests)],
+                         capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+class AnalyzeTest(unittest.TestCase):
+    def analyze(self, content, *args, expect=0):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "requests.jsonl")
+            with open(path, "w") as f:
+                f.write(content)
+            json_path = os.path.join(tmp, "report.json")
+            md_path = os.path.join(tmp, "report.md")
+            run = subprocess.run([binary(), "analyze", path, "--json", json_path,
+                                  "--markdown", md_path, *args],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, expect, run.stderr)
+            if expect != 0:
+                return run
+            with open(json_path) as f:
+                report = json.load(f)
+            with open(md_path) as f:
+                report["_markdown"] = f.read()
+            report["_stdout"] = run.stdout
+            return report
+
+    def test_each_planted_defect_is_found_and_its_fix_quantified(self):
+        for kind, finding, min_gain in (("timestamp", "timestamp", 0.5),
+                                        ("request-id", "uuid", 0.5),
+                                        ("tools", "tools_key_order", 0.03),
+                                        ("greeting", "per_user_text", 0.01)):
+            with self.subTest(kind=kind):
+                report = self.analyze(planted(kind))
+                kinds = [f["kind"] for f in report["findings"]]
+                self.assertEqual(kinds, [finding], report["_stdout"])
+                f = report["findings"][0]
+                self.assertGreaterEqual(f["requests"], 180, f)
+                self.assertGreater(f["hit_rate_fixed"], f["hit_rate_now"] + min_gain, f)
+                self.assertIn(f["what"], report["_stdout"])
+                self.assertIn(f["what"], report["_markdown"])
+                self.assertTrue(f["example"] and f["example_other"], f)
+
+    def test_a_clean_file_has_no_finding(self):
+        report = self.analyze(planted("clean"))
+        self.assertEqual(report["findings"], [])
+        self.assertGreater(report["sharing_share"], 0.9)
+        self.assertGreater(report["infinite_cache_hit_rate"], 0.9)
+        self.assertIn("no early difference found", report["_stdout"])
+
+    def test_a_mixed_file_lists_every_defect(self):
+        report = self.analyze(planted("mixed", 400))
+        kinds = {f["kind"] for f in report["findings"]}
+        self.assertEqual(kinds, {"timestamp", "uuid", "tools_key_order", "per_user_text"})
+
+    def test_no_examples_keeps_prompt_text_out(self):
+        report = self.analyze(planted("timestamp"), "--no-examples")
+        self.assertNotIn("Current time", report["_stdout"] + report["_markdown"])
+        self.assertNotIn("Current time", json.dumps(report["findings"]))
+
+    def test_a_mooncake_trace_gets_its_sharing_figures(self):
+        lines = []
+        for i in range(50):
+            ids = [0, 1, 2] + [100 + i]  # three shared 512-token blocks, one own
+            lines.append(json.dumps({"timestamp": i * 100, "input_length": 4 * 512,
+                                     "output_length": 10, "hash_ids": ids}))
+        report = self.analyze("\n".join(lines) + "\n")
+        self.assertEqual(report["format"], "mooncake")
+        self.assertEqual(report["requests"], 50)
+        self.assertAlmostEqual(report["sharing_share"], 49 / 50)
+        self.assertAlmostEqual(report["infinite_cache_hit_rate"], 49 * 3 / 200)
+        self.assertEqual(report["findings"], [])
+        self.assertIn("not available for a trace", report["_stdout"])
+
+    def test_bad_input_names_the_line(self):
+        content = planted("clean", 3) + '{"model": "m"}\n'
+        run = self.analyze(content, expect=1)
+        self.assertRegex(run.stderr, r"requests\.jsonl:4: neither `messages`")
+        run = self.analyze("", expect=1)
+        self.assertIn("empty file", run.stderr)
+        run = subprocess.run([binary(), "analyze", "/nonexistent/file.jsonl"],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("/nonexistent/file.jsonl", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
