@@ -62,6 +62,9 @@
 //   max_wait                 60 s    a job older than this is dropped
 //   max_fill_fraction        0.5     of a target's KV capacity one plan may fill: half for
 //                                    prewarm, the rest for its clients' own prefixes and decodes
+//   sample_refresh           0       a prefix's sample is replaced by a request at least this much
+//                                    later (the gateway: 10 s, so that the body is copied now and
+//                                    then, not per request)
 //   join_homes               3       a join prewarms the prefixes whose first join_homes homes
 //                                    include the new backend (warmroute's max_homes: every home
 //                                    a hot prefix may spill to); 0: no prewarm on a join
@@ -105,6 +108,9 @@ struct PrewarmOptions {
   Duration max_wait = std::chrono::seconds(60);
   double max_fill_fraction = 0.5;
   int join_homes = 3;
+  // Count() asks for a new sample of a prefix once its sample is this old (0: every request,
+  // as Observe keeps each).
+  Duration sample_refresh = Duration::zero();
 };
 
 enum class PrewarmReason : uint8_t { kJoin, kHandoff };
@@ -162,8 +168,16 @@ class PrewarmPlanner {
 
   // Counts a routed client request and keeps it as its prefix's sample (rule 1).
   void Observe(const RoutingRequest& request, const Payload& payload, TimePoint now) {
+    if (Count(request, now)) Keep(request, payload, now);
+  }
+
+  // Observe in two steps, for a caller that makes the payload only when it is kept (the
+  // gateway: a copy of the body, edited): counts the request in its prefix's rate; true when
+  // the prefix has no sample yet or its sample is at least sample_refresh old, so the caller
+  // should Keep this request.
+  bool Count(const RoutingRequest& request, TimePoint now) {
     const uint64_t id = PrewarmPrefixId(request.key, options_.id_blocks);
-    if (id == 0 || options_.max_prefixes == 0) return;
+    if (id == 0 || options_.max_prefixes == 0) return false;
     auto it = by_id_.find(id);
     size_t slot;
     if (it != by_id_.end()) {
@@ -187,12 +201,23 @@ class PrewarmPlanner {
       by_id_.erase(entries_[slot].id);
       by_id_.emplace(id, slot);
       entries_[slot].rate = coldest + 1;
+      entries_[slot].sampled = false;
     }
     Entry& entry = entries_[slot];
     entry.id = id;
     entry.at = now;
+    return !entry.sampled || now - entry.sampled_at >= options_.sample_refresh;
+  }
+
+  // Keeps `request` and `payload` as the sample of its prefix, if the prefix is kept (Count).
+  void Keep(const RoutingRequest& request, const Payload& payload, TimePoint now) {
+    auto it = by_id_.find(PrewarmPrefixId(request.key, options_.id_blocks));
+    if (it == by_id_.end()) return;
+    Entry& entry = entries_[it->second];
     entry.request = request;
     entry.payload = payload;
+    entry.sampled = true;
+    entry.sampled_at = now;
   }
 
   // Rule 2. REQUIRES: `joined` was just added to `router`.
@@ -283,6 +308,8 @@ class PrewarmPlanner {
     uint64_t id = 0;
     double rate = 0;  // decayed request count as of `at`
     TimePoint at{};
+    bool sampled = false;  // request and payload hold one of its requests
+    TimePoint sampled_at{};
     RoutingRequest request;
     Payload payload{};
   };
@@ -292,11 +319,13 @@ class PrewarmPlanner {
     return entry.rate * std::exp2(-std::max(0.0, half_lives));
   }
 
-  // The kept prefixes' slots, hottest first (ties: the more recent first).
+  // The kept prefixes' slots that have a sample, hottest first (ties: the more recent first).
   std::vector<size_t> Hottest(TimePoint now) const {
     std::vector<std::pair<double, size_t>> order;
     order.reserve(entries_.size());
-    for (size_t i = 0; i < entries_.size(); ++i) order.emplace_back(Decayed(entries_[i], now), i);
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].sampled) order.emplace_back(Decayed(entries_[i], now), i);
+    }
     std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
       if (x.first != y.first) return x.first > y.first;
       return entries_[x.second].at > entries_[y.second].at;

@@ -58,6 +58,34 @@ PrewarmOptions Unpaced() {
                         .max_target_queue_tokens = 1'000'000};
 }
 
+// Count asks for a sample when a prefix has none or its sample is sample_refresh old; a prefix
+// counted but never kept is not planned (there is nothing to send).
+TEST_F(PrewarmPlannerTest, CountAsksForASampleOnlyNowAndThen) {
+  MakeRouter(1);
+  PrewarmOptions options = Unpaced();
+  options.join_homes = 8;
+  options.sample_refresh = std::chrono::seconds(10);
+  Planner planner(options);
+  const RoutingRequest r = Request(0, Chain(1, 80), 1280);
+  const RoutingRequest unsampled = Request(0, Chain(2, 80), 1280);
+  EXPECT_TRUE(planner.Count(r, clock_.Now()));
+  EXPECT_TRUE(planner.Count(r, clock_.Now()));  // still none kept
+  planner.Keep(r, "first", clock_.Now());
+  EXPECT_FALSE(planner.Count(r, clock_.Now()));
+  clock_.Advance(std::chrono::seconds(9));
+  EXPECT_FALSE(planner.Count(r, clock_.Now()));
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_TRUE(planner.Count(r, clock_.Now()));
+  planner.Keep(r, "second", clock_.Now());
+  EXPECT_TRUE(planner.Count(unsampled, clock_.Now()));
+  const BackendId joined = router_->AddBackend({.name = "r1"});
+  planner.PlanJoin(*router_, joined, clock_.Now());
+  const std::vector<Planner::Job> jobs = DrainAll(planner);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].payload, "second");
+  EXPECT_EQ(jobs[0].prefix, PrewarmPrefixId(r.key, options.id_blocks));
+}
+
 TEST_F(PrewarmPlannerTest, JoinPlansExactlyThePrefixesWhoseHomesIncludeTheNewBackend) {
   MakeRouter(4);
   Planner planner(Unpaced());
