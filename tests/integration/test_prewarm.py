@@ -12,6 +12,7 @@ serve`, membership changed through the admin API.
   they miss.
 """
 import json
+import sys
 import time
 import unittest
 
@@ -143,6 +144,10 @@ class JoinTest(unittest.TestCase):
             held = {i: fleet.direct_cached(2, system) for i, system in enumerate(PREFIXES)
                     if prewarm or i not in first_on_r2}
             self.assertEqual(fleet.prewarm_requests(result="failed"), 0)
+            # The figures of docs/prewarm.md ("In the gateway").
+            print(f"\njoin, prewarm {'on' if prewarm else 'off'}: {prewarmed:.0f} prewarm requests "
+                  f"to r2; cached tokens of the first request per prefix routed to r2: "
+                  f"{first_on_r2}; r2 asked directly: {held}", file=sys.stderr)
             return prewarmed, first_on_r2, held
 
     def test_a_joining_backend_is_prewarmed_and_its_first_requests_hit(self):
@@ -182,6 +187,9 @@ class DrainTest(unittest.TestCase):
                 self.assertEqual(backend, "r1")
                 first.append(cached)
             self.assertEqual(fleet.prewarm_requests(result="failed"), 0)
+            print(f"\ndrain, prewarm {'on' if prewarm else 'off'}: {handed:.0f} handoff requests "
+                  f"to r1; cached tokens of r1's first request per prefix only r0 held: {first}",
+                  file=sys.stderr)
             return handed, first
 
     def test_a_drained_backend_hands_its_prefixes_over(self):

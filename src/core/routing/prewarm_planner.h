@@ -1,8 +1,8 @@
 // Prewarm and handoff planning: so that a replica that joins the fleet starts warm and one that
 // leaves takes no burst of cold prefills with it. Sans-I/O: the caller (the simulator's event
-// loop; a gateway would drive it the same way) feeds it the requests it routes and the membership
-// changes, asks it for the next request to send, and sends it through the Router like any other
-// request.
+// loop; the gateway's Prewarmer, gateway/fleet/prewarmer.h) feeds it the requests it routes and
+// the membership changes, asks it for the next request to send, and sends it through the Router
+// like any other request.
 //
 // Rule.
 //  1. Hot prefixes. Every client request the caller routes is Observe()d with its payload (what
