@@ -20,6 +20,8 @@ packages=(
   python3-yaml                # tests/integration/test_kubernetes_manifests.py reads deploy/kubernetes/
   gnuplot-nox
   redis-server                # cluster-wide rate limits (tests start their own on loopback)
+  dnsmasq-base                # DNS discovery tests run their own dnsmasq on loopback; -base has
+                              # the binary without the dnsmasq service (nothing to stop)
   wrk haproxy nginx-light     # bench/proxy_overhead.py: the proxies we measure against
 )
 

@@ -1,9 +1,13 @@
 // `warmroute analyze FILE`: is this traffic routable, and what to change in the prompts
 // (src/analyze). FILE is a JSONL file of OpenAI request bodies (chat or completions, one per
 // line, optional `timestamp` in seconds and `tenant`) or a Mooncake-format trace. Prints the
-// report on stdout; --markdown and --json write it to files too.
+// report on stdout; --markdown and --json write it to files too. With --replicas, the file is
+// also replayed by the simulator (`warmroute sim --workload trace:FILE`, at its own timestamps)
+// on that fleet for each of --policies, with the pooled-cache bound: the hit rate and TTFT each
+// policy would give this traffic.
 //
 //   warmroute analyze requests.jsonl --markdown report.md --json report.json
+//   warmroute analyze requests.jsonl --replicas 8 --profile llama-3.1-70b-tp4-h100
 //
 // Prompts are sensitive: the report quotes at most 160 characters of the varying lines it found
 // (--no-examples leaves them out). Invalid flags exit 2, an unreadable or invalid file 1, with a
@@ -16,9 +20,15 @@
 #include "analyze/prefix_hygiene.h"
 #include "analyze/prefix_sharing.h"
 #include "analyze/prompt_set.h"
+#include "analyze/sizing.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "core/workload/file_text.h"
+#include "sim/comparison.h"
+#include "sim/replica_spec.h"
+#include "sim/report.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/str_cat.h"
 
 namespace warmroute::cli {
 namespace {
@@ -29,7 +39,31 @@ struct AnalyzeFlags {
   std::string json;
   size_t groups = 10;
   bool no_examples = false;
+  int64_t replicas = 0;  // 0: no simulation
+  std::string profile = "llama-3.1-70b-tp4-h100";
+  std::string policies = "warmroute,round_robin,least_request,consistent_hash,sglang_cache_aware";
+  double target_hit_rate = 0;
+  double target_ttft_p50_ms = 0;
+  int64_t max_replicas = 16;
+  std::string plots;
 };
+
+// The simulator's comparison of `f.policies` on the file's own requests, as a table.
+absl::StatusOr<std::string> SimulateFleet(const AnalyzeFlags& f) {
+  sim::SimOptions options;
+  options.workload.name = absl::StrCat("trace:", f.file);
+  options.workload.num_requests = 0;
+  absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet = sim::UniformFleet(f.profile, f.replicas, 0);
+  if (!fleet.ok()) return fleet.status();
+  options.replicas = *std::move(fleet);
+  const std::vector<std::string> policies = absl::StrSplit(f.policies, ',', absl::SkipEmpty());
+  absl::StatusOr<sim::Comparison> c =
+      sim::RunComparison(options, policies, {}, /*bounds=*/true, nullptr);
+  if (!c.ok()) return c.status();
+  return absl::StrCat("\n  replayed on ", sim::DescribeFleet(options.replicas),
+                      " by the simulator, at the file's own timestamps:\n\n",
+                      sim::FormatTable(c->runs, c->pooled ? &*c->pooled : nullptr));
+}
 
 int Fail(int code, const absl::Status& status) {
   std::cerr << "warmroute analyze: " << status.message() << "\n";
@@ -53,6 +87,24 @@ int RunAnalyze(const AnalyzeFlags& f) {
     }
   }
   std::cout << analyze::TerminalReport(report);
+  if (f.replicas > 0) {
+    absl::StatusOr<std::string> table = SimulateFleet(f);
+    if (!table.ok()) return Fail(1, table.status());
+    std::cout << *table;
+  }
+  if (f.target_hit_rate > 0 || f.target_ttft_p50_ms > 0) {
+    absl::StatusOr<analyze::Sizing> sizing =
+        analyze::SizeFleet({.file = f.file,
+                            .profile = f.profile,
+                            .max_replicas = f.max_replicas,
+                            .target_hit_rate = f.target_hit_rate,
+                            .target_ttft_p50_s = f.target_ttft_p50_ms / 1000});
+    if (!sizing.ok()) return Fail(1, sizing.status());
+    std::cout << analyze::FormatSizing(*sizing);
+    if (!f.plots.empty()) {
+      if (absl::Status s = analyze::WriteSizingPlot(f.plots, *sizing); !s.ok()) return Fail(1, s);
+    }
+  }
   if (!f.markdown.empty()) {
     if (absl::Status s = WriteTextFile(f.markdown, analyze::MarkdownReport(report)); !s.ok()) {
       return Fail(1, s);
@@ -82,6 +134,24 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--groups", flags->groups, "prefix groups listed")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--replicas", flags->replicas,
+                  "also replay the file in the simulator on this many replicas")
+      ->check(CLI::Range(int64_t{1}, sim::kMaxReplicas));
+  cmd->add_option("--profile", flags->profile, "timing profile of the simulated replicas")
+      ->capture_default_str();
+  cmd->add_option("--policies", flags->policies, "policies the simulator compares")
+      ->capture_default_str();
+  cmd->add_option("--target-hit-rate", flags->target_hit_rate,
+                  "sizing: the smallest fleet of --profile replicas (a grid of replicas x KV per "
+                  "replica, simulated) reaching this hit rate, 0..1")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--target-ttft-p50-ms", flags->target_ttft_p50_ms,
+                  "sizing: ... and/or this TTFT p50")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--max-replicas", flags->max_replicas, "sizing: the largest fleet tried")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  cmd->add_option("--plots", flags->plots, "sizing: write sizing.png (and its data) here");
   cmd->add_flag("--no-examples", flags->no_examples,
                 "leave prompt text out of the report (no example lines)");
   cmd->callback([flags, exit_code] { *exit_code = RunAnalyze(*flags); });

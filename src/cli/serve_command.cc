@@ -108,8 +108,10 @@ int RunServe(const ServeFlags& flags) {
     return 2;
   }
   if (flags.check_config) {
-    std::printf("warmroute serve: config OK (%zu backends, %zu models, prefix_key.mode %s)\n",
-                config.backends.size(), config.models.size(),
+    const std::string discovery =
+        config.discovery.enabled() ? absl::StrCat(", backends from DNS ", config.discovery.dns) : "";
+    std::printf("warmroute serve: config OK (%zu backends%s, %zu models, prefix_key.mode %s)\n",
+                config.backends.size(), discovery.c_str(), config.models.size(),
                 std::string(gateway::PrefixKeyModeName(config.prefix_key_mode)).c_str());
     return 0;
   }

@@ -23,6 +23,7 @@
 #include "core/routing/policy_registry.h"
 #include "gateway/admin_api.h"
 #include "gateway/fleet/backends.h"
+#include "gateway/fleet/dns_discovery.h"
 #include "gateway/fleet/poller.h"
 #include "gateway/fleet/prewarmer.h"
 #include "gateway/keys/model_tokenizers.h"
@@ -190,6 +191,9 @@ class Gateway::Impl {
         prewarmer_.get());
     poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
                                        PollerOptionsOf(config_));
+    discovery_ = std::make_unique<DnsDiscovery>(control_io_.get_executor(), *backends_, metrics_,
+                                                clock_, wall_clock_, config_.discovery, OsSeed(),
+                                                prewarmer_.get());
     kv_events_ = std::make_unique<KvEventSubscriber>(*backends_, metrics_, clock_,
                                                      [this] { return WantedFeeds(); });
     parity_ = std::make_unique<ParityProber>(
@@ -270,6 +274,7 @@ class Gateway::Impl {
       stop_control_ = [this, &work, &signals] {
         poller_->Stop();
         if (prewarmer_ != nullptr) prewarmer_->Stop();
+        discovery_->Stop();
         parity_->Stop();
         kv_events_->Stop();
         boost::system::error_code ec;
@@ -282,6 +287,7 @@ class Gateway::Impl {
     }
     poller_->Start();
     if (prewarmer_ != nullptr) prewarmer_->Start();
+    discovery_->Start();
     parity_->Start();
     kv_events_->Start();
     std::vector<std::thread> threads;
@@ -334,7 +340,9 @@ class Gateway::Impl {
     // An empty file is a valid config (every default, no backends), and also what a reload
     // finds while an editor or a tool is rewriting the file: one that would remove every
     // running backend is refused, not applied.
-    if (next.backends.empty() && !backends_->Targets().empty()) {
+    // (Discovered backends are discovery's: a reload changes them through its config only.)
+    std::vector<std::shared_ptr<const BackendTarget>> running = ConfiguredTargets();
+    if (next.backends.empty() && !next.discovery.enabled() && !running.empty()) {
       const absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
           path_,
           " lists no backends, and a reload does not remove every backend (was the file "
@@ -343,9 +351,11 @@ class Gateway::Impl {
       return refused;
     }
     const GatewayConfig previous = Config();
+    // Discovery first: a backend it gives up (discovery turned off or renamed) frees its address
+    // for a configured backend below.
+    discovery_->SetConfig(next.discovery);
     // Backends: reconcile by name. A changed backend is replaced in one step, so no request
     // sees the fleet without it.
-    std::vector<std::shared_ptr<const BackendTarget>> running = backends_->Targets();
     for (const auto& target : running) {
       auto wanted = std::find_if(next.backends.begin(), next.backends.end(),
                                  [&](const BackendConfig& b) { return b.name == target->name; });
@@ -366,7 +376,7 @@ class Gateway::Impl {
         }
       }
     }
-    running = backends_->Targets();
+    running = backends_->Targets();  // discovered ones too: their names and addresses are taken
     for (const BackendConfig& b : next.backends) {
       const bool present = std::any_of(running.begin(), running.end(),
                                        [&](const auto& t) { return t->name == b.name; });
@@ -466,10 +476,11 @@ class Gateway::Impl {
 
   // What runs, for GET /admin/config: the config with the backends that serve now (those added
   // through the admin API too, in the order they were added).
+  // Discovered backends are left out: the discovery section stands for them.
   GatewayConfig RunningConfig() const {
     GatewayConfig running = Config();
     running.backends.clear();
-    for (const std::shared_ptr<const BackendTarget>& t : backends_->Targets()) {
+    for (const std::shared_ptr<const BackendTarget>& t : ConfiguredTargets()) {
       running.backends.push_back({.name = t->name,
                                   .url = t->url,
                                   .host = t->host,
@@ -482,6 +493,13 @@ class Gateway::Impl {
                                   .kv_events = t->kv_events});
     }
     return running;
+  }
+
+  // The backends from the config and the admin API: all but the discovered ones.
+  std::vector<std::shared_ptr<const BackendTarget>> ConfiguredTargets() const {
+    std::vector<std::shared_ptr<const BackendTarget>> out = backends_->Targets();
+    std::erase_if(out, [this](const auto& t) { return discovery_->Owns(t->name); });
+    return out;
   }
 
   // The KV-event feeds the fleet wants now: every present backend with kv_events, unless the
@@ -797,6 +815,7 @@ class Gateway::Impl {
   std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
   std::unique_ptr<Prewarmer> prewarmer_;  // null: prewarm off (config prewarm, read at start)
+  std::unique_ptr<DnsDiscovery> discovery_;
   std::unique_ptr<ParityProber> parity_;
   std::unique_ptr<KvEventSubscriber> kv_events_;
   std::vector<std::unique_ptr<Worker>> workers_;

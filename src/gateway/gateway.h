@@ -16,9 +16,10 @@
 // some backend is eligible, else 503); GET /metrics (gateway_metrics.h); /admin/... (admin_api.h).
 //
 // Reload (SIGHUP or Reload()): the config file is read again and validated; if it is invalid the
-// running config stays and the error is logged. Backends are reconciled by name (added, removed,
-// or replaced in one step when their url/kind/models/capacity changed, so requests never see the
-// fleet without them); timeouts, retries, prefix-key options, models (their tokenizers loaded
+// running config stays and the error is logged. The discovery section applies first
+// (gateway/fleet/dns_discovery.h); then the configured backends are reconciled by name (added,
+// removed, or replaced in one step when their url/kind/models/capacity changed, so requests
+// never see the fleet without them), discovered backends left alone; timeouts, retries, prefix-key options, models (their tokenizers loaded
 // before anything is applied: gateway/keys/model_tokenizers.h), probes, scraping, response headers
 // and the admin token take effect for new requests. The listener, threads, policy, admission
 // limits and access log need a restart (logged when they changed). Open connections are never

@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 
-_LISTENING = re.compile(r"^replica (\d+) listening on ([\d.]+):(\d+)$")
+_LISTENING = re.compile(r"^replica (\d+) listening on (\S+):(\d+)$")
 
 
 def binary():

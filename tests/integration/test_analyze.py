@@ -90,6 +90,33 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual(report["findings"], [])
         self.assertIn("not available for a trace", report["_stdout"])
 
+    def test_the_simulator_replays_the_file_on_a_fleet(self):
+        report = self.analyze(planted("mixed"), "--replicas", "2", "--profile",
+                              "llama-3.1-8b-h100", "--policies", "warmroute,round_robin")
+        out = report["_stdout"]
+        self.assertIn("replayed on 2 x llama-3.1-8b-h100", out)
+        for row in ("warmroute ", "round_robin ", "pooled-cache bound"):
+            self.assertIn(row, out)
+        run = self.analyze(planted("clean", 5), "--replicas", "2", "--profile", "no-such",
+                           expect=1)
+        self.assertIn("no-such", run.stderr)
+
+    def test_sizing_finds_the_smallest_fleet_and_plots_the_curve(self):
+        with tempfile.TemporaryDirectory() as plots:
+            report = self.analyze(planted("clean"), "--profile", "llama-3.1-8b-h100",
+                                  "--target-hit-rate", "0.9", "--max-replicas", "4",
+                                  "--plots", plots)
+            out = report["_stdout"]
+            self.assertIn("sizing for hit rate >= 90.0%", out)
+            self.assertRegex(out, r"smallest fleet that meets it: \d+ x llama-3.1-8b-h100")
+            # 3 KV sizes x replicas 1, 2, 4.
+            rows = [l for l in out.splitlines() if l.rstrip().endswith("yes")]
+            self.assertGreaterEqual(len(rows), 1)
+            self.assertTrue(os.path.getsize(os.path.join(plots, "sizing.png")) > 1000)
+        report = self.analyze(planted("timestamp"), "--profile", "llama-3.1-8b-h100",
+                              "--target-hit-rate", "0.9", "--max-replicas", "2")
+        self.assertIn("no fleet of the grid meets it", report["_stdout"])
+
     def test_bad_input_names_the_line(self):
         content = planted("clean", 3) + '{"model": "m"}\n'
         run = self.analyze(content, expect=1)

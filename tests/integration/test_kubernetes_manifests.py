@@ -37,9 +37,10 @@ class KubernetesManifestsTest(unittest.TestCase):
     def test_the_configmaps_config_loads(self):
         code, out, err = run_serve(self.config_text, ["--check-config"])
         self.assertEqual(code, 0, out + err)
-        self.assertIn("config OK (4 backends", out)
-        # The check is a real one: the same config with a backend's URL broken is refused.
-        broken = self.config_text.replace("http://vllm-1.vllm-engines:8000", "vllm-1:8000")
+        self.assertIn("config OK (0 backends", out)
+        self.assertIn("backends from DNS vllm-engines.default.svc.cluster.local:8000", out)
+        # The check is a real one: the same config without the engines' port is refused.
+        broken = self.config_text.replace("svc.cluster.local:8000", "svc.cluster.local")
         code, out, err = run_serve(broken, ["--check-config"])
         self.assertEqual(code, 2, out + err)
 
@@ -76,20 +77,19 @@ class KubernetesManifestsTest(unittest.TestCase):
         service = self.docs[("Service", "warmroute")]
         self.assertEqual(service["spec"]["selector"], deployment["spec"]["selector"]["matchLabels"])
 
-    def test_every_backend_is_a_pod_of_the_engines_statefulset(self):
+    def test_discovery_finds_the_pods_of_the_engines_statefulset(self):
         engines = self.docs[("StatefulSet", "vllm")]
         headless = self.docs[("Service", engines["spec"]["serviceName"])]
         self.assertEqual(headless["spec"]["clusterIP"], "None")
+        self.assertFalse(headless["spec"]["publishNotReadyAddresses"])
         ports = {p["name"]: p["port"] for p in headless["spec"]["ports"]}
-        backends = self.config["backends"]
-        self.assertEqual(len(backends), engines["spec"]["replicas"])
+        self.assertNotIn("backends", self.config)
+        discovery = self.config["discovery"]
         service = headless["metadata"]["name"]
-        for i, backend in enumerate(backends):
-            host = f"vllm-{i}.{service}"
-            self.assertEqual(backend["url"], f"http://{host}:{ports['http']}")
-            self.assertEqual(backend["kv_events"]["endpoint"], f"tcp://{host}:{ports['kv-events']}")
-            self.assertEqual(backend["kv_events"]["replay_endpoint"],
-                             f"tcp://{host}:{ports['kv-replay']}")
+        self.assertEqual(discovery["dns"], f"{service}.default.svc.cluster.local:{ports['http']}")
+        self.assertEqual(discovery["kv_events"]["endpoint"], f"tcp://{{host}}:{ports['kv-events']}")
+        self.assertEqual(discovery["kv_events"]["replay_endpoint"],
+                         f"tcp://{{host}}:{ports['kv-replay']}")
         args = " ".join(engines["spec"]["template"]["spec"]["containers"][0]["args"])
         self.assertIn(f'"endpoint": "tcp://*:{ports["kv-events"]}"', args)
         self.assertIn(f'"replay_endpoint": "tcp://*:{ports["kv-replay"]}"', args)

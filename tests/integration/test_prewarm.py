@@ -7,17 +7,21 @@ serve`, membership changed through the admin API.
   {reason="join"} rises for it), the client requests it then gets report cached tokens (the
   engine's own usage), and its engine's prefix cache holds the prefixes. With prewarm off, the
   same sequence leaves the new engine cold.
+- Discovery: a backend that DNS discovery adds (a real DNS server, as in test_dns_discovery.py)
+  is prewarmed the same way.
 - Drain: a backend drained with POST /admin/backends/{name}/drain hands the prefixes only it
   holds to the other (reason="handoff"), whose first requests for them then hit. With prewarm off,
   they miss.
 """
 import json
+import os
 import sys
 import time
 import unittest
 
 from emulator_process import EmulatorProcess
 from gateway_process import GatewayProcess
+from test_dns_discovery import DNSMASQ, Dnsmasq, engine, free_port, wait_for
 from test_gateway import metric_sum, url_of
 
 MODEL = "tiny"
@@ -201,6 +205,40 @@ class DrainTest(unittest.TestCase):
         handed, first = self.run_drain(prewarm=False)
         self.assertEqual(handed, 0)
         self.assertTrue(all(c == 0 for c in first), first)
+
+
+class DiscoveryJoinTest(unittest.TestCase):
+    def test_a_backend_discovery_adds_is_prewarmed(self):
+        if not os.path.exists(DNSMASQ):
+            self.fail("dnsmasq is missing: run scripts/install-deps.sh")
+        port = free_port(["127.0.0.2", "127.0.0.3"])
+        dns_port = free_port(["127.0.0.1"])
+        a, b = f"dns:127.0.0.2:{port}", f"dns:127.0.0.3:{port}"
+        gateway = dict(config([], prewarm=True),
+                       discovery={"dns": f"vllm.test:{port}", "interval_ms": 200,
+                                  "timeout_ms": 500, "resolver": f"127.0.0.1:{dns_port}"})
+        with engine("127.0.0.2", port), engine("127.0.0.3", port) as engine_b, \
+                Dnsmasq(dns_port, ["127.0.0.2 vllm.test"]) as dns, \
+                GatewayProcess(gateway) as gw:
+            def eligible(name):
+                doc = gw.get_json("/admin/backends", headers=AUTH)["backends"]
+                return any(x["name"] == name and x["eligible"] for x in doc)
+
+            wait_for(lambda: eligible(a), f"{a} to be eligible")
+            for r in range(3):
+                for i, system in enumerate(PREFIXES):
+                    status, _, data = gw.post("/v1/chat/completions", chat(system, f"q{r} t{i}"))
+                    self.assertEqual(status, 200, data[:300])
+            dns.set_hosts(["127.0.0.2 vllm.test", "127.0.0.3 vllm.test"])
+            wait_for(lambda: metric_sum(gw.metrics_text(), "warmroute_prewarm_requests_total",
+                                        backend=b, reason="join", result="ok") >= len(PREFIXES),
+                     f"{b} to be prewarmed")
+            held = [cached_tokens(engine_b.replicas[0].post_json(
+                "/v1/chat/completions", chat(system, "a question sent directly")))
+                for system in PREFIXES]
+            print(f"\ndiscovery join: cached tokens {b} reports directly: {held}",
+                  file=sys.stderr)
+            self.assertTrue(all(c > MIN_HIT for c in held), held)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
 #include "core/workload/file_text.h"
+#include "core/workload/request_log.h"
 #include "core/workload/sampling.h"
 #include "core/workload/text.h"
 #include "simdjson.h"
@@ -256,7 +257,27 @@ std::optional<WorkloadRequest> TraceWorkload::Next() {
 absl::StatusOr<std::unique_ptr<Workload>> MakeTraceWorkload(const WorkloadOptions& options,
                                                             const std::string& path,
                                                             uint64_t seed) {
-  absl::StatusOr<std::vector<TraceRecord>> records = ReadMooncakeTrace(path);
+  absl::StatusOr<std::string> text = ReadFileText(path, "trace file");
+  if (!text.ok()) return text.status();
+  const bool blank = text->find_first_not_of(" \t\r\n") == std::string::npos;
+  if (!blank && !LooksLikeMooncakeTrace(*text)) {  // an OpenAI request log (request_log.h)
+    absl::StatusOr<std::vector<LoggedRequest>> log = ParseRequestLog(*text, path);
+    if (!log.ok()) return log.status();
+    double earliest = log->front().timestamp_s;
+    for (const LoggedRequest& r : *log) earliest = std::min(earliest, r.timestamp_s);
+    for (const LoggedRequest& r : *log) {
+      const double arrival_s = (r.timestamp_s - earliest) / options.trace_speed + options.jitter_s;
+      if (!(arrival_s <= kMaxArrivalSeconds)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ":", r.line, ": timestamp ", r.timestamp_s, " s replayed at speed ",
+            options.trace_speed, " arrives ", arrival_s, " s into the run, beyond the ",
+            kMaxArrivalSeconds, " s (about 3 years) a run may span"));
+      }
+    }
+    return MakeRequestLogWorkload(options, *std::move(log), seed);
+  }
+  absl::StatusOr<std::vector<TraceRecord>> records =
+      ParsePadded(simdjson::padded_string(text->data(), text->size()), path);
   if (!records.ok()) return records.status();
   if (records->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": the trace has no requests"));

@@ -119,8 +119,10 @@ class TraceWorkload final : public Workload {
   size_t peak_cached_bytes_ = 0;
 };
 
-// Reads the trace at `path` and builds its workload. InvalidArgument "PATH:LINE: ..." also when a
-// record's arrival (timestamp / options.trace_speed + jitter) lies beyond kMaxArrivalSeconds.
+// Reads the trace at `path` and builds its workload: a TraceWorkload, or a request log's
+// (request_log.h) when the file's first record is not a Mooncake one. InvalidArgument
+// "PATH:LINE: ..." also when a record's arrival (timestamp / options.trace_speed + jitter) lies
+// beyond kMaxArrivalSeconds.
 absl::StatusOr<std::unique_ptr<Workload>> MakeTraceWorkload(const WorkloadOptions& options,
                                                             const std::string& path, uint64_t seed);
 

@@ -220,6 +220,13 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
   WR_RETURN_IF_ERROR(CheckToken(name, map.PathOf("name"), out->name));
   WR_RETURN_IF_ERROR(CheckBackendName(name, map.PathOf("name"), out->name));
 
+  WR_RETURN_IF_ERROR(ParseBackendTraits(map, out));
+  return map.CheckNoUnknownKeys();
+}
+
+}  // namespace
+
+absl::Status ParseBackendTraits(MapReader& map, BackendConfig* out) {
   const ConfigNode* kind = map.Get("kind");
   if (kind != nullptr) {
     std::string kind_text;
@@ -237,9 +244,20 @@ absl::Status ParseBackend(MapReader& map, BackendConfig* out) {
   const ConfigNode* pool = map.Get("pool");
   WR_RETURN_IF_ERROR(ReadNonEmptyString(pool, map.PathOf("pool"), &out->pool));
   WR_RETURN_IF_ERROR(CheckToken(pool, map.PathOf("pool"), out->pool));
-  WR_RETURN_IF_ERROR(ParseKvEventsConfig(map, &out->kv_events));
-  return map.CheckNoUnknownKeys();
+  return ParseKvEventsConfig(map, &out->kv_events);
 }
+
+void WriteBackendTraits(const BackendConfig& b, JsonWriter& w) {
+  w.Key("kind").String(EngineKindName(b.kind));
+  w.Key("models").BeginArray();
+  for (const std::string& model : b.models) w.String(model);
+  w.EndArray();
+  w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
+  w.Key("pool").String(b.pool);
+  WriteKvEventsConfig(b.kv_events, w);
+}
+
+namespace {
 
 absl::Status ParseBackends(const ConfigNode& list, std::vector<BackendConfig>* out) {
   return ReadMapList(list, "backends", [out](size_t, MapReader& map, const ConfigNode& item) {
@@ -341,8 +359,8 @@ absl::Status ParsePrewarm(MapReader& map, PrewarmConfig* out) {
     return KeyError(map.PathOf("max_tokens_per_s"), rate,
                     absl::StrCat("must be > 0, got ", out->max_tokens_per_s));
   }
-  WR_RETURN_IF_ERROR(ReadInt(map.Get("max_in_flight"), map.PathOf("max_in_flight"), 1, 1024,
-                             &out->max_in_flight));
+  WR_RETURN_IF_ERROR(
+      ReadInt(map.Get("max_in_flight"), map.PathOf("max_in_flight"), 1, 1024, &out->max_in_flight));
   WR_RETURN_IF_ERROR(ReadInt(map.Get("max_target_queue_tokens"),
                              map.PathOf("max_target_queue_tokens"), 0, int64_t{1} << 40,
                              &out->max_target_queue_tokens));
@@ -398,6 +416,9 @@ absl::Status ValidatePreciseMode(const GatewayConfig& config) {
   std::vector<std::string> no_events, no_tokenizer;
   for (const BackendConfig& b : config.backends) {
     if (!b.kv_events.enabled()) no_events.push_back(b.name);
+  }
+  if (config.discovery.enabled() && !config.discovery.backend.kv_events.enabled()) {
+    no_events.push_back("discovery");
   }
   for (const ModelConfig& m : config.models) {
     if (m.tokenizer.empty()) no_tokenizer.push_back(m.name);
@@ -461,6 +482,7 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   if (const ConfigNode* models = root.Get("models"); models != nullptr) {
     WR_RETURN_IF_ERROR(ParseModels(*models, &config.models));
   }
+  WR_RETURN_IF_ERROR(ParseSection(root, "discovery", &ParseDiscoveryConfig, &config.discovery));
   WR_RETURN_IF_ERROR(ParseSection(root, "timeouts", &ParseTimeouts, &config.timeouts));
   WR_RETURN_IF_ERROR(ReadSmallInt(root.Get("retries"), "retries", 0, 2, &config.retries));
   WR_RETURN_IF_ERROR(ParseSection(root, "health", &ParseHealth, &config.health));
@@ -472,13 +494,23 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
       ParseSection(root, "observability", &ParseObservability, &config.observability));
   WR_RETURN_IF_ERROR(ParseTenancy(root, &config.tenancy));
   WR_RETURN_IF_ERROR(root.CheckNoUnknownKeys());
-  WR_RETURN_IF_ERROR(ValidateTenancy(config.tenancy, PoolMembers(config.backends)));
+  std::vector<PoolMember> members = PoolMembers(config.backends);
+  if (config.discovery.enabled()) {
+    members.push_back({"discovery", config.discovery.backend.pool, config.discovery.backend.kind});
+  }
+  WR_RETURN_IF_ERROR(ValidateTenancy(config.tenancy, members));
   for (size_t i = 0; i < config.backends.size(); ++i) {
     if (!config.backends[i].kv_events.enabled()) continue;
     absl::StatusOr<int> block_size = KvEventsBlockSize(config, config.backends[i]);
     if (!block_size.ok()) {
       return KeyError(absl::StrCat("backends[", i, "].kv_events"), nullptr,
                       std::string(block_size.status().message()));
+    }
+  }
+  if (config.discovery.backend.kv_events.enabled()) {
+    absl::StatusOr<int> block_size = KvEventsBlockSize(config, config.discovery.backend);
+    if (!block_size.ok()) {
+      return KeyError("discovery.kv_events", nullptr, std::string(block_size.status().message()));
     }
   }
   WR_RETURN_IF_ERROR(ValidatePreciseMode(config));
@@ -582,13 +614,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
     w.BeginObject();
     w.Key("name").String(b.name);
     w.Key("url").String(b.url);
-    w.Key("kind").String(EngineKindName(b.kind));
-    w.Key("models").BeginArray();
-    for (const std::string& model : b.models) w.String(model);
-    w.EndArray();
-    w.Key("kv_capacity_tokens").Int(b.kv_capacity_tokens);
-    w.Key("pool").String(b.pool);
-    WriteKvEventsConfig(b.kv_events, w);
+    WriteBackendTraits(b, w);
     if (b.tls.enabled) {
       // Only the keys given: an absent key means its default, an empty one is an error.
       w.Key("tls").BeginObject();
@@ -605,6 +631,8 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
     w.EndObject();
   }
   w.EndArray();
+
+  WriteDiscoveryConfig(config.discovery, w);
 
   w.Key("models").BeginArray();
   for (const ModelConfig& m : config.models) {

@@ -26,6 +26,10 @@
 //                  cert_file, key_file, server_name} (only with an https:// url), kv_events:
 //                  {endpoint, topic, replay_endpoint, dp_ranks} (its engine's KV-event
 //                  publisher: kv_events_config.h)}; names and urls (host:port) unique
+//   discovery:     {dns (required: "name:port", or an SRV name "_svc._proto.name"), interval_ms,
+//                  timeout_ms, resolver, and a backend's kind, models, kv_capacity_tokens, pool,
+//                  kv_events ("{host}" in its endpoints: each discovered address)}: backends
+//                  from DNS (discovery_config.h, docs/discovery.md)
 //   timeouts:      connect_ms, first_byte_ms (request sent -> response head), idle_stream_ms
 //                  (between two body reads of a response)
 //   retries:       0..2
@@ -65,6 +69,8 @@
 #include "core/routing/policies/param_reader.h"
 #include "core/routing/policy_registry.h"
 #include "core/routing/prefix_key.h"
+#include "gateway/config/backend_config.h"
+#include "gateway/config/discovery_config.h"
 #include "gateway/config/kv_events_config.h"
 #include "gateway/config/tenancy_config.h"
 #include "gateway/fleet/engine_metrics.h"
@@ -106,30 +112,6 @@ struct PolicyConfig {
   routing::PolicyParams params;  // overrides of the policy's defaults
 };
 
-// backends[i].tls: TLS (and optionally mTLS) to an https:// backend (net/http1/http_client.h); also
-// used by its health probes and metrics scrapes.
-struct BackendTlsConfig {
-  bool enabled = false;     // the url is https://
-  std::string ca_file;      // PEM CAs that verify the backend; empty: the system's CA store
-  std::string cert_file;    // PEM client certificate presented to the backend, with key_file
-  std::string key_file;
-  std::string server_name;  // SNI and the name its certificate must match; empty: the url's host
-  bool operator==(const BackendTlsConfig&) const = default;
-};
-
-struct BackendConfig {
-  std::string name;  // unique; default: host:port
-  std::string url;   // canonical: "http://host:port" or "https://..." (no trailing '/')
-  std::string host;  // IPv6 without brackets
-  uint16_t port = 0;
-  BackendTlsConfig tls;
-  EngineKind kind = EngineKind::kVllm;
-  std::vector<std::string> models;  // empty: serves any model
-  int64_t kv_capacity_tokens = 0;   // 0: unknown (read from the engine's metrics when it can)
-  std::string pool{kDefaultPool};   // the backend pool tenants are given (tenancy_config.h)
-  KvEventsConfig kv_events;         // disabled: the engine's KV events are not subscribed
-};
-
 struct TimeoutsConfig {
   Millis connect{2'000};
   Millis first_byte{300'000};  // request sent -> response head
@@ -158,10 +140,10 @@ struct AdmissionConfig {
 // prewarm: what the gateway sends a backend that joins, and the others when one leaves
 // (gateway/fleet/prewarmer.h; the rule and its defaults' reasons: core/routing/prewarm_planner.h).
 struct PrewarmConfig {
-  std::optional<bool> enabled;      // unset: on for policy warmroute (see PrewarmOn)
-  int64_t max_prefixes = 1024;      // hot prefixes kept (their prompts in memory only)
-  double max_tokens_per_s = 20000;  // prompt tokens per second of prewarm, all backends
-  int64_t max_in_flight = 4;        // prewarm requests in flight (one per backend)
+  std::optional<bool> enabled;             // unset: on for policy warmroute (see PrewarmOn)
+  int64_t max_prefixes = 1024;             // hot prefixes kept (their prompts in memory only)
+  double max_tokens_per_s = 20000;         // prompt tokens per second of prewarm, all backends
+  int64_t max_in_flight = 4;               // prewarm requests in flight (one per backend)
   int64_t max_target_queue_tokens = 2048;  // a job waits while its target has more prefill queued
   Millis max_wait{60'000};                 // a job older than this is dropped
   int64_t join_homes = 3;  // a join prewarms the prefixes it is among the first join_homes homes of
@@ -208,6 +190,7 @@ struct GatewayConfig {
   Millis parity_check_interval{600'000};
   std::vector<ModelConfig> models;
   std::vector<BackendConfig> backends;  // may be empty (backends added by the admin API)
+  DiscoveryConfig discovery;            // disabled: no backends from DNS
   TimeoutsConfig timeouts;
   int retries = 2;  // 0..2
   HealthConfig health;

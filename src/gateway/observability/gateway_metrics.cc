@@ -18,6 +18,7 @@
 #include "common/absl_view.h"
 #include "common/adaptive_mutex.h"
 #include "common/per_thread.h"
+#include "gateway/observability/discovery_metrics.h"
 #include "gateway/observability/kv_event_metrics.h"
 
 namespace warmroute::gateway {
@@ -150,8 +151,9 @@ struct GatewayMetrics::State {
   prometheus::Family<prometheus::Counter>& prewarm_requests =
       prometheus::BuildCounter()
           .Name("warmroute_prewarm_requests_total")
-          .Help("Prewarm requests (max_tokens 1) sent to a backend that joined (reason join) or "
-                "for one that left (handoff), by result")
+          .Help(
+              "Prewarm requests (max_tokens 1) sent to a backend that joined (reason join) or "
+              "for one that left (handoff), by result")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& prewarm_tokens =
       prometheus::BuildCounter()
@@ -350,6 +352,7 @@ struct GatewayMetrics::State {
   PerThread<RequestShard> shards;
 
   KvEventMetrics kv_events{*registry};
+  DiscoveryMetrics discovery{*registry};
   std::mutex mu;  // guards the maps below
   // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
   AdaptiveMutex::Contention lock_counted;
@@ -493,6 +496,12 @@ void GatewayMetrics::OnRateLimited(std::string_view tenant, std::string_view lim
   state_->rate_limited.Add({{"tenant", std::string(tenant)}, {"limit", std::string(limit)}})
       .Increment();
 }
+
+void GatewayMetrics::OnDiscoveryResolution(const DiscoveryResolution& resolution) {
+  state_->discovery.OnResolution(resolution);
+}
+
+void GatewayMetrics::OnDiscoveryStopped() { state_->discovery.Clear(); }
 
 void GatewayMetrics::OnRedisResult(bool redis_up) {
   state_->redis_up.Set(redis_up ? 1 : 0);

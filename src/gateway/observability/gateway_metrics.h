@@ -75,6 +75,10 @@
 // Precise mode's KV events, per subscribed backend (kv_event_metrics.h):
 //   warmroute_kv_events_total{backend,result}, warmroute_kv_event_stream_state{backend,state},
 //   warmroute_kv_event_resets_total{backend,reason}, warmroute_kv_event_lag_seconds{backend}
+// DNS discovery (discovery_metrics.h):
+//   warmroute_discovery_resolutions_total{dns}, warmroute_discovery_resolve_failures_total{dns},
+//   warmroute_discovery_healthy{dns}, warmroute_discovery_last_success_timestamp_seconds{dns},
+//   warmroute_discovery_backends{dns}
 // Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
 //
 // Thread-safety: every method is thread-safe. OnRequest, called for every request by every worker
@@ -90,6 +94,7 @@
 #include <string_view>
 
 #include "gateway/fleet/backends.h"
+#include "gateway/observability/discovery_metrics.h"
 #include "gateway/observability/hot_prefixes.h"
 
 namespace warmroute::gateway {
@@ -137,8 +142,10 @@ class GatewayMetrics {
 
   // A prewarm request to `backend` (reason "join" or "handoff") ended; `ok` a 200 answer, with
   // `prompt_tokens` sent.
-  void OnPrewarm(std::string_view backend, std::string_view reason, bool ok,
-                 int64_t prompt_tokens);
+  void OnPrewarm(std::string_view backend, std::string_view reason, bool ok, int64_t prompt_tokens);
+  // DNS discovery finished a resolution / was turned off (discovery_metrics.h).
+  void OnDiscoveryResolution(const DiscoveryResolution& resolution);
+  void OnDiscoveryStopped();
 
   // Lags (seconds, engine timestamp → applied) of KV-event batches of `backend` just applied.
   void OnKvEventLags(std::string_view backend, std::span<const double> lags_s);

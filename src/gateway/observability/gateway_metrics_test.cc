@@ -134,9 +134,10 @@ TEST_F(GatewayMetricsTest, PrewarmRequestsAreCountedByReasonAndResult) {
   EXPECT_EQ(
       Sample(text, R"(warmroute_prewarm_requests_total{backend="r2",reason="join",result="ok"})"),
       2);
-  EXPECT_EQ(Sample(text,
-                   R"(warmroute_prewarm_requests_total{backend="r2",reason="join",result="failed"})"),
-            1);
+  EXPECT_EQ(
+      Sample(text,
+             R"(warmroute_prewarm_requests_total{backend="r2",reason="join",result="failed"})"),
+      1);
   EXPECT_EQ(Sample(text, R"(warmroute_prewarm_tokens_total{backend="r2",reason="join"})"), 2000);
   EXPECT_EQ(Sample(text, R"(warmroute_prewarm_tokens_total{backend="r1",reason="handoff"})"), 300);
   EXPECT_EQ(text.find("warmroute_requests_total{"), std::string::npos);
