@@ -65,6 +65,8 @@
 //   sample_refresh           0       a prefix's sample is replaced by a request at least this much
 //                                    later (the gateway: 10 s, so that the body is copied now and
 //                                    then, not per request)
+//   min_sample_requests      1       a prefix is first sampled at its n-th request (the gateway: 2,
+//                                    so that a prompt seen once, no hot prefix, is never copied)
 //   join_homes               3       a join prewarms the prefixes whose first join_homes homes
 //                                    include the new backend (warmroute's max_homes: every home
 //                                    a hot prefix may spill to); 0: no prewarm on a join
@@ -109,8 +111,10 @@ struct PrewarmOptions {
   double max_fill_fraction = 0.5;
   int join_homes = 3;
   // Count() asks for a new sample of a prefix once its sample is this old (0: every request,
-  // as Observe keeps each).
+  // as Observe keeps each), and not before the prefix's min_sample_requests-th request since it
+  // entered the table (1: its first).
   Duration sample_refresh = Duration::zero();
+  int min_sample_requests = 1;
 };
 
 enum class PrewarmReason : uint8_t { kJoin, kHandoff };
@@ -173,8 +177,8 @@ class PrewarmPlanner {
 
   // Observe in two steps, for a caller that makes the payload only when it is kept (the
   // gateway: a copy of the body, edited): counts the request in its prefix's rate; true when
-  // the prefix has no sample yet or its sample is at least sample_refresh old, so the caller
-  // should Keep this request.
+  // the prefix has had min_sample_requests requests and has no sample yet or one at least
+  // sample_refresh old, so the caller should Keep this request.
   bool Count(const RoutingRequest& request, TimePoint now) {
     const uint64_t id = PrewarmPrefixId(request.key, options_.id_blocks);
     if (id == 0 || options_.max_prefixes == 0) return false;
@@ -183,10 +187,12 @@ class PrewarmPlanner {
     if (it != by_id_.end()) {
       slot = it->second;
       entries_[slot].rate = Decayed(entries_[slot], now) + 1;
+      ++entries_[slot].requests;
     } else if (entries_.size() < options_.max_prefixes) {
       slot = entries_.size();
       entries_.emplace_back();
       entries_.back().rate = 1;
+      entries_.back().requests = 1;
       by_id_.emplace(id, slot);
     } else {
       slot = 0;
@@ -201,11 +207,13 @@ class PrewarmPlanner {
       by_id_.erase(entries_[slot].id);
       by_id_.emplace(id, slot);
       entries_[slot].rate = coldest + 1;
+      entries_[slot].requests = 1;
       entries_[slot].sampled = false;
     }
     Entry& entry = entries_[slot];
     entry.id = id;
     entry.at = now;
+    if (entry.requests < options_.min_sample_requests) return false;
     return !entry.sampled || now - entry.sampled_at >= options_.sample_refresh;
   }
 
@@ -308,6 +316,7 @@ class PrewarmPlanner {
     uint64_t id = 0;
     double rate = 0;  // decayed request count as of `at`
     TimePoint at{};
+    int64_t requests = 0;  // since it entered the table
     bool sampled = false;  // request and payload hold one of its requests
     TimePoint sampled_at{};
     RoutingRequest request;

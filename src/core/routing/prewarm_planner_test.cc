@@ -65,9 +65,11 @@ TEST_F(PrewarmPlannerTest, CountAsksForASampleOnlyNowAndThen) {
   PrewarmOptions options = Unpaced();
   options.join_homes = 8;
   options.sample_refresh = std::chrono::seconds(10);
+  options.min_sample_requests = 2;
   Planner planner(options);
   const RoutingRequest r = Request(0, Chain(1, 80), 1280);
   const RoutingRequest unsampled = Request(0, Chain(2, 80), 1280);
+  EXPECT_FALSE(planner.Count(r, clock_.Now()));  // seen once: no hot prefix yet
   EXPECT_TRUE(planner.Count(r, clock_.Now()));
   EXPECT_TRUE(planner.Count(r, clock_.Now()));  // still none kept
   planner.Keep(r, "first", clock_.Now());
@@ -77,6 +79,7 @@ TEST_F(PrewarmPlannerTest, CountAsksForASampleOnlyNowAndThen) {
   clock_.Advance(std::chrono::seconds(1));
   EXPECT_TRUE(planner.Count(r, clock_.Now()));
   planner.Keep(r, "second", clock_.Now());
+  EXPECT_FALSE(planner.Count(unsampled, clock_.Now()));
   EXPECT_TRUE(planner.Count(unsampled, clock_.Now()));
   const BackendId joined = router_->AddBackend({.name = "r1"});
   planner.PlanJoin(*router_, joined, clock_.Now());

@@ -79,6 +79,7 @@ Prewarmer::Prewarmer(net::Executor executor, Backends& backends, GatewayMetrics&
       pools_(executor, backends),
       planner_([&] {
         options.sample_refresh = kSampleRefresh;
+        options.min_sample_requests = kMinSampleRequests;
         return options;
       }()) {}
 

@@ -4,8 +4,8 @@
 // planned requests.
 //
 // - Observing (request path, every worker thread): Count() before a prompt request is routed
-//   counts it in its prefix's rate; only when the planner asks for a new sample of the prefix (a
-//   new prefix, or its sample older than kSampleRefresh) does the caller copy the routing request
+//   counts it in its prefix's rate; only when the planner asks for a new sample of the prefix (its
+//   second request, or its sample older than kSampleRefresh) does the caller copy the request
 //   and Keep() the body as sent upstream (with the tenant's cache_salt, the LoRA name in `model`)
 //   once routed. Count takes the prewarmer's lock with try_lock: a request that finds it held is
 //   not counted (a sample of the traffic, never a wait on the request path). Prompts are kept in
@@ -78,6 +78,8 @@ class Prewarmer {
   static constexpr std::chrono::milliseconds kTick{50};
   // A prefix's sample is replaced by a request at least this much later.
   static constexpr std::chrono::seconds kSampleRefresh{10};
+  // A prefix is sampled from its second request on: a prompt seen once is copied never.
+  static constexpr int kMinSampleRequests = 2;
 
   Prewarmer(net::Executor executor, Backends& backends, GatewayMetrics& metrics, const Clock& clock,
             std::atomic<uint64_t>& next_request_id, routing::PrewarmOptions options,
