@@ -73,13 +73,11 @@ std::string TerminalReport(const AnalysisReport& r) {
   }
   if (r.set->format != "requests") {
     out += "  prefix hygiene: not available for a trace (no prompt text)\n";
-    return out;
-  }
-  if (r.findings.empty()) {
+  } else if (r.findings.empty()) {
     out += "  prefix hygiene: no early difference found in prompts that otherwise match\n";
-    return out;
+  } else {
+    absl::StrAppend(&out, "  prefix hygiene: ", r.findings.size(), " finding(s)\n");
   }
-  absl::StrAppend(&out, "  prefix hygiene: ", r.findings.size(), " finding(s)\n");
   for (const HygieneFinding& f : r.findings) {
     absl::StrAppend(&out, "\n  [", f.kind, "] ", f.what, "\n");
     absl::StrAppend(&out, "    ", f.requests, " requests (", Pct(f.share),
@@ -93,6 +91,11 @@ std::string TerminalReport(const AnalysisReport& r) {
     absl::StrAppend(&out, "    hit rate with an unbounded cache: ", Pct(f.hit_rate_now), " now, ",
                     Pct(f.hit_rate_fixed), " with the span after the static part\n");
   }
+  if (r.fleet) {
+    absl::StrAppend(&out, "\n  replayed on ", r.fleet->fleet,
+                    " by the simulator, at the file's own timestamps:\n\n", r.fleet->table);
+  }
+  if (r.sizing) out += FormatSizing(*r.sizing);
   return out;
 }
 
@@ -125,12 +128,9 @@ std::string MarkdownReport(const AnalysisReport& r) {
   }
   out += "## Prefix hygiene\n\n";
   if (r.set->format != "requests") {
-    out += "Not available for a trace: it has no prompt text.\n";
-    return out;
-  }
-  if (r.findings.empty()) {
-    out += "No early difference found in prompts that otherwise match.\n";
-    return out;
+    out += "Not available for a trace: it has no prompt text.\n\n";
+  } else if (r.findings.empty()) {
+    out += "No early difference found in prompts that otherwise match.\n\n";
   }
   for (const HygieneFinding& f : r.findings) {
     absl::StrAppend(&out, "### ", f.what, " (`", f.kind, "`)\n\n");
@@ -146,6 +146,12 @@ std::string MarkdownReport(const AnalysisReport& r) {
                     Pct(f.hit_rate_now), " now, ", Pct(f.hit_rate_fixed),
                     " with the span moved after the static part.\n\n");
   }
+  if (r.fleet) {
+    absl::StrAppend(&out, "## On ", r.fleet->fleet,
+                    "\n\nThe simulator's replay of the file at its own timestamps:\n\n",
+                    r.fleet->markdown_table, "\n");
+  }
+  if (r.sizing) absl::StrAppend(&out, "## Sizing\n\n```\n", FormatSizing(*r.sizing), "```\n");
   return out;
 }
 
@@ -197,6 +203,48 @@ std::string JsonReport(const AnalysisReport& r) {
     w.EndObject();
   }
   w.EndArray();
+  if (r.fleet) {
+    w.Key("fleet").BeginObject();
+    w.Key("fleet").String(r.fleet->fleet);
+    w.Key("pooled_hit_rate").Double(r.fleet->pooled_hit_rate);
+    w.Key("policies").BeginArray();
+    for (size_t i = 0; i < r.fleet->policies.size(); ++i) {
+      w.BeginObject();
+      w.Key("policy").String(r.fleet->policies[i]);
+      w.Key("hit_rate").Double(r.fleet->hit_rate[i]);
+      w.Key("ttft_p50_s").Double(r.fleet->ttft_p50_s[i]);
+      w.Key("ttft_p99_s").Double(r.fleet->ttft_p99_s[i]);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  if (r.sizing) {
+    const Sizing& s = *r.sizing;
+    w.Key("sizing").BeginObject();
+    w.Key("profile").String(s.options.profile);
+    w.Key("target_hit_rate").Double(s.options.target_hit_rate);
+    w.Key("target_ttft_p50_s").Double(s.options.target_ttft_p50_s);
+    const auto point = [&w](const SizingPoint& p) {
+      w.BeginObject();
+      w.Key("replicas").Int(p.replicas);
+      w.Key("kv_tokens_per_replica").Int(p.kv_tokens_per_replica);
+      w.Key("hit_rate").Double(p.hit_rate);
+      w.Key("ttft_p50_s").Double(p.ttft_p50_s);
+      w.Key("meets").Bool(p.meets);
+      w.EndObject();
+    };
+    w.Key("points").BeginArray();
+    for (const SizingPoint& p : s.points) point(p);
+    w.EndArray();
+    w.Key("smallest");
+    if (s.smallest) {
+      point(*s.smallest);
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
   w.EndObject();
   out += "\n";
   return out;

@@ -1,5 +1,6 @@
 // What `warmroute analyze` prints and writes: the sharing figures (prefix_sharing.h), the prefix
-// groups and the hygiene findings (prefix_hygiene.h), as a terminal report, Markdown and JSON.
+// groups, the hygiene findings (prefix_hygiene.h) and, when asked, the simulator's replay on a
+// fleet and the sizing sweep (sizing.h), as a terminal report, Markdown and JSON.
 // Each finding is a section in plain words: what varies, where, an example of it in two
 // requests, what to change, and the hit rate now and after the change (infinite cache).
 //
@@ -11,12 +12,14 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyze/prefix_hygiene.h"
 #include "analyze/prefix_sharing.h"
 #include "analyze/prompt_set.h"
+#include "analyze/sizing.h"
 
 namespace warmroute::analyze {
 
@@ -25,6 +28,8 @@ struct AnalysisReport {
   const PromptSet* set = nullptr;
   SharingStats sharing;
   std::vector<HygieneFinding> findings;
+  std::optional<FleetPrediction> fleet;  // --replicas
+  std::optional<Sizing> sizing;          // --target-*
 };
 
 std::string TerminalReport(const AnalysisReport& report);

@@ -62,7 +62,7 @@ TEST(PromptSetTest, ReadsRequestsAndTracesAndNamesTheBadLine) {
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {"{\"model\":\"m\"}\n", "t.jsonl:1: neither `messages`"},
            {Chat(kPolicy, "a", 0) + "[1]\n", "t.jsonl:2: not a JSON object"},
-           {"{nope\n", "t.jsonl:1: not valid JSON"},
+           {"{nope\n", "t.jsonl:1: invalid JSON"},
            {R"({"prompt":"x","timestamp":"noon"})", "t.jsonl:1: timestamp"},
            {R"({"prompt":"x","tenant":7})", "t.jsonl:1: tenant"},
            {"\n\n", "t.jsonl: empty file"}}) {
@@ -160,7 +160,9 @@ TEST(AnalysisReportTest, TheReportsSayTheSameThing) {
   const AnalysisReport report{.source = "t.jsonl",
                               .set = &set,
                               .sharing = AnalyzeSharing(set, 16, 10),
-                              .findings = FindHygieneDefects(set)};
+                              .findings = FindHygieneDefects(set),
+                              .fleet = std::nullopt,
+                              .sizing = std::nullopt};
   ASSERT_FALSE(report.findings.empty());
   const std::string terminal = TerminalReport(report);
   EXPECT_THAT(terminal, HasSubstr("30 requests"));

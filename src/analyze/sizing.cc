@@ -12,6 +12,34 @@
 
 namespace warmroute::analyze {
 
+absl::StatusOr<FleetPrediction> PredictFleet(const std::string& file, const std::string& profile,
+                                             int64_t replicas,
+                                             const std::vector<std::string>& policies) {
+  sim::SimOptions options;
+  options.workload.name = absl::StrCat("trace:", file);
+  options.workload.num_requests = 0;
+  absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet = sim::UniformFleet(profile, replicas, 0);
+  if (!fleet.ok()) return fleet.status();
+  options.replicas = *std::move(fleet);
+  absl::StatusOr<sim::Comparison> c =
+      sim::RunComparison(options, policies, {}, /*bounds=*/true, nullptr);
+  if (!c.ok()) return c.status();
+  FleetPrediction p;
+  p.fleet = sim::DescribeFleet(options.replicas);
+  for (const sim::RunResult& run : c->runs) {
+    const sim::Figures f = sim::ComputeFigures(run);
+    p.policies.push_back(run.name);
+    p.hit_rate.push_back(f.hit_rate);
+    p.ttft_p50_s.push_back(f.ttft_p50_s);
+    p.ttft_p99_s.push_back(f.ttft_p99_s);
+  }
+  const sim::RunResult* pooled = c->pooled ? &*c->pooled : nullptr;
+  if (pooled != nullptr) p.pooled_hit_rate = sim::ComputeFigures(*pooled).hit_rate;
+  p.table = sim::FormatTable(c->runs, pooled);
+  p.markdown_table = sim::FormatMarkdownTable(c->runs, pooled);
+  return p;
+}
+
 absl::StatusOr<Sizing> SizeFleet(const SizingOptions& options) {
   if (options.target_hit_rate <= 0 && options.target_ttft_p50_s <= 0) {
     return absl::InvalidArgumentError("sizing needs a target hit rate or TTFT p50");

@@ -29,6 +29,23 @@ namespace warmroute::analyze {
 inline constexpr int64_t kReplicaSteps[] = {1, 2, 4, 8, 16, 32, 64};
 inline constexpr double kKvFractions[] = {0.25, 0.5, 1.0};
 
+// The simulator's replay of a request file (at its own timestamps) on one fleet, per policy,
+// with the pooled-cache bound.
+struct FleetPrediction {
+  std::string fleet;                 // sim::DescribeFleet
+  std::vector<std::string> policies;
+  std::vector<double> hit_rate, ttft_p50_s, ttft_p99_s;  // per policy
+  double pooled_hit_rate = 0;
+  std::string table;                 // the simulator's table (text)
+  std::string markdown_table;        // and as Markdown
+};
+
+// InvalidArgument for an unknown profile, replica count or policy; the simulator's error for an
+// unreadable file.
+absl::StatusOr<FleetPrediction> PredictFleet(const std::string& file, const std::string& profile,
+                                             int64_t replicas,
+                                             const std::vector<std::string>& policies);
+
 struct SizingOptions {
   std::string file;
   std::string profile;

@@ -24,9 +24,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "core/workload/file_text.h"
-#include "sim/comparison.h"
 #include "sim/replica_spec.h"
-#include "sim/report.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 
@@ -48,23 +46,6 @@ struct AnalyzeFlags {
   std::string plots;
 };
 
-// The simulator's comparison of `f.policies` on the file's own requests, as a table.
-absl::StatusOr<std::string> SimulateFleet(const AnalyzeFlags& f) {
-  sim::SimOptions options;
-  options.workload.name = absl::StrCat("trace:", f.file);
-  options.workload.num_requests = 0;
-  absl::StatusOr<std::vector<sim::ReplicaSpec>> fleet = sim::UniformFleet(f.profile, f.replicas, 0);
-  if (!fleet.ok()) return fleet.status();
-  options.replicas = *std::move(fleet);
-  const std::vector<std::string> policies = absl::StrSplit(f.policies, ',', absl::SkipEmpty());
-  absl::StatusOr<sim::Comparison> c =
-      sim::RunComparison(options, policies, {}, /*bounds=*/true, nullptr);
-  if (!c.ok()) return c.status();
-  return absl::StrCat("\n  replayed on ", sim::DescribeFleet(options.replicas),
-                      " by the simulator, at the file's own timestamps:\n\n",
-                      sim::FormatTable(c->runs, c->pooled ? &*c->pooled : nullptr));
-}
-
 int Fail(int code, const absl::Status& status) {
   std::cerr << "warmroute analyze: " << status.message() << "\n";
   return code;
@@ -79,18 +60,20 @@ int RunAnalyze(const AnalyzeFlags& f) {
                                  .set = &*set,
                                  .sharing = analyze::AnalyzeSharing(
                                      *set, set->format == "requests" ? 16 : 1, f.groups),
-                                 .findings = analyze::FindHygieneDefects(*set)};
+                                 .findings = analyze::FindHygieneDefects(*set),
+                                 .fleet = std::nullopt,
+                                 .sizing = std::nullopt};
   if (f.no_examples) {
     for (analyze::HygieneFinding& finding : report.findings) {
       finding.example = "(left out: --no-examples)";
       finding.example_other = finding.example;
     }
   }
-  std::cout << analyze::TerminalReport(report);
   if (f.replicas > 0) {
-    absl::StatusOr<std::string> table = SimulateFleet(f);
-    if (!table.ok()) return Fail(1, table.status());
-    std::cout << *table;
+    absl::StatusOr<analyze::FleetPrediction> fleet = analyze::PredictFleet(
+        f.file, f.profile, f.replicas, absl::StrSplit(f.policies, ',', absl::SkipEmpty()));
+    if (!fleet.ok()) return Fail(1, fleet.status());
+    report.fleet = *std::move(fleet);
   }
   if (f.target_hit_rate > 0 || f.target_ttft_p50_ms > 0) {
     absl::StatusOr<analyze::Sizing> sizing =
@@ -100,11 +83,12 @@ int RunAnalyze(const AnalyzeFlags& f) {
                             .target_hit_rate = f.target_hit_rate,
                             .target_ttft_p50_s = f.target_ttft_p50_ms / 1000});
     if (!sizing.ok()) return Fail(1, sizing.status());
-    std::cout << analyze::FormatSizing(*sizing);
     if (!f.plots.empty()) {
       if (absl::Status s = analyze::WriteSizingPlot(f.plots, *sizing); !s.ok()) return Fail(1, s);
     }
+    report.sizing = *std::move(sizing);
   }
+  std::cout << analyze::TerminalReport(report);
   if (!f.markdown.empty()) {
     if (absl::Status s = WriteTextFile(f.markdown, analyze::MarkdownReport(report)); !s.ok()) {
       return Fail(1, s);

@@ -97,6 +97,11 @@ class AnalyzeTest(unittest.TestCase):
         self.assertIn("replayed on 2 x llama-3.1-8b-h100", out)
         for row in ("warmroute ", "round_robin ", "pooled-cache bound"):
             self.assertIn(row, out)
+        fleet = report["fleet"]
+        self.assertEqual([p["policy"] for p in fleet["policies"]], ["warmroute", "round_robin"])
+        self.assertGreater(fleet["policies"][0]["hit_rate"], fleet["policies"][1]["hit_rate"])
+        self.assertGreaterEqual(fleet["pooled_hit_rate"], fleet["policies"][0]["hit_rate"] - 0.01)
+        self.assertIn("## On 2 x llama-3.1-8b-h100", report["_markdown"])
         run = self.analyze(planted("clean", 5), "--replicas", "2", "--profile", "no-such",
                            expect=1)
         self.assertIn("no-such", run.stderr)
@@ -112,10 +117,19 @@ class AnalyzeTest(unittest.TestCase):
             # 3 KV sizes x replicas 1, 2, 4.
             rows = [l for l in out.splitlines() if l.rstrip().endswith("yes")]
             self.assertGreaterEqual(len(rows), 1)
+            sizing = report["sizing"]
+            self.assertEqual(len(sizing["points"]), 9)  # 3 KV sizes x 1, 2, 4 replicas
+            smallest = sizing["smallest"]
+            self.assertGreaterEqual(smallest["hit_rate"], 0.9)
+            self.assertEqual(min(p["replicas"] * p["kv_tokens_per_replica"]
+                                 for p in sizing["points"] if p["meets"]),
+                             smallest["replicas"] * smallest["kv_tokens_per_replica"])
+            self.assertIn("## Sizing", report["_markdown"])
             self.assertTrue(os.path.getsize(os.path.join(plots, "sizing.png")) > 1000)
         report = self.analyze(planted("timestamp"), "--profile", "llama-3.1-8b-h100",
                               "--target-hit-rate", "0.9", "--max-replicas", "2")
         self.assertIn("no fleet of the grid meets it", report["_stdout"])
+        self.assertIsNone(report["sizing"]["smallest"])
 
     def test_bad_input_names_the_line(self):
         content = planted("clean", 3) + '{"model": "m"}\n'

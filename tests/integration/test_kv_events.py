@@ -183,8 +183,8 @@ class KvEventsConfigTest(unittest.TestCase):
     def start_engine(self, buffer_steps=1000, extra_args=()):
         """Starts (or, called again, restarts) the engine on the same ZMQ ports."""
         if not hasattr(self, "pub_port"):
-            self.pub_port = free_tcp_port()
-            self.replay_port = free_tcp_port()
+            self.pub_port = free_tcp_port(2)  # one block: two calls may give the same port
+            self.replay_port = self.pub_port + 1
         self.engine = EmulatorProcess(["--profile", "tiny", "--kv-events-config",
                                        self.config(buffer_steps), *extra_args])
         self.engine.__enter__()

@@ -42,9 +42,11 @@ class Engine:
     it can be restarted where the gateway expects it."""
 
     def __init__(self, extra_args=(), replay=True):
-        self.http_port = free_tcp_port()
-        self.pub_port = free_tcp_port()
-        self.replay_port = free_tcp_port() if replay else None
+        # One block of ports: separate free_tcp_port() calls may hand out the same port twice.
+        base = free_tcp_port(3)
+        self.http_port = base
+        self.pub_port = base + 1
+        self.replay_port = base + 2 if replay else None
         self.extra_args = list(extra_args)
         self.proc = None
 
@@ -222,7 +224,8 @@ class PreciseEventsTest(unittest.TestCase):
 
     def test_malformed_frames_are_counted_and_unconfigured_endpoints_never_read(self):
         e0 = self.engine()
-        rogue_port, unconfigured_port = free_tcp_port(), free_tcp_port()
+        rogue_port = free_tcp_port(2)
+        unconfigured_port = rogue_port + 1
         context = zmq.Context.instance()
         rogue = context.socket(zmq.PUB)
         rogue.setsockopt(zmq.LINGER, 0)

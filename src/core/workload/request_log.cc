@@ -99,7 +99,7 @@ absl::StatusOr<std::vector<LoggedRequest>> ParseRequestLog(std::string_view text
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     simdjson::dom::element doc;
     if (parser.parse(line).get(doc) != simdjson::SUCCESS) {
-      return LineError(name, line_no, "not valid JSON");
+      return LineError(name, line_no, "invalid JSON");
     }
     simdjson::dom::object object;
     if (doc.get_object().get(object) != simdjson::SUCCESS) {

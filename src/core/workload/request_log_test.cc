@@ -37,7 +37,7 @@ TEST(RequestLogTest, ErrorsNameTheLine) {
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {"{\"model\":\"m\"}\n", "r.jsonl:1: neither `messages`"},
            {"[1]\n", "r.jsonl:1: not a JSON object"},
-           {"{\"prompt\":\"x\"}\n{nope\n", "r.jsonl:2: not valid JSON"},
+           {"{\"prompt\":\"x\"}\n{nope\n", "r.jsonl:2: invalid JSON"},
            {R"({"prompt":"x","timestamp":"noon"})", "r.jsonl:1: timestamp"},
            {R"({"prompt":"x","timestamp":1e300})", "r.jsonl:1: timestamp"},
            {R"({"prompt":"x","tenant":7})", "r.jsonl:1: tenant"},
