@@ -16,8 +16,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 img="$root/docs/img/membership"
 mkdir -p "$img"
+# --no-prewarm: the dip as it is without prewarm and handoff (docs/prewarm.md measures those).
 fleet=(--replicas 8 --profile llama-3.1-70b-tp4-h100
-       --policies warmroute,consistent_hash,sglang_cache_aware --no-bounds)
+       --policies warmroute,consistent_hash,sglang_cache_aware --no-bounds --no-prewarm)
 
 case_() {  # case_ TITLE NAME "SEEDS" ARGS...: one workload and change over several seeds
   local title=$1 name=$2 seeds=$3

@@ -51,6 +51,7 @@
 #include "sim/comparison.h"
 #include "sim/hit_rate_dip.h"
 #include "sim/membership.h"
+#include "sim/prewarm_spec.h"
 #include "sim/plots.h"
 #include "sim/replica_spec.h"
 #include "sim/report.h"
@@ -88,6 +89,8 @@ struct SimFlags {
   int64_t key_max_chars = 0;   // 0: the whole prompt (PrefixKeyOptions' default)
   int64_t key_max_tokens = 0;  // 0: the whole prompt (PrefixKeyOptions' default)
   std::string membership;
+  std::string prewarm;
+  bool no_prewarm = false;
   double hit_window_s = 5;
   sim::DipOptions dip;
   std::string sweep_loads;
@@ -318,6 +321,16 @@ int RunSim(const SimFlags& flags) {
     options.membership = *change;
     if (!loads.empty()) return Fail(2, "--membership cannot be combined with --sweep-loads");
   }
+  if (flags.no_prewarm && flags.given.contains("--prewarm")) {
+    return Fail(2, "--prewarm and --no-prewarm exclude each other");
+  }
+  // On by default for warmroute (RunComparison drops it for the other policies); it acts only
+  // on a membership change.
+  if (!flags.no_prewarm && options.membership) {
+    absl::StatusOr<routing::PrewarmOptions> prewarm = sim::ParsePrewarmSpec(flags.prewarm);
+    if (!prewarm.ok()) return Fail(2, prewarm.status());
+    options.prewarm = *prewarm;
+  }
   if (flags.key_max_chars != 0 && (flags.key_max_chars < options.prefix_key.block_chars ||
                                    flags.key_max_chars > (1 << 24))) {
     return Fail(2, absl::StrCat("--key-max-chars must be 0 (the whole prompt) or in [",
@@ -453,6 +466,15 @@ int RunSim(const SimFlags& flags) {
                 options.membership->kind == sim::MembershipChange::Kind::kAdd
                     ? "the fleet starts without it"
                     : "in-flight requests finish on it, nothing new is sent");
+    if (options.prewarm) {
+      std::printf("prewarm (warmroute only): %zu hottest prefixes kept, at most %g prompt "
+                  "tokens/s, %d in flight, target queue at most %lld prefill tokens\n",
+                  options.prewarm->max_prefixes, options.prewarm->max_tokens_per_s,
+                  options.prewarm->max_in_flight,
+                  static_cast<long long>(options.prewarm->max_target_queue_tokens));
+    } else {
+      std::printf("prewarm: off\n");
+    }
   }
   std::printf("\n");
   std::fflush(stdout);
@@ -665,6 +687,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "add@SECONDS or remove@SECONDS: a replica (chosen by the seed) joins or leaves "
                   "the fleet that many simulated seconds into each run, through the gateway's "
                   "Router calls; reports the hit-rate dip and recovery");
+  cmd->add_option("--prewarm", f.prewarm,
+                  "--membership: prewarm and handoff options for warmroute, KEY=VALUE,... "
+                  "(max_prefixes, max_tokens_per_s, max_in_flight, max_target_queue_tokens, "
+                  "id_blocks, half_life_s, max_wait_s, max_fill_fraction, join_homes; default: "
+                  "on with their defaults)");
+  cmd->add_flag("--no-prewarm", f.no_prewarm,
+                "--membership: no prewarm of a joining replica nor handoff from a leaving one");
   cmd->add_option("--hit-window-s", f.hit_window_s,
                   "window of the hit-rate series (JSON, plots, --membership figures)")
       ->capture_default_str();

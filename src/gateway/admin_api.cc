@@ -69,11 +69,13 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 
 AdminApi::AdminApi(Backends& backends, std::function<std::string()> effective_config,
                    std::function<std::string()> token,
-                   std::function<absl::Status(const BackendConfig&)> check_backend)
+                   std::function<absl::Status(const BackendConfig&)> check_backend,
+                   Prewarmer* prewarmer)
     : backends_(backends),
       effective_config_(std::move(effective_config)),
       token_(std::move(token)),
-      check_backend_(std::move(check_backend)) {}
+      check_backend_(std::move(check_backend)),
+      prewarmer_(prewarmer) {}
 
 std::string AdminApi::BackendsJson() const {
   std::string out;
@@ -164,6 +166,7 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
           result = added.status();
         } else {
           spdlog::info("admin: added backend {} ({})", (*added)->name, (*added)->url);
+          if (prewarmer_ != nullptr) prewarmer_->OnJoined((*added)->name);
           std::string body = absl::StrCat("{\"added\":", JsonString((*added)->name), "}");
           co_await ReplyJson(writer, 201, std::move(body));
           co_return;
@@ -181,10 +184,12 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
       name.resize(slash);
     }
     if (action.empty() && method == "DELETE") {
+      if (prewarmer_ != nullptr) prewarmer_->OnLeaving(name);  // while the Router knows it
       result = backends_.Remove(name);
       if (result.ok()) spdlog::info("admin: removed backend {}", name);
     } else if ((action == "drain" || action == "undrain") && method == "POST") {
       result = backends_.SetDraining(name, action == "drain");
+      if (result.ok() && action == "drain" && prewarmer_ != nullptr) prewarmer_->OnLeaving(name);
       if (result.ok()) spdlog::info("admin: {} backend {}", action, name);
     } else if (action.empty() || action == "drain" || action == "undrain") {
       co_await net::ReplyMethodNotAllowed(writer, request, action.empty() ? "DELETE" : "POST");

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "gateway/fleet/backends.h"
+#include "gateway/fleet/prewarmer.h"
 #include "net/http1/response_writer.h"
 
 namespace warmroute::gateway {
@@ -29,10 +30,13 @@ class AdminApi {
  public:
   // `effective_config` returns the current effective config JSON (it changes on reload);
   // `token` is the bearer token (empty: the API is disabled); `check_backend` vets a backend to
-  // add against the rest of the config (tenancy's pool isolation), InvalidArgument naming why.
+  // add against the rest of the config (tenancy's pool isolation), InvalidArgument naming why;
+  // `prewarmer` (null: prewarm off) is told of every backend added (prewarm), drained or removed
+  // (handoff).
   AdminApi(Backends& backends, std::function<std::string()> effective_config,
            std::function<std::string()> token,
-           std::function<absl::Status(const BackendConfig&)> check_backend);
+           std::function<absl::Status(const BackendConfig&)> check_backend,
+           Prewarmer* prewarmer = nullptr);
 
   // Answers a request whose path starts with /admin.
   net::Task<void> Handle(net::HttpRequest& request, net::ResponseWriter& writer);
@@ -45,6 +49,7 @@ class AdminApi {
   std::function<std::string()> effective_config_;
   std::function<std::string()> token_;
   std::function<absl::Status(const BackendConfig&)> check_backend_;
+  Prewarmer* prewarmer_;
 };
 
 // True when `a` equals `b`, in time that depends only on their lengths.

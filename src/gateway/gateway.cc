@@ -25,6 +25,7 @@
 #include "gateway/fleet/backends.h"
 #include "gateway/fleet/dns_discovery.h"
 #include "gateway/fleet/poller.h"
+#include "gateway/fleet/prewarmer.h"
 #include "gateway/keys/model_tokenizers.h"
 #include "gateway/keys/parity_prober.h"
 #include "gateway/kv_events/kv_event_subscriber.h"
@@ -107,6 +108,17 @@ absl::StatusOr<std::shared_ptr<const ModelTokenizers>> LoadModels(
   return ModelTokenizers::Load(c.models, previous, clock);
 }
 
+routing::PrewarmOptions PrewarmOptionsOf(const PrewarmConfig& c) {
+  routing::PrewarmOptions options;
+  options.max_prefixes = static_cast<size_t>(c.max_prefixes);
+  options.max_tokens_per_s = c.max_tokens_per_s;
+  options.max_in_flight = static_cast<int>(c.max_in_flight);
+  options.max_target_queue_tokens = c.max_target_queue_tokens;
+  options.max_wait = c.max_wait;
+  options.join_homes = static_cast<int>(c.join_homes);
+  return options;
+}
+
 bool SameBackend(const BackendConfig& a, const BackendTarget& b) {
   return a.url == b.url && a.kind == b.kind && a.models == b.models &&
          a.kv_capacity_tokens == b.kv_capacity_tokens && a.pool == b.pool && a.tls == b.tls &&
@@ -156,6 +168,14 @@ class Gateway::Impl {
         AdmissionOptions{.max_in_flight = config_.admission.max_in_flight,
                          .max_queue = config_.admission.max_queue,
                          .queue_timeout = config_.admission.queue_timeout});
+    if (PrewarmOn(config_)) {
+      prewarmer_ = std::make_unique<Prewarmer>(
+          control_io_.get_executor(), *backends_, metrics_, clock_, next_request_id_,
+          PrewarmOptionsOf(config_.prewarm),
+          net::UpstreamTimeouts{.connect = config_.timeouts.connect,
+                                .first_byte = config_.timeouts.first_byte,
+                                .idle_stream = config_.timeouts.idle_stream});
+    }
     admin_ = std::make_unique<AdminApi>(
         *backends_, [this] { return EffectiveConfigJson(RunningConfig()); },
         [this] { return Config().admin.token; },
@@ -178,11 +198,13 @@ class Gateway::Impl {
           for (const auto& t : backends_->Targets()) members.push_back({t->name, t->pool, t->kind});
           members.push_back({added.name, added.pool, added.kind});
           return ValidateTenancy(Config().tenancy, members);
-        });
+        },
+        prewarmer_.get());
     poller_ = std::make_unique<Poller>(control_io_.get_executor(), *backends_, clock_,
                                        PollerOptionsOf(config_));
     discovery_ = std::make_unique<DnsDiscovery>(control_io_.get_executor(), *backends_, metrics_,
-                                                clock_, wall_clock_, config_.discovery, OsSeed());
+                                                clock_, wall_clock_, config_.discovery, OsSeed(),
+                                                prewarmer_.get());
     kv_events_ = std::make_unique<KvEventSubscriber>(*backends_, metrics_, clock_,
                                                      [this] { return WantedFeeds(); });
     parity_ = std::make_unique<ParityProber>(
@@ -202,7 +224,8 @@ class Gateway::Impl {
                      .sample_rate = config_.observability.sample_rate,
                      .hot_prefixes = hot_prefixes_,
                      .clock = clock_,
-                     .next_request_id = next_request_id_});
+                     .next_request_id = next_request_id_,
+                     .prewarmer = prewarmer_.get()});
     net::HttpServerOptions options;
     options.host = config_.listen.host;
     options.port = config_.listen.port;
@@ -263,6 +286,7 @@ class Gateway::Impl {
       std::lock_guard lock(run_mu_);
       stop_control_ = [this, &work, &signals] {
         poller_->Stop();
+        if (prewarmer_ != nullptr) prewarmer_->Stop();
         discovery_->Stop();
         parity_->Stop();
         kv_events_->Stop();
@@ -275,6 +299,7 @@ class Gateway::Impl {
       };
     }
     poller_->Start();
+    if (prewarmer_ != nullptr) prewarmer_->Start();
     discovery_->Start();
     parity_->Start();
     kv_events_->Start();
@@ -350,6 +375,7 @@ class Gateway::Impl {
       auto wanted = std::find_if(next.backends.begin(), next.backends.end(),
                                  [&](const BackendConfig& b) { return b.name == target->name; });
       if (wanted == next.backends.end()) {
+        if (prewarmer_ != nullptr) prewarmer_->OnLeaving(target->name);
         (void)backends_->Remove(target->name);
         spdlog::info("reload: removed backend {} ({})", target->name, target->url);
       } else if (!SameBackend(*wanted, *target)) {
@@ -373,6 +399,7 @@ class Gateway::Impl {
       auto added = backends_->Add(b, /*await_first_probe=*/true);
       if (added.ok()) {
         spdlog::info("reload: added backend {} ({})", b.name, b.url);
+        if (prewarmer_ != nullptr) prewarmer_->OnJoined(b.name);
       } else {
         spdlog::error("reload: backend {}: {}", b.name, std::string(added.status().message()));
       }
@@ -400,6 +427,7 @@ class Gateway::Impl {
     needs_restart(previous.observability.sample_file != next.observability.sample_file ||
                       previous.observability.sample_rate != next.observability.sample_rate,
                   "observability.sample_requests");
+    needs_restart(previous.prewarm != next.prewarm, "prewarm");
     // What needs a restart runs on as it was, and the stored config (GET /admin/config) says so.
     // The shutdown grace is read when a signal arrives: a reload changes it.
     const Millis grace = next.listen.shutdown_grace;
@@ -407,6 +435,7 @@ class Gateway::Impl {
     next.listen.shutdown_grace = grace;
     next.policy = previous.policy;
     next.admission = previous.admission;
+    next.prewarm = previous.prewarm;
     next.observability.access_log = previous.observability.access_log;
     next.observability.sample_file = previous.observability.sample_file;
     next.observability.sample_rate = previous.observability.sample_rate;
@@ -808,6 +837,7 @@ class Gateway::Impl {
   DashboardHistory dashboard_{DashboardHistory::Options{}};
   std::chrono::steady_clock::time_point drain_deadline_;
   std::unique_ptr<Poller> poller_;
+  std::unique_ptr<Prewarmer> prewarmer_;  // null: prewarm off (config prewarm, read at start)
   std::unique_ptr<DnsDiscovery> discovery_;
   std::unique_ptr<ParityProber> parity_;
   std::unique_ptr<KvEventSubscriber> kv_events_;

@@ -18,7 +18,9 @@ absl::StatusOr<Comparison> RunComparison(const SimOptions& options,
   for (const std::string& name : policies) {
     auto it = params.find(name);
     const routing::PolicyParams& policy_params = it == params.end() ? kNoParams : it->second;
-    WR_ASSIGN_OR_RETURN(RunResult run, SimulateFleet(options, [&] {
+    SimOptions run_options = options;
+    if (name != "warmroute") run_options.prewarm.reset();  // peers run as they ship
+    WR_ASSIGN_OR_RETURN(RunResult run, SimulateFleet(run_options, [&] {
                           return routing::MakePolicy(name, policy_params);
                         }));
     if (on_run) on_run(run);

@@ -30,7 +30,8 @@ struct Comparison {
 // Called after each run with its name and result (for progress output).
 using RunCallback = std::function<void(const RunResult&)>;
 
-// Builds each policy with routing::MakePolicy(name, params[name]) and runs it; then, with
+// Builds each policy with routing::MakePolicy(name, params[name]) and runs it (with
+// options.prewarm for `warmroute` only: the other policies run without it); then, with
 // `bounds`, the pooled run. The first error (an unknown policy or parameter, a bad workload) is
 // returned as is.
 absl::StatusOr<Comparison> RunComparison(const SimOptions& options,

@@ -68,6 +68,16 @@ DipFigures AnalyseDip(const HitRateSeries& series, double change_at_s, const Dip
   f.dip_at_s = series.start_s(lowest) - change_at_s;
   f.dip_pp = 100 * (f.before - f.dip);
 
+  TokenSum minute;
+  for (size_t k : after) {
+    if (series.start_s(k) < change_at_s + options.after_s - kEpsilonS) {
+      minute.prompt += series.prompt_tokens[k];
+      minute.cached += series.cached_tokens[k];
+    }
+  }
+  f.first_minute = minute.Rate();
+  f.first_minute_drop_pp = 100 * (f.before - f.first_minute);
+
   TokenSum tail;
   const double end = series.start_s(series.size());
   for (size_t k : after) {

@@ -17,6 +17,11 @@
 //               band; nullopt when the run ends first (not recovered within the run).
 //   after       Σ cached / Σ prompt tokens over the last baseline_s seconds of whole windows: the
 //               new steady state, which may differ from `before` (a fleet of 7 holds less than 8).
+//   first_minute  Σ cached / Σ prompt tokens over the windows starting in [C, C + after_s): what
+//               the clients see in the minute after the change; first_minute_drop_pp = 100 x
+//               (before - first_minute). Unlike `dip` (one window, the lowest anywhere after C)
+//               it is not the extreme of many noisy windows, so it compares runs with and without
+//               prewarm (docs/prewarm.md).
 //   settle_s    as recovery_s, but against `after` instead of `before`: how long the fleet takes
 //               to reach its new steady state when that is below the old one (a removal that
 //               leaves the fleet too small for all its prefixes never "recovers" to `before`).
@@ -38,6 +43,7 @@ struct DipOptions {
   double baseline_s = 60;
   double tolerance_pp = 2;
   int hold_windows = 3;
+  double after_s = 60;  // first_minute's span
 };
 
 struct DipFigures {
@@ -50,6 +56,8 @@ struct DipFigures {
   std::optional<double> recovery_s;
   double after = kNaN;
   std::optional<double> settle_s;
+  double first_minute = kNaN;
+  double first_minute_drop_pp = kNaN;
   int windows_before = 0;  // non-empty windows in the baseline
   int windows_after = 0;   // non-empty windows starting at or after the change
 };

@@ -23,6 +23,15 @@ HitRateSeries Series(const std::vector<int>& percent) {
 
 DipOptions Options() { return {.baseline_s = 30, .tolerance_pp = 2, .hold_windows = 2}; }
 
+TEST(HitRateDipTest, FirstMinuteIsTheHitRateOverTheWindowsOfTheSpanAfterTheChange) {
+  const HitRateSeries s = Series({10, 50, 80, 82, 81, 60, 70, 80, 77, 80, 81, 80});
+  DipOptions options = Options();
+  options.after_s = 30;  // windows 5, 6, 7: 60, 70, 80
+  const DipFigures f = AnalyseDip(s, 50, options);
+  EXPECT_NEAR(f.first_minute, 0.70, 1e-12);
+  EXPECT_NEAR(f.first_minute_drop_pp, 11, 1e-9);
+}
+
 TEST(HitRateDipTest, MeasuresDipAndRecoveryOnAHandMadeSeries) {
   // Change at t = 50: windows 2..4 are the baseline (80, 82, 81 -> 81%); after it 60, 70, 80
   // (within 2 pp of 81), 77 (not), 80, 81, 80.

@@ -116,6 +116,43 @@ void WriteMembership(JsonWriter& j, const RunResult& run, const DipOptions& opti
   j.Int(f.windows_before);
   j.Key("windows_after");
   j.Int(f.windows_after);
+  j.Key("hit_rate_first_minute");
+  j.Double(f.first_minute);
+  j.Key("first_minute_drop_pp");
+  j.Double(f.first_minute_drop_pp);
+  j.Key("ttft_p99_minute_before_s");
+  j.Double(run.ttft_before_change_s.empty() ? DipFigures::kNaN
+                                            : run.ttft_before_change_s.Percentile(0.99));
+  j.Key("ttft_p99_minute_after_s");
+  j.Double(run.ttft_after_change_s.empty() ? DipFigures::kNaN
+                                           : run.ttft_after_change_s.Percentile(0.99));
+  j.Key("prewarm");
+  j.BeginObject();
+  j.Key("enabled");
+  j.Bool(run.prewarm.enabled);
+  j.Key("planned");
+  j.Int(run.prewarm.planner.planned);
+  j.Key("sent");
+  j.Int(run.prewarm.planner.sent);
+  j.Key("finished");
+  j.Int(run.prewarm.finished);
+  j.Key("join");
+  j.Int(run.prewarm.join);
+  j.Key("handoff");
+  j.Int(run.prewarm.handoff);
+  j.Key("failed");
+  j.Int(run.prewarm.failed);
+  j.Key("prompt_tokens");
+  j.Int(run.prewarm.prompt_tokens);
+  j.Key("cached_tokens");
+  j.Int(run.prewarm.cached_tokens);
+  j.Key("dropped_warm");
+  j.Int(run.prewarm.planner.dropped_warm);
+  j.Key("dropped_gone");
+  j.Int(run.prewarm.planner.dropped_gone);
+  j.Key("dropped_stale");
+  j.Int(run.prewarm.planner.dropped_stale);
+  j.EndObject();
   j.Key("requests_to_replica_after_change");
   j.Int(change.replica < run.replicas.size() ? run.replicas[change.replica].requests_after_change
                                              : 0);
@@ -532,7 +569,10 @@ std::string FormatDipTable(const std::vector<RunResult>& runs, const DipOptions&
                   absl::StrFormat("lowest %g s window before", window), "dip (lowest window after)",
                   "drop (pp)", "dip at (s after)", "recovery (s)",
                   absl::StrFormat("hit after (last %g s)", options.baseline_s), "settled (s)",
-                  "hit (whole run)", absl::StrCat("requests to ", replica, " after (share)")});
+                  "hit (whole run)", absl::StrCat("requests to ", replica, " after (share)"),
+                  absl::StrFormat("hit in the %g s after", options.after_s),
+                  "its drop (pp)", "TTFT p99 60 s before / after (ms)",
+                  "prewarm requests (prompt tokens)"});
   for (const RunResult& run : runs) {
     if (!run.membership) continue;
     const DipFigures f = AnalyseDip(run.hit_series, ToSeconds(run.membership->at), options);
@@ -550,7 +590,17 @@ std::string FormatDipTable(const std::vector<RunResult>& runs, const DipOptions&
                     f.recovery_s ? absl::StrFormat("%g", *f.recovery_s) : "not recovered",
                     Percent(f.after), f.settle_s ? absl::StrFormat("%g", *f.settle_s) : "n/a",
                     Percent(ComputeFigures(run).hit_rate),
-                    absl::StrFormat("%d (%s)", changed_after, Percent(share))});
+                    absl::StrFormat("%d (%s)", changed_after, Percent(share)),
+                    Percent(f.first_minute),
+                    std::isnan(f.first_minute_drop_pp)
+                        ? "n/a"
+                        : absl::StrFormat("%.1f", f.first_minute_drop_pp),
+                    absl::StrFormat("%.0f / %.0f", 1000 * run.ttft_before_change_s.Percentile(0.99),
+                                    1000 * run.ttft_after_change_s.Percentile(0.99)),
+                    run.prewarm.enabled
+                        ? absl::StrFormat("%d (%d)", run.prewarm.finished,
+                                          run.prewarm.prompt_tokens)
+                        : "off"});
   }
   std::string out;
   if (markdown) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/routing/prewarm_planner.h"
 #include "core/routing/router.h"
 #include "core/stats/samples.h"
 #include "sim/membership.h"
@@ -62,6 +63,10 @@ struct HitRateSeries {
   }
 };
 
+// The span before and after a membership change over which RunResult's TTFTs around the change
+// are taken (and DipOptions::after_s by default): what clients see in the minute after it.
+inline constexpr Duration kChangeSpan = std::chrono::seconds(60);
+
 struct RunResult {
   std::string name;  // the policy, or "pooled-cache bound"
 
@@ -86,6 +91,23 @@ struct RunResult {
 
   // The membership change applied during the run (SimOptions::membership), if any.
   std::optional<MembershipChange> membership;
+  // With a membership change at C: the TTFTs of the client requests that arrived in
+  // [C - kChangeSpan, C) and in [C, C + kChangeSpan).
+  stats::Samples ttft_before_change_s;
+  stats::Samples ttft_after_change_s;
+
+  // Prewarm and handoff requests (SimOptions::prewarm), summed over the gateways. Real engine
+  // work, but no client traffic: counted here only, not in the figures above.
+  struct PrewarmTotals {
+    bool enabled = false;
+    int64_t finished = 0;
+    int64_t join = 0;     // of which planned on a join
+    int64_t handoff = 0;  // of which planned on a removal
+    int64_t failed = 0;
+    int64_t prompt_tokens = 0;  // engine-reported
+    int64_t cached_tokens = 0;
+    routing::PrewarmCounters planner;  // planned, sent, dropped
+  } prewarm;
 
   // Fleet runs: the router's decisions by reason and its predicted vs reported cached tokens.
   std::map<std::string, int64_t> reasons;

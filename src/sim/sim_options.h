@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "core/routing/prefix_key.h"
+#include "core/routing/prewarm_planner.h"
 #include "core/routing/router.h"
 #include "core/workload/workload.h"
 #include "sim/membership.h"
@@ -44,6 +45,13 @@ struct SimOptions {
   // A replica added or removed mid-run (membership.h), through the Router calls the gateway's
   // admin API makes. REQUIRES: replica < replicas.size() and replicas.size() >= 2.
   std::optional<MembershipChange> membership;
+  // Prewarm and handoff (routing/prewarm_planner.h): each gateway keeps its hottest prefixes
+  // and, when a replica is added, sends the prefixes whose homes include it to it; before one is
+  // removed, sends the prefixes only it holds to their next homes. The requests are real engine
+  // work (they take prefill time and fill the cache) on the simulated replicas, routed through
+  // the Router pinned to their target; they are counted in RunResult::prewarm only. nullopt: off.
+  // RunComparison keeps it for the `warmroute` policy only (the gateway's default).
+  std::optional<routing::PrewarmOptions> prewarm;
 
   // Gateway replicas in front of the one fleet: `gateways` independent Routers (each its own
   // policy instance, index, history, random stream and scrape timing; gateway g scrapes replica

@@ -174,6 +174,52 @@ TEST(SimMembershipTest, SameSeedGivesTheSameDipFiguresAndSeries) {
   }
 }
 
+// The first `span_s` seconds after the change: Σ cached / Σ prompt tokens of client requests.
+double HitAfterChange(const RunResult& run, double span_s) {
+  DipOptions options{.baseline_s = 2, .tolerance_pp = 2, .hold_windows = 2};
+  options.after_s = span_s;
+  return AnalyseDip(run.hit_series, ToSeconds(run.membership->at), options).first_minute;
+}
+
+TEST(SimPrewarmTest, HandoffWarmsTheRemovedReplicasPrefixesOnTheirNextHomes) {
+  SimOptions options = ChangeOptions(MembershipChange::Kind::kRemove);
+  const RunResult off = MustRun(options, "warmroute");
+  options.prewarm = routing::PrewarmOptions{};
+  const RunResult on = MustRun(options, "warmroute");
+  EXPECT_FALSE(off.prewarm.enabled);
+  EXPECT_EQ(off.prewarm.finished, 0);
+  EXPECT_GT(on.prewarm.handoff, 0);
+  EXPECT_EQ(on.prewarm.join, 0);
+  EXPECT_EQ(on.prewarm.failed, 0);
+  EXPECT_GT(on.prewarm.prompt_tokens, 0);
+  // Prewarm requests are no client traffic: the client figures count the same requests.
+  EXPECT_EQ(on.finished, 300);
+  EXPECT_EQ(on.arrived, off.arrived);
+  EXPECT_EQ(on.router.routed, off.router.routed + on.prewarm.finished);
+  // The clients hit more in the seconds after the removal.
+  EXPECT_GT(HitAfterChange(on, 2), HitAfterChange(off, 2) + 0.02)
+      << HitAfterChange(on, 2) << " vs " << HitAfterChange(off, 2);
+}
+
+TEST(SimPrewarmTest, AJoiningReplicaIsWarmForItsFirstClientRequests) {
+  SimOptions options = ChangeOptions(MembershipChange::Kind::kAdd);
+  options.workload.params["system_prompts"] = 64;
+  options.workload.params["zipf_exponent"] = 0.6;
+  const uint32_t added = options.membership->replica;
+  const RunResult off = MustRun(options, "warmroute");
+  options.prewarm = routing::PrewarmOptions{};
+  const RunResult on = MustRun(options, "warmroute");
+  EXPECT_GT(on.prewarm.join, 0);
+  EXPECT_EQ(on.prewarm.handoff, 0);
+  EXPECT_EQ(on.finished, 300);
+  // The prewarm requests ran on the new replica: it computed more prefill than its clients'.
+  EXPECT_GT(on.replicas[added].prefill_tokens,
+            on.replicas[added].prompt_tokens - on.replicas[added].cached_tokens);
+  // And its client requests found more of their prompts cached than without prewarm.
+  EXPECT_GT(on.replicas[added].cached_tokens, off.replicas[added].cached_tokens)
+      << on.replicas[added].cached_tokens << " vs " << off.replicas[added].cached_tokens;
+}
+
 TEST(SimMembershipTest, ChangeAfterTheLastArrivalIsAnError) {
   SimOptions options = ChangeOptions(MembershipChange::Kind::kRemove);
   options.membership->at = std::chrono::seconds(600);

@@ -40,6 +40,7 @@ struct Event {
     kMetricsSeen,     // the scrape's result reaches the router (a, b, x, scraped_at)
     kSeriesTick,      // the results' load series takes a sample (not seen by the router)
     kMembership,      // SimOptions::membership: a replica is added or removed
+    kPrewarmTick,     // the gateways' prewarm planners may send more (pacing)
     // Precise mode (SimOptions::prefix_mode):
     kKvEventSeen,     // a replica's KV-event message reaches the router (id: its sequence number)
     kReplayAtReplica,  // a replay request reaches the replica (id: the first wanted sequence)
@@ -62,6 +63,8 @@ struct Flight {
   uint32_t replica = 0;
   uint64_t seed = 0;
   bool first_token_seen = false;
+  // A prewarm or handoff request (SimOptions::prewarm), not client traffic.
+  std::optional<routing::PrewarmReason> prewarm;
   int64_t predicted_cached = 0;   // the routing decision's predicted cached tokens
   engine::EngineRequest pending;  // until delivered to the engine
 };
@@ -82,8 +85,12 @@ using Message = std::pair<uint64_t, std::string>;  // a KV-event message: sequen
 // to every replica's KV events. Per replica: the feed (null: not a backend), the messages and
 // the replay replies on their way to this gateway, which arrive in the order sent (every one
 // takes the same delay).
+using Prewarm = routing::PrewarmPlanner<engine::EngineRequest>;
+
 struct Gateway {
   std::unique_ptr<routing::Router> router;
+  std::unique_ptr<Prewarm> prewarm;  // null: prewarm off
+  absl::flat_hash_map<uint64_t, Prewarm::Job> prewarm_sent;  // by request id, until it ends
   std::vector<std::unique_ptr<kv_events::BackendEventFeed>> feeds;
   std::vector<std::deque<Message>> in_transit;
   std::vector<std::deque<std::vector<Message>>> replies_in_transit;
@@ -167,12 +174,14 @@ class EventLoop {
       gateway.router = std::make_unique<routing::Router>(
           std::move(policy), options_.router, clock_,
           Mix64((options_.seed ^ 0x726f75746572ull) + static_cast<uint64_t>(g)));
+      if (options_.prewarm) gateway.prewarm = std::make_unique<Prewarm>(*options_.prewarm);
       gateway.feeds.resize(n);
       gateway.in_transit.resize(n);
       gateway.replies_in_transit.resize(n);
       gateways_.push_back(std::move(gateway));
     }
     result_.gateway_requests.assign(gateways_.size(), 0);
+    result_.prewarm.enabled = options_.prewarm.has_value();
     backend_of_replica_.assign(n, std::nullopt);
     const std::optional<MembershipChange>& change = options_.membership;
     for (uint32_t i = 0; i < n; ++i) {
@@ -224,6 +233,12 @@ class EventLoop {
   // Router::AddBackend for replica r, named "r<index>" whatever its backend id.
   void AddBackend(uint32_t r);
   void ApplyMembershipChange();
+  // Sends what the gateways' prewarm planners release now, and schedules a tick while any has
+  // jobs pending.
+  void SendPrewarm();
+  // A prewarm request ended (finished: cached tokens known; else failed).
+  void EndPrewarm(const Flight& flight, uint64_t id, std::optional<int64_t> cached,
+                  int64_t prompt);
   void CountHit(TimePoint arrival, int64_t prompt, int64_t cached);
   // Precise mode: replica r's step produced KV events: one message to every gateway, maybe lost
   // on its way to each.
@@ -258,6 +273,8 @@ class EventLoop {
   std::vector<std::optional<routing::BackendId>> backend_of_replica_;
   std::vector<uint32_t> replica_of_backend_;
   bool membership_applied_ = false;
+  bool prewarm_tick_scheduled_ = false;
+  uint64_t next_prewarm_id_ = uint64_t{1} << 62;  // above every workload request id
   TimePoint last_arrival_{};
   RunResult result_;
 };
@@ -317,17 +334,85 @@ void EventLoop::ApplyMembershipChange() {
   if (!fleet()) return;  // the pooled bound has no fleet to change
   if (change.kind == MembershipChange::Kind::kAdd) {
     AddBackend(change.replica);
+    for (Gateway& gateway : gateways_) {
+      if (gateway.prewarm) {
+        gateway.prewarm->PlanJoin(*gateway.router, *backend_of_replica_[change.replica], now());
+      }
+    }
     // Scraped at once by the first gateway; the others follow at their phases.
     ScheduleScrapes(change.replica,
                     now() - options_.scrape_interval * change.replica /
                                 static_cast<int64_t>(options_.replicas.size()));
   } else {
     for (Gateway& gateway : gateways_) {
-      gateway.router->RemoveBackend(*backend_of_replica_[change.replica]);
+      const routing::BackendId leaving = *backend_of_replica_[change.replica];
+      if (gateway.prewarm) gateway.prewarm->PlanHandoff(*gateway.router, leaving, now());
+      gateway.router->RemoveBackend(leaving);
     }
     backend_of_replica_[change.replica].reset();
     // Its feeds stay (their counters are reported) but are fed no more: the gateways unsubscribe.
   }
+  SendPrewarm();
+}
+
+void EventLoop::SendPrewarm() {
+  bool pending = false;
+  for (size_t g = 0; g < gateways_.size(); ++g) {
+    Gateway& gateway = gateways_[g];
+    if (!gateway.prewarm) continue;
+    while (std::optional<Prewarm::Job> job = gateway.prewarm->Next(*gateway.router, now())) {
+      const uint64_t id = next_prewarm_id_++;
+      job->request.id = id;
+      absl::StatusOr<routing::Decision> decision = gateway.router->Route(job->request);
+      if (!decision.ok()) {
+        gateway.prewarm->OnDone(*job);
+        ++result_.prewarm.failed;
+        continue;
+      }
+      gateway.router->CommitInsert(id);
+      engine::EngineRequest request = job->payload;
+      request.id = id;
+      request.max_tokens = 1;
+      const uint32_t replica = replica_of_backend_[decision->backend];
+      flights_.emplace(id, Flight{.arrival = now(),
+                                  .gateway = static_cast<uint16_t>(g),
+                                  .replica = replica,
+                                  .seed = request.seed,
+                                  .first_token_seen = false,
+                                  .prewarm = job->reason,
+                                  .predicted_cached = decision->predicted_cached_tokens,
+                                  .pending = std::move(request)});
+      gateway.prewarm_sent.emplace(id, *std::move(job));
+      events_.Push(now() + options_.network_delay,
+                   Event{.kind = Event::Kind::kDeliver, .replica = replica, .id = id});
+    }
+    pending = pending || gateway.prewarm->pending() > 0;
+  }
+  // Pacing: look again shortly while jobs wait (a token bucket refill, a target's queue).
+  if (pending && !prewarm_tick_scheduled_) {
+    prewarm_tick_scheduled_ = true;
+    events_.Push(now() + std::chrono::milliseconds(50), Event{.kind = Event::Kind::kPrewarmTick});
+  }
+}
+
+void EventLoop::EndPrewarm(const Flight& flight, uint64_t id, std::optional<int64_t> cached,
+                           int64_t prompt) {
+  Gateway& gateway = gateways_[flight.gateway];
+  if (cached) {
+    gateway.router->OnFinished(id, *cached);
+    ++result_.prewarm.finished;
+    ++(*flight.prewarm == routing::PrewarmReason::kJoin ? result_.prewarm.join
+                                                        : result_.prewarm.handoff);
+    result_.prewarm.prompt_tokens += prompt;
+    result_.prewarm.cached_tokens += *cached;
+  } else {
+    gateway.router->OnFailed(id);
+    ++result_.prewarm.failed;
+  }
+  auto sent = gateway.prewarm_sent.find(id);
+  gateway.prewarm->OnDone(sent->second);
+  gateway.prewarm_sent.erase(sent);
+  SendPrewarm();
 }
 
 void EventLoop::CountHit(TimePoint arrival, int64_t prompt, int64_t cached) {
@@ -408,6 +493,7 @@ absl::StatusOr<RunResult> EventLoop::Run() {
     series.cached_tokens.resize(keep);
   }
   for (const Gateway& gateway : gateways_) {
+    if (gateway.prewarm) result_.prewarm.planner += gateway.prewarm->counters();
     const routing::RouterStats& s = gateway.router->stats();
     routing::RouterStats& sum = result_.router;
     sum.routed += s.routed;
@@ -471,6 +557,9 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
       }
     }
     router.CommitInsert(prepared.routing.id);  // as the gateway does once it has dispatched
+    if (gateways_[g].prewarm) {
+      gateways_[g].prewarm->Observe(prepared.routing, prepared.engine, now());
+    }
     replica = replica_of_backend_[decision->backend];
     predicted_cached = decision->predicted_cached_tokens;
     ++result_.reasons[std::string(routing::ReasonName(decision->reason))];
@@ -482,6 +571,7 @@ void EventLoop::OnArrival(workload::WorkloadRequest request) {
                 .replica = replica,
                 .seed = prepared.engine.seed,
                 .first_token_seen = false,
+                .prewarm = std::nullopt,
                 .predicted_cached = predicted_cached,
                 .pending = std::move(prepared.engine)};
   flights_.emplace(id, std::move(flight));
@@ -509,7 +599,17 @@ void EventLoop::Handle(const Event& event) {
     case Event::Kind::kFirstTokenSeen: {
       Flight& flight = flights_.at(event.id);
       if (fleet()) gateways_[flight.gateway].router->OnFirstToken(event.id);
-      result_.ttft_s.Add(ToSeconds(now() - flight.arrival));
+      if (flight.prewarm) return;  // not client traffic
+      const double ttft_s = ToSeconds(now() - flight.arrival);
+      result_.ttft_s.Add(ttft_s);
+      if (options_.membership) {
+        const TimePoint change = TimePoint{} + options_.membership->at;
+        if (flight.arrival >= change - kChangeSpan && flight.arrival < change) {
+          result_.ttft_before_change_s.Add(ttft_s);
+        } else if (flight.arrival >= change && flight.arrival < change + kChangeSpan) {
+          result_.ttft_after_change_s.Add(ttft_s);
+        }
+      }
       return;
     }
     case Event::Kind::kFinishSeen:
@@ -550,6 +650,10 @@ void EventLoop::Handle(const Event& event) {
       return;
     case Event::Kind::kMembership:
       ApplyMembershipChange();
+      return;
+    case Event::Kind::kPrewarmTick:
+      prewarm_tick_scheduled_ = false;
+      SendPrewarm();
       return;
     case Event::Kind::kKvEventSeen:
       OnKvEventSeen(event);
@@ -699,6 +803,11 @@ void EventLoop::OnFinishSeen(const Event& event) {
   const int64_t cached = event.a;
   const int64_t generated = event.b;
   const int64_t prompt = static_cast<int64_t>(event.x);
+  if (flight.prewarm) {
+    EndPrewarm(flight, event.id, cached, prompt);
+    flights_.erase(event.id);
+    return;
+  }
   if (fleet()) {
     gateways_[flight.gateway].router->OnFinished(event.id, cached);
     if (prompt > 0) {
@@ -726,6 +835,11 @@ void EventLoop::OnFinishSeen(const Event& event) {
 
 void EventLoop::OnFailSeen(const Event& event) {
   const uint64_t id = event.id;
+  if (const Flight& flight = flights_.at(id); flight.prewarm) {
+    EndPrewarm(flight, id, std::nullopt, 0);
+    flights_.erase(id);
+    return;
+  }
   if (fleet()) gateways_[flights_.at(id).gateway].router->OnFailed(id);
   ++result_.failed;
   flights_.erase(id);

@@ -126,6 +126,15 @@ class Policy {
   virtual void OnFinished(const RoutingRequest& /*request*/, const Decision& /*decision*/) {}
   virtual void OnFailed(const RoutingRequest& /*request*/, const Decision& /*decision*/) {}
   virtual void OnBackendRemoved(BackendId /*backend*/) {}
+
+  // The backends this policy places `request`'s prefix on when it is cold, best first, among
+  // `candidates` (e.g. warmroute's rendezvous homes), written to `out` (cleared first); empty for
+  // a policy without deterministic homes. Pure: changes no routing state. Used to plan prewarm
+  // and handoff requests (prewarm_planner.h) without re-deriving a policy's placement.
+  virtual void Homes(const RoutingRequest& /*request*/, const FleetView& /*fleet*/,
+                     std::span<const BackendId> /*candidates*/, std::vector<BackendId>& out) {
+    out.clear();
+  }
 };
 
 }  // namespace warmroute::routing

@@ -223,6 +223,20 @@ void CompleteAlternates(const FleetView& fleet, std::span<const BackendId> candi
 
 }  // namespace
 
+std::vector<BackendId> Router::Homes(const RoutingRequest& request) {
+  std::vector<BackendId> candidates;
+  for (BackendId b = 0; b < fleet_.size(); ++b) {
+    const BackendState& state = fleet_.backend(b);
+    if (state.present && state.Serves(request.model) && state.InPools(request.pools) &&
+        state.Eligible()) {
+      candidates.push_back(b);
+    }
+  }
+  std::vector<BackendId> homes;
+  if (!candidates.empty()) policy_->Homes(request, fleet_, candidates, homes);
+  return homes;
+}
+
 absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
   if (in_flight_.contains(request.id)) {
     return absl::AlreadyExistsError(absl::StrCat("request ", request.id, " is already in flight"));

@@ -187,6 +187,11 @@ class Router {
   void SetKvEventState(BackendId backend, KvEventState state);
   const DomainAttribution& attribution() const { return attribution_; }
 
+  // The policy's homes of request's prefix (Policy::Homes) among the backends that could take
+  // it now: present, serving request.model, in request.pools, and eligible (healthy, not
+  // draining). Empty when the policy has no deterministic homes. Changes no routing state.
+  std::vector<BackendId> Homes(const RoutingRequest& request);
+
   const FleetView& fleet() const { return fleet_; }
   const PrefixIndex& index() const { return *index_; }
   const Policy& policy() const { return *policy_; }

@@ -70,6 +70,31 @@ TEST_F(RouterTest, SpeculativeInsertPredictsTheNextRequestsCachedTokens) {
   EXPECT_EQ(d->predicted_cached_tokens, 799);
 }
 
+TEST_F(RouterTest, HomesAreWhereTheWarmroutePolicySendsAColdPrefix) {
+  auto router = Make("warmroute");
+  for (int i = 0; i < 6; ++i) router->AddBackend({.name = "r" + std::to_string(i)});
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    RoutingRequest request = Request(seed, Chain(seed, 80), 1280);
+    const std::vector<BackendId> homes = router->Homes(request);
+    ASSERT_EQ(homes.size(), 3u);  // max_homes
+    EXPECT_EQ(std::set<BackendId>(homes.begin(), homes.end()).size(), 3u);
+    absl::StatusOr<Decision> d = router->Route(request);  // idle, empty fleet: the first home
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->backend, homes.front());
+    EXPECT_EQ(d->reason, Reason::kColdHome);
+    router->OnFailed(request.id);  // leaves the fleet as it was
+  }
+  // A draining backend is no home; a policy without homes has none.
+  RoutingRequest request = Request(100, Chain(100, 80), 1280);
+  const BackendId first = router->Homes(request).front();
+  router->SetDraining(first, true);
+  const std::vector<BackendId> after = router->Homes(request);
+  EXPECT_EQ(std::count(after.begin(), after.end(), first), 0);
+  auto round_robin = Make("round_robin");
+  round_robin->AddBackend({.name = "r0"});
+  EXPECT_TRUE(round_robin->Homes(request).empty());
+}
+
 TEST_F(RouterTest, FirstTokenAndFinishMoveTheAccounting) {
   auto router = Make("round_robin");
   router->AddBackend({.name = "r0"});

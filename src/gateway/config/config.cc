@@ -345,6 +345,30 @@ absl::Status ParseAdmission(MapReader& map, AdmissionConfig* out) {
                     &out->queue_timeout);
 }
 
+absl::Status ParsePrewarm(MapReader& map, PrewarmConfig* out) {
+  if (const ConfigNode* enabled = map.Get("enabled"); enabled != nullptr) {
+    bool on = false;
+    WR_RETURN_IF_ERROR(ReadBool(enabled, map.PathOf("enabled"), &on));
+    out->enabled = on;
+  }
+  WR_RETURN_IF_ERROR(ReadInt(map.Get("max_prefixes"), map.PathOf("max_prefixes"), 0, 1'000'000,
+                             &out->max_prefixes));
+  const ConfigNode* rate = map.Get("max_tokens_per_s");
+  WR_RETURN_IF_ERROR(ReadDouble(rate, map.PathOf("max_tokens_per_s"), &out->max_tokens_per_s));
+  if (!(out->max_tokens_per_s > 0)) {
+    return KeyError(map.PathOf("max_tokens_per_s"), rate,
+                    absl::StrCat("must be > 0, got ", out->max_tokens_per_s));
+  }
+  WR_RETURN_IF_ERROR(
+      ReadInt(map.Get("max_in_flight"), map.PathOf("max_in_flight"), 1, 1024, &out->max_in_flight));
+  WR_RETURN_IF_ERROR(ReadInt(map.Get("max_target_queue_tokens"),
+                             map.PathOf("max_target_queue_tokens"), 0, int64_t{1} << 40,
+                             &out->max_target_queue_tokens));
+  WR_RETURN_IF_ERROR(
+      ReadMillis(map.Get("max_wait_ms"), map.PathOf("max_wait_ms"), 1, &out->max_wait));
+  return ReadInt(map.Get("join_homes"), map.PathOf("join_homes"), 0, 64, &out->join_homes);
+}
+
 absl::Status ParseAdmin(MapReader& map, AdminConfig* out) {
   const ConfigNode* token = map.Get("token");
   WR_RETURN_IF_ERROR(ReadString(token, map.PathOf("token"), &out->token));
@@ -479,6 +503,7 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   WR_RETURN_IF_ERROR(ParseSection(root, "health", &ParseHealth, &config.health));
   WR_RETURN_IF_ERROR(ParseSection(root, "scrape", &ParseScrape, &config.scrape));
   WR_RETURN_IF_ERROR(ParseSection(root, "admission", &ParseAdmission, &config.admission));
+  WR_RETURN_IF_ERROR(ParseSection(root, "prewarm", &ParsePrewarm, &config.prewarm));
   WR_RETURN_IF_ERROR(ParseSection(root, "admin", &ParseAdmin, &config.admin));
   WR_RETURN_IF_ERROR(
       ParseSection(root, "observability", &ParseObservability, &config.observability));
@@ -551,6 +576,10 @@ absl::StatusOr<BackendConfig> ParseBackendJson(std::string_view json) {
   BackendConfig backend;
   WR_RETURN_IF_ERROR(ParseBackend(map, &backend));
   return backend;
+}
+
+bool PrewarmOn(const GatewayConfig& config) {
+  return config.prewarm.enabled.value_or(config.policy.name == "warmroute");
 }
 
 std::string EffectiveConfigJson(const GatewayConfig& config) {
@@ -656,6 +685,17 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.Key("max_in_flight").Int(config.admission.max_in_flight);
   w.Key("max_queue").Int(config.admission.max_queue);
   w.Key("queue_timeout_ms").Int(config.admission.queue_timeout.count());
+  w.EndObject();
+
+  const PrewarmConfig& prewarm = config.prewarm;
+  w.Key("prewarm").BeginObject();
+  w.Key("enabled").Bool(PrewarmOn(config));
+  w.Key("max_prefixes").Int(prewarm.max_prefixes);
+  w.Key("max_tokens_per_s").Double(prewarm.max_tokens_per_s);
+  w.Key("max_in_flight").Int(prewarm.max_in_flight);
+  w.Key("max_target_queue_tokens").Int(prewarm.max_target_queue_tokens);
+  w.Key("max_wait_ms").Int(prewarm.max_wait.count());
+  w.Key("join_homes").Int(prewarm.join_homes);
   w.EndObject();
 
   w.Key("admin").BeginObject();

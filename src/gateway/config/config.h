@@ -138,6 +138,19 @@ struct AdmissionConfig {
   Millis queue_timeout{30'000};
 };
 
+// prewarm: what the gateway sends a backend that joins, and the others when one leaves
+// (gateway/fleet/prewarmer.h; the rule and its defaults' reasons: core/routing/prewarm_planner.h).
+struct PrewarmConfig {
+  std::optional<bool> enabled;             // unset: on for policy warmroute (see PrewarmOn)
+  int64_t max_prefixes = 1024;             // hot prefixes kept (their prompts in memory only)
+  double max_tokens_per_s = 20000;         // prompt tokens per second of prewarm, all backends
+  int64_t max_in_flight = 4;               // prewarm requests in flight (one per backend)
+  int64_t max_target_queue_tokens = 2048;  // a job waits while its target has more prefill queued
+  Millis max_wait{60'000};                 // a job older than this is dropped
+  int64_t join_homes = 3;  // a join prewarms the prefixes it is among the first join_homes homes of
+  bool operator==(const PrewarmConfig&) const = default;
+};
+
 struct AdminConfig {
   std::string token;  // bearer token; empty: admin API disabled
 };
@@ -188,10 +201,14 @@ struct GatewayConfig {
   HealthConfig health;
   ScrapeConfig scrape;
   AdmissionConfig admission;
+  PrewarmConfig prewarm;
   AdminConfig admin;
   ObservabilityConfig observability;
   TenancyConfig tenancy;  // sections tenancy, tenants, rate_limits
 };
+
+// Whether the gateway prewarms: prewarm.enabled, else true for policy warmroute.
+bool PrewarmOn(const GatewayConfig& config);
 
 // The config of a YAML document (an empty document gives every default).
 absl::StatusOr<GatewayConfig> ParseGatewayConfig(std::string_view yaml);

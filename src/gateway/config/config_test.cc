@@ -449,8 +449,52 @@ TEST(EffectiveConfigTest, DefaultsInFull) {
       R"("probe_timeout_ms":1000,"eject_after_failures":3,"backoff_initial_ms":1000,)"
       R"("backoff_max_ms":30000},"scrape":{"interval_ms":200,"timeout_ms":1000},)"
       R"("admission":{"max_in_flight":0,"max_queue":1024,"queue_timeout_ms":30000},)"
+      R"("prewarm":{"enabled":true,"max_prefixes":1024,"max_tokens_per_s":20000,)"
+      R"("max_in_flight":4,"max_target_queue_tokens":2048,"max_wait_ms":60000,)"
+      R"("join_homes":3},)"
       R"("admin":{"token":""},"observability":{"access_log":"stderr","response_headers":true,)"
       R"("log_prompts":false,"dashboard":true}})");
+}
+
+TEST(PrewarmConfigTest, OnByDefaultForWarmrouteOnly) {
+  absl::StatusOr<GatewayConfig> config = ParseGatewayConfig("");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(PrewarmOn(*config));
+  config = ParseGatewayConfig("policy: {name: least_request}");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(PrewarmOn(*config));
+  config = ParseGatewayConfig("policy: {name: least_request}\nprewarm: {enabled: true}");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(PrewarmOn(*config));
+  config = ParseGatewayConfig(
+      "prewarm: {enabled: false, max_prefixes: 64, max_tokens_per_s: 500, max_in_flight: 2,\n"
+      "  max_target_queue_tokens: 0, max_wait_ms: 5000, join_homes: 1}");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(PrewarmOn(*config));
+  EXPECT_EQ(config->prewarm.max_prefixes, 64);
+  EXPECT_EQ(config->prewarm.max_tokens_per_s, 500);
+  EXPECT_EQ(config->prewarm.max_in_flight, 2);
+  EXPECT_EQ(config->prewarm.max_target_queue_tokens, 0);
+  EXPECT_EQ(config->prewarm.max_wait, Millis(5000));
+  EXPECT_EQ(config->prewarm.join_homes, 1);
+}
+
+TEST(PrewarmConfigTest, ErrorsNameTheKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"prewarm: {enabled: maybe}", "prewarm.enabled"},
+      {"prewarm: {max_prefixes: -1}", "prewarm.max_prefixes"},
+      {"prewarm: {max_tokens_per_s: 0}", "prewarm.max_tokens_per_s"},
+      {"prewarm: {max_in_flight: 0}", "prewarm.max_in_flight"},
+      {"prewarm: {max_wait_ms: 0}", "prewarm.max_wait_ms"},
+      {"prewarm: {join_homes: 100}", "prewarm.join_homes"},
+      {"prewarm: {max_prefix: 10}", "prewarm.max_prefix"},
+      {"prewarm: 3", "prewarm"},
+  };
+  for (const auto& [yaml, key] : cases) {
+    absl::Status status = ParseGatewayConfig(yaml).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_THAT(status.message(), HasSubstr(key)) << yaml;
+  }
 }
 
 TEST(EffectiveConfigTest, RedactsTheAdminToken) {

@@ -168,6 +168,16 @@ class Backends {
   // mode turned approximate): its slice is the approximate estimate again (KvEventState::kNone).
   void EndKvEvents(routing::BackendId backend);
 
+  // fn(router) under the routing lock, health refreshed first, for the prewarmer
+  // (gateway/fleet/prewarmer.h), which plans and paces with the Router's view and routes through
+  // it. fn must not call back into this Backends.
+  template <typename Fn>
+  void WithRouter(Fn&& fn) {
+    std::lock_guard lock(mu_);
+    RefreshHealth(clock_.Now());
+    fn(router_);
+  }
+
   // Present backends, in the order they were added.
   std::vector<std::shared_ptr<const BackendTarget>> Targets() const;
   // The present backend whose name hashes to `name_hash` (routing::NameHash), if any.

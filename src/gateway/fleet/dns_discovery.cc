@@ -31,9 +31,10 @@ bool SameResolver(const DiscoveryConfig& a, const DiscoveryConfig& b) {
 
 DnsDiscovery::DnsDiscovery(net::Executor executor, Backends& backends, GatewayMetrics& metrics,
                            const Clock& clock, const WallClock& wall_clock, DiscoveryConfig config,
-                           uint64_t seed)
+                           uint64_t seed, Prewarmer* prewarmer)
     : executor_(executor),
       backends_(backends),
+      prewarmer_(prewarmer),
       metrics_(metrics),
       clock_(clock),
       wall_clock_(wall_clock),
@@ -81,6 +82,7 @@ void DnsDiscovery::SetConfig(DiscoveryConfig config) {
 void DnsDiscovery::RemoveAllLocked() {
   const DiscoveryChanges changes = reconciler_.Stop();
   for (const std::string& name : changes.remove) {
+    if (prewarmer_ != nullptr) prewarmer_->OnLeaving(name);  // while the Router knows it
     if (backends_.Remove(name).ok()) {
       spdlog::info("discovery: removed backend {} (discovery is off)", name);
     }
@@ -192,6 +194,7 @@ void DnsDiscovery::ApplyLocked(const DiscoveryChanges& changes, const DiscoveryC
     if (added.ok()) {
       spdlog::info("discovery: added backend {} ({}); it takes requests after its first probe",
                    name, (*added)->url);
+      if (prewarmer_ != nullptr) prewarmer_->OnJoined(name);
     } else {
       reconciler_.Forget(name);
       spdlog::warn("discovery: cannot add backend {}: {}", name,
@@ -205,6 +208,7 @@ void DnsDiscovery::ApplyLocked(const DiscoveryChanges& changes, const DiscoveryC
   }
   for (const std::string& name : changes.drain) {
     if (backends_.SetDraining(name, true).ok()) {
+      if (prewarmer_ != nullptr) prewarmer_->OnLeaving(name);  // a drain precedes its removal
       spdlog::info("discovery: backend {} is no longer listed: draining (removed if still absent "
                    "at the next resolution)",
                    name);

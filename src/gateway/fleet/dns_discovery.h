@@ -28,6 +28,7 @@
 #include "gateway/config/discovery_config.h"
 #include "gateway/fleet/backends.h"
 #include "gateway/fleet/discovery_reconciler.h"
+#include "gateway/fleet/prewarmer.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "net/dns/dns_resolver.h"
 #include "net/task.h"
@@ -36,9 +37,11 @@ namespace warmroute::gateway {
 
 class DnsDiscovery {
  public:
+  // `prewarmer` (null: prewarm off) is told of each backend added (prewarm) and drained or
+  // removed (handoff), as the admin API tells it.
   DnsDiscovery(net::Executor executor, Backends& backends, GatewayMetrics& metrics,
                const Clock& clock, const WallClock& wall_clock, DiscoveryConfig config,
-               uint64_t seed);
+               uint64_t seed, Prewarmer* prewarmer = nullptr);
   DnsDiscovery(const DnsDiscovery&) = delete;
   DnsDiscovery& operator=(const DnsDiscovery&) = delete;
 
@@ -67,6 +70,7 @@ class DnsDiscovery {
 
   net::Executor executor_;
   Backends& backends_;
+  Prewarmer* const prewarmer_;
   GatewayMetrics& metrics_;
   const Clock& clock_;
   const WallClock& wall_clock_;

@@ -148,6 +148,18 @@ struct GatewayMetrics::State {
           .Name("warmroute_prefix_key_parity_checks_total")
           .Help("Comparisons of a backend's /tokenize ids with the gateway's, by result")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& prewarm_requests =
+      prometheus::BuildCounter()
+          .Name("warmroute_prewarm_requests_total")
+          .Help(
+              "Prewarm requests (max_tokens 1) sent to a backend that joined (reason join) or "
+              "for one that left (handoff), by result")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& prewarm_tokens =
+      prometheus::BuildCounter()
+          .Name("warmroute_prewarm_tokens_total")
+          .Help("Prompt tokens of the prewarm requests sent to a backend, by reason")
+          .Register(*registry);
   prometheus::Family<prometheus::Gauge>& model_precise =
       prometheus::BuildGauge()
           .Name("warmroute_prefix_key_precise")
@@ -457,6 +469,19 @@ void GatewayMetrics::OnParityCheck(std::string_view backend, std::string_view mo
             {"model", std::string(model)},
             {"result", std::string(result)}})
       .Increment();
+}
+
+void GatewayMetrics::OnPrewarm(std::string_view backend, std::string_view reason, bool ok,
+                               int64_t prompt_tokens) {
+  state_->prewarm_requests
+      .Add({{"backend", std::string(backend)},
+            {"reason", std::string(reason)},
+            {"result", ok ? "ok" : "failed"}})
+      .Increment();
+  if (ok && prompt_tokens > 0) {
+    state_->prewarm_tokens.Add({{"backend", std::string(backend)}, {"reason", std::string(reason)}})
+        .Increment(static_cast<double>(prompt_tokens));
+  }
 }
 
 void GatewayMetrics::OnKvEventLags(std::string_view backend, std::span<const double> lags_s) {

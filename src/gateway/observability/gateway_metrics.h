@@ -26,6 +26,12 @@
 //   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every
 //                                                       worker shares) held; the time waited
 //   warmroute_admission_queue_length                    gauge
+// Prewarm and handoff (gateway/fleet/prewarmer.h; not client traffic, so not in the above):
+//   warmroute_prewarm_requests_total{backend,reason,result} counter: prewarm requests sent to
+//                                                       backend, reason join (it joined) or
+//                                                       handoff (another left), result ok/failed
+//   warmroute_prewarm_tokens_total{backend,reason}      counter: prompt tokens of the ok ones
+//                                                       (the gateway's estimate, as routed)
 // Prefix keys (gateway/keys/request_key.h):
 //   warmroute_prefix_key_total{mode,reason}             counter, one per prompt request keyed:
 //                                                       mode precise (reason tokenized,
@@ -134,6 +140,9 @@ class GatewayMetrics {
   // Whether `model` uses precise keys (its parity checks allow them).
   void SetModelPrecise(std::string_view model, bool precise);
 
+  // A prewarm request to `backend` (reason "join" or "handoff") ended; `ok` a 200 answer, with
+  // `prompt_tokens` sent.
+  void OnPrewarm(std::string_view backend, std::string_view reason, bool ok, int64_t prompt_tokens);
   // DNS discovery finished a resolution / was turned off (discovery_metrics.h).
   void OnDiscoveryResolution(const DiscoveryResolution& resolution);
   void OnDiscoveryStopped();

@@ -124,6 +124,25 @@ TEST_F(GatewayMetricsTest, TenantSeriesAreCountedPerTenant) {
             2);
 }
 
+// Prewarm requests have their own series, and are not client requests.
+TEST_F(GatewayMetricsTest, PrewarmRequestsAreCountedByReasonAndResult) {
+  metrics_.OnPrewarm("r2", "join", true, 1500);
+  metrics_.OnPrewarm("r2", "join", true, 500);
+  metrics_.OnPrewarm("r2", "join", false, 700);
+  metrics_.OnPrewarm("r1", "handoff", true, 300);
+  const std::string text = Scrape();
+  EXPECT_EQ(
+      Sample(text, R"(warmroute_prewarm_requests_total{backend="r2",reason="join",result="ok"})"),
+      2);
+  EXPECT_EQ(
+      Sample(text,
+             R"(warmroute_prewarm_requests_total{backend="r2",reason="join",result="failed"})"),
+      1);
+  EXPECT_EQ(Sample(text, R"(warmroute_prewarm_tokens_total{backend="r2",reason="join"})"), 2000);
+  EXPECT_EQ(Sample(text, R"(warmroute_prewarm_tokens_total{backend="r1",reason="handoff"})"), 300);
+  EXPECT_EQ(text.find("warmroute_requests_total{"), std::string::npos);
+}
+
 TEST_F(GatewayMetricsTest, RequestsThatReusedAPrefixAreCountedPerTenant) {
   for (const int64_t cached : {0, 63, 64, 5000}) {
     RequestRecord r = Record("a", 200, 0.05, 0.1, "acme");

@@ -413,15 +413,23 @@ net::Task<bool> ReadStreamedModel(net::HttpRequest& request,
   co_return false;
 }
 
-// The routing decision for `pending`, which holds `ticket`; takes what `pending` holds.
+// The routing decision for `pending`, which holds `ticket`; takes what `pending` holds. A prompt
+// request of `endpoint` (prompt: the route's body is one) is counted by the prewarmer, and kept
+// as its prefix's sample when the prewarmer asks for one (now and then, not per request).
 AdmitResult RouteAdmitted(const ProxyContext& context, Pending& pending,
-                          AdmissionGate::Ticket ticket, Call& call) {
+                          AdmissionGate::Ticket ticket, Call& call, bool prompt,
+                          request::Endpoint endpoint) {
   const uint64_t hot_prefix = HotPrefixes::IdOf(pending.routing.key);
   const int64_t prompt_tokens = pending.routing.prompt_tokens;
+  std::optional<routing::RoutingRequest> sample;
+  if (prompt && context.prewarmer != nullptr && context.prewarmer->Count(pending.routing)) {
+    sample = pending.routing;
+  }
   absl::StatusOr<Dispatch> dispatch = context.backends.Route(std::move(pending.routing));
   if (!dispatch.ok()) {
     return NotRouted(dispatch.status(), context.backends, call.model, pending.response_id);
   }
+  if (sample) context.prewarmer->Keep(*sample, endpoint, pending.body->For(dispatch->target->kind));
   RoutedRequest routed(context.backends, call.id);
   routed.Dispatched();
   context.hot_prefixes.Record(hot_prefix, prompt_tokens, dispatch->target->id);
@@ -486,7 +494,8 @@ net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& s
     ticket = std::move(*admitted);
   }
 
-  co_return RouteAdmitted(context, pending, std::move(ticket), call);
+  co_return RouteAdmitted(context, pending, std::move(ticket), call,
+                          route.route->body == RouteBody::kPrompt, route.route->endpoint);
 }
 
 }  // namespace warmroute::gateway

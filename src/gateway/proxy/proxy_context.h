@@ -20,6 +20,7 @@
 #include "core/routing/prefix_key.h"
 #include "gateway/config/config.h"
 #include "gateway/fleet/backends.h"
+#include "gateway/fleet/prewarmer.h"
 #include "gateway/keys/model_tokenizers.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/gateway_metrics.h"
@@ -66,6 +67,8 @@ struct ProxyContext {
   HotPrefixes& hot_prefixes;
   const Clock& clock;
   std::atomic<uint64_t>& next_request_id;
+  // Observes routed prompt requests for prewarm and handoff; null when prewarm is off.
+  Prewarmer* prewarmer = nullptr;
 };
 
 }  // namespace warmroute::gateway

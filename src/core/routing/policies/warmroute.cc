@@ -20,6 +20,25 @@ uint64_t WarmroutePolicy::NameHashOf(const FleetView& fleet, BackendId backend) 
   return name_hashes_[backend];
 }
 
+void WarmroutePolicy::RankHomes(const RoutingRequest& request, const FleetView& fleet,
+                                std::span<const BackendId> candidates, size_t top) {
+  const uint64_t key = PrefixPlacementKey(request, options_.home_blocks);
+  hrw_.clear();
+  for (BackendId b : candidates) hrw_.emplace_back(RendezvousScore(key, NameHashOf(fleet, b)), b);
+  top = std::min(top, hrw_.size());
+  std::partial_sort(hrw_.begin(), hrw_.begin() + static_cast<std::ptrdiff_t>(top), hrw_.end(),
+                    [](const auto& x, const auto& y) { return x.first > y.first; });
+}
+
+void WarmroutePolicy::Homes(const RoutingRequest& request, const FleetView& fleet,
+                            std::span<const BackendId> candidates, std::vector<BackendId>& out) {
+  out.clear();
+  const size_t top =
+      std::min(candidates.size(), static_cast<size_t>(std::max(1, options_.max_homes)));
+  RankHomes(request, fleet, candidates, top);
+  for (size_t i = 0; i < top; ++i) out.push_back(hrw_[i].second);
+}
+
 double WarmroutePolicy::QueuedPrefillTokens(const BackendState& backend, TimePoint now) const {
   const double outstanding =
       static_cast<double>(std::max<int64_t>(0, backend.outstanding_prefill_tokens));
@@ -160,15 +179,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
   // branch below needs them (not when a warm holder is allowed, the common case of a hit).
   const size_t homes = std::min(n, static_cast<size_t>(std::max(1, options_.max_homes)));
   std::vector<std::pair<uint64_t, BackendId>>& hrw = hrw_;
-  auto rank_homes = [&](size_t top) {
-    const uint64_t key = PrefixPlacementKey(request, options_.home_blocks);
-    hrw.clear();
-    for (BackendId b : ctx.candidates) {
-      hrw.emplace_back(RendezvousScore(key, NameHashOf(ctx.fleet, b)), b);
-    }
-    std::partial_sort(hrw.begin(), hrw.begin() + static_cast<std::ptrdiff_t>(top), hrw.end(),
-                      [](const auto& x, const auto& y) { return x.first > y.first; });
-  };
+  auto rank_homes = [&](size_t top) { RankHomes(request, ctx.fleet, ctx.candidates, top); };
 
   // Earliest available: when each backend's queued prefill is (expected to be) done; a backend
   // past its expected time with prefill still outstanding counts as available now.

@@ -133,6 +133,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -174,6 +175,9 @@ class WarmroutePolicy final : public Policy {
   void OnFailed(const RoutingRequest& request, const Decision& decision) override {
     Forget(request, decision);
   }
+  // The prefix's top max_homes candidates in rendezvous order (the homes of the rule above).
+  void Homes(const RoutingRequest& request, const FleetView& fleet,
+             std::span<const BackendId> candidates, std::vector<BackendId>& out) override;
 
   // Predicted TTFT in seconds, at `now`, of a request of `prompt_tokens` on `backend` if it
   // held `cached_tokens` of them.
@@ -184,6 +188,10 @@ class WarmroutePolicy final : public Policy {
 
  private:
   uint64_t NameHashOf(const FleetView& fleet, BackendId backend);
+  // Fills hrw_ with the candidates by rendezvous score of the request's placement key, its first
+  // `top` sorted highest first.
+  void RankHomes(const RoutingRequest& request, const FleetView& fleet,
+                 std::span<const BackendId> candidates, size_t top);
   // The share of its index bound that a backend's entries fill, in [0, 1].
   static double CacheFill(const PrefixIndex& index, BackendId backend);
   double UsefulTokens(const RoutingRequest& request, int64_t prompt) const;
