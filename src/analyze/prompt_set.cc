@@ -33,10 +33,6 @@ absl::StatusOr<PromptSet> ReadRequests(std::string_view name, std::string_view c
     record.prompt_tokens = static_cast<int64_t>(record.text.size() + 3) / 4;
     set.records.push_back(std::move(record));
   }
-  std::stable_sort(set.records.begin(), set.records.end(),
-                   [](const PromptRecord& a, const PromptRecord& b) {
-                     return a.arrival_s < b.arrival_s;
-                   });
   return set;
 }
 
@@ -61,10 +57,6 @@ absl::StatusOr<PromptSet> ReadTrace(std::string_view name, std::string_view cont
     set.records.push_back(std::move(record));
   }
   if (set.records.empty()) return absl::InvalidArgumentError(absl::StrCat(std::string(name), ": no request"));
-  std::stable_sort(set.records.begin(), set.records.end(),
-                   [](const PromptRecord& a, const PromptRecord& b) {
-                     return a.arrival_s < b.arrival_s;
-                   });
   return set;
 }
 
@@ -81,8 +73,15 @@ absl::StatusOr<PromptSet> ReadPromptSet(std::string_view name, std::string_view 
   if (content.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(name), ": empty file"));
   }
-  if (workload::LooksLikeMooncakeTrace(content)) return ReadTrace(name, content);
-  return ReadRequests(name, content);
+  absl::StatusOr<PromptSet> set = workload::LooksLikeMooncakeTrace(content)
+                                      ? ReadTrace(name, content)
+                                      : ReadRequests(name, content);
+  if (!set.ok()) return set;
+  std::stable_sort(set->records.begin(), set->records.end(),
+                   [](const PromptRecord& a, const PromptRecord& b) {
+                     return a.arrival_s < b.arrival_s;
+                   });
+  return set;
 }
 
 }  // namespace warmroute::analyze

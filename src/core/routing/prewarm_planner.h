@@ -195,15 +195,13 @@ class PrewarmPlanner {
       entries_.back().requests = 1;
       by_id_.emplace(id, slot);
     } else {
+      // The coldest entry: the least decayed rate now is the least `score` (no exp2 per entry on
+      // the request path).
       slot = 0;
-      double coldest = Decayed(entries_[0], now);
       for (size_t i = 1; i < entries_.size(); ++i) {
-        const double rate = Decayed(entries_[i], now);
-        if (rate < coldest) {
-          coldest = rate;
-          slot = i;
-        }
+        if (entries_[i].score < entries_[slot].score) slot = i;
       }
+      const double coldest = Decayed(entries_[slot], now);
       by_id_.erase(entries_[slot].id);
       by_id_.emplace(id, slot);
       entries_[slot].rate = coldest + 1;
@@ -213,6 +211,8 @@ class PrewarmPlanner {
     Entry& entry = entries_[slot];
     entry.id = id;
     entry.at = now;
+    entry.score = std::log2(entry.rate) + ToSeconds(now.time_since_epoch()) /
+                                              ToSeconds(options_.half_life);
     if (entry.requests < options_.min_sample_requests) return false;
     return !entry.sampled || now - entry.sampled_at >= options_.sample_refresh;
   }
@@ -316,6 +316,9 @@ class PrewarmPlanner {
     uint64_t id = 0;
     double rate = 0;  // decayed request count as of `at`
     TimePoint at{};
+    // log2(rate) + at / half_life: Decayed(now) = 2^(score - now / half_life), so entries order by
+    // score as by their decayed rates at any one time.
+    double score = 0;
     int64_t requests = 0;  // since it entered the table
     bool sampled = false;  // request and payload hold one of its requests
     TimePoint sampled_at{};
