@@ -96,6 +96,79 @@ bool HasNoChoices(simdjson::dom::element root) {
   return choices.size() == 0;
 }
 
+// Calls visit(key, value) for each member of `object` in order while it returns true. Sets
+// `malformed` on a syntax error (and stops): the iterator must not be used after one.
+template <typename Visit>
+void ForEachMember(simdjson::ondemand::object& object, bool& malformed, Visit&& visit) {
+  for (auto member : object) {
+    std::string_view key;
+    simdjson::ondemand::value value;
+    if (member.unescaped_key().get(key) != simdjson::SUCCESS ||
+        member.value().get(value) != simdjson::SUCCESS) {
+      malformed = true;
+      return;
+    }
+    if (!visit(key, value) || malformed) return;
+  }
+}
+
+// A token count: set when it is an integer in [0, kMaxUsageTokens] (an engine's counts are not
+// trusted: see ReadUsage). A value that is not an integer or out of range is skipped; any other
+// error is a syntax error.
+std::optional<int64_t> Count(simdjson::ondemand::value value, bool& malformed) {
+  int64_t n = 0;
+  const simdjson::error_code error = value.get_int64().get(n);
+  if (error == simdjson::SUCCESS) {
+    if (n >= 0 && n <= kMaxUsageTokens) return n;
+    return std::nullopt;
+  }
+  if (error != simdjson::INCORRECT_TYPE && error != simdjson::NUMBER_OUT_OF_RANGE) {
+    malformed = true;
+  }
+  return std::nullopt;
+}
+
+// The counts of a `usage` value, as `format` names them; nullopt when it is not an object.
+std::optional<Usage> ReadCounts(simdjson::ondemand::value value, UsageFormat format,
+                                bool& malformed) {
+  simdjson::ondemand::object usage;
+  if (value.get_object().get(usage) != simdjson::SUCCESS) return std::nullopt;
+  const bool chat = format == UsageFormat::kChat;
+  const std::string_view prompt_key = chat ? "prompt_tokens" : "input_tokens";
+  const std::string_view completion_key = chat ? "completion_tokens" : "output_tokens";
+  const std::string_view details_key = chat ? "prompt_tokens_details" : "input_tokens_details";
+  Usage result;
+  int64_t uncached = 0, cache_read = 0, cache_creation = 0;  // kMessages
+  ForEachMember(usage, malformed, [&](std::string_view key, simdjson::ondemand::value v) {
+    if (key == prompt_key) {
+      if (std::optional<int64_t> n = Count(v, malformed)) {
+        (format == UsageFormat::kMessages ? uncached : result.prompt_tokens) = *n;
+      }
+    } else if (key == completion_key) {
+      if (std::optional<int64_t> n = Count(v, malformed)) result.completion_tokens = *n;
+    } else if (format == UsageFormat::kMessages && key == "cache_read_input_tokens") {
+      if (std::optional<int64_t> n = Count(v, malformed)) {
+        cache_read = *n;
+        result.cached_tokens = *n;
+      }
+    } else if (format == UsageFormat::kMessages && key == "cache_creation_input_tokens") {
+      if (std::optional<int64_t> n = Count(v, malformed)) cache_creation = *n;
+    } else if (format != UsageFormat::kMessages && key == details_key) {
+      simdjson::ondemand::object details;
+      if (v.get_object().get(details) != simdjson::SUCCESS) return true;
+      ForEachMember(details, malformed, [&](std::string_view inner, simdjson::ondemand::value c) {
+        if (inner == "cached_tokens") result.cached_tokens = Count(c, malformed);
+        return true;
+      });
+    }
+    return true;
+  });
+  if (format == UsageFormat::kMessages) {
+    result.prompt_tokens = std::min(uncached + cache_read + cache_creation, kMaxUsageTokens);
+  }
+  return result;
+}
+
 }  // namespace
 
 std::optional<Usage> ReadUsage(std::string_view json, UsageFormat format) {
@@ -114,48 +187,35 @@ std::optional<Usage> ReadUsage(std::string_view json, UsageFormat format) {
       simdjson::SUCCESS) {
     return std::nullopt;
   }
-  simdjson::ondemand::object usage;
-  if (doc["usage"].get_object().get(usage) != simdjson::SUCCESS) {
-    // A streamed Responses or Messages event: the usage of the object it carries.
-    const char* holder = format == UsageFormat::kResponses  ? "response"
-                         : format == UsageFormat::kMessages ? "message"
-                                                            : nullptr;
-    if (holder == nullptr ||
-        doc[holder]["usage"].get_object().get(usage) != simdjson::SUCCESS) {
-      return std::nullopt;
+  // One forward pass over the members, stopping at the first syntax error. The on-demand parser
+  // does not validate a document before it is read: lookups by key (which go round an object
+  // again from its start) went on after a malformed part and crashed on an engine's truncated
+  // or garbled event (tests/fuzz, sse_usage).
+  // A streamed Responses or Messages event carries the usage of the object it holds.
+  const std::string_view holder = format == UsageFormat::kResponses  ? "response"
+                                  : format == UsageFormat::kMessages ? "message"
+                                                                     : "";
+  simdjson::ondemand::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS) return std::nullopt;
+  // A top-level usage object wins over the held object's.
+  std::optional<Usage> top;
+  std::optional<Usage> held;
+  bool malformed = false;
+  ForEachMember(root, malformed, [&](std::string_view key, simdjson::ondemand::value value) {
+    if (key == "usage") {
+      top = ReadCounts(value, format, malformed);
+    } else if (!holder.empty() && key == holder && !held) {
+      simdjson::ondemand::object object;
+      if (value.get_object().get(object) != simdjson::SUCCESS) return true;
+      ForEachMember(object, malformed, [&](std::string_view inner, simdjson::ondemand::value v) {
+        if (inner == "usage") held = ReadCounts(v, format, malformed);
+        return !held.has_value();
+      });
     }
-  }
-  Usage result;
-  int64_t value = 0;
-  const auto valid = [&value](auto&& field) {
-    return field.get_int64().get(value) == simdjson::SUCCESS && value >= 0 &&
-           value <= kMaxUsageTokens;
-  };
-  switch (format) {
-    case UsageFormat::kChat:
-      if (valid(usage["prompt_tokens"])) result.prompt_tokens = value;
-      if (valid(usage["completion_tokens"])) result.completion_tokens = value;
-      if (valid(usage["prompt_tokens_details"]["cached_tokens"])) result.cached_tokens = value;
-      break;
-    case UsageFormat::kResponses:
-      if (valid(usage["input_tokens"])) result.prompt_tokens = value;
-      if (valid(usage["output_tokens"])) result.completion_tokens = value;
-      if (valid(usage["input_tokens_details"]["cached_tokens"])) result.cached_tokens = value;
-      break;
-    case UsageFormat::kMessages: {
-      int64_t prompt = 0;
-      if (valid(usage["input_tokens"])) prompt += value;
-      if (valid(usage["cache_read_input_tokens"])) {
-        prompt += value;
-        result.cached_tokens = value;
-      }
-      if (valid(usage["cache_creation_input_tokens"])) prompt += value;
-      result.prompt_tokens = std::min(prompt, kMaxUsageTokens);
-      if (valid(usage["output_tokens"])) result.completion_tokens = value;
-      break;
-    }
-  }
-  return result;
+    return !top.has_value();
+  });
+  if (malformed) return std::nullopt;
+  return top ? top : held;
 }
 
 std::string_view SseUsageTap::Feed(std::string_view piece) {

@@ -156,6 +156,25 @@ TEST(ReadUsageTest, MessagesApiPromptIsItsThreeInputCounts) {
   EXPECT_EQ(usage->completion_tokens, 8);
 }
 
+// Found by fuzzing (tests/fuzz, sse_usage): a malformed event from an engine, whose syntax error
+// comes before the usage of the object it carries, crashed the lookup of that object.
+TEST(ReadUsageTest, AMalformedEventIsNotReadAndDoesNotCrash) {
+  for (UsageFormat format : {UsageFormat::kResponses, UsageFormat::kMessages}) {
+    EXPECT_FALSE(ReadUsage(R"({"type":"response.c":"x","response":{"id":"r1","usage":)"
+                           R"({"input_tokens":20,"input_tokens_details":{"cached_tokens":16}}},)"
+                           R"("message":{"usage":{"input_tokens":1}}})",
+                           format)
+                     .has_value());
+  }
+  // A count that is not a number is a syntax error: the fields after it are not read.
+  EXPECT_FALSE(ReadUsage(R"({"usage":{"prompt_tokens":99g9,"completion_tokens":1}})").has_value());
+  // A well-formed event still has its usage read after the top-level lookup failed.
+  EXPECT_EQ(ReadUsage(R"({"type":"response.completed","response":{"usage":{"input_tokens":7}}})",
+                      UsageFormat::kResponses)
+                ->prompt_tokens,
+            7);
+}
+
 TEST(SseUsageTapTest, ReadsTheResponsesStreamsCompletedEventAndPassesEveryByte) {
   const std::string body =
       "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\","

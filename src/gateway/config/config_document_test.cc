@@ -148,6 +148,17 @@ TEST(ConfigDocumentTest, OneDocumentOnly) {
   EXPECT_EQ(doc->type, Type::kMap);
 }
 
+// Found by fuzzing (tests/fuzz, config_yaml): on a file that is or starts with a comma,
+// yaml-cpp's parser yields documents for ever without reading on, and YAML::LoadAll collected
+// them until memory ran out.
+TEST(ConfigDocumentTest, AFileTheYamlParserIsStuckOnIsAnErrorNotAHang) {
+  for (const char* yaml : {",", ",listen: {port: 0}\n", "retries: 1\n---\n,\n"}) {
+    absl::Status status = ParseYamlDocument(yaml).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_THAT(status.message(), HasSubstr("line ")) << status;
+  }
+}
+
 TEST(ConfigDocumentTest, ReadsJsonTypes) {
   absl::StatusOr<ConfigNode> doc = ParseJsonDocument(
       R"({"s": "8080", "i": -5, "d": 2.5, "b": true, "n": null, "l": [1], "m": {"k": 1},
