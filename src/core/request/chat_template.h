@@ -40,7 +40,7 @@ inline constexpr std::string_view kToolsLabel = "Tools: ";
 template <typename Piece>
 void ForEachChatPiece(const std::vector<ChatMessage>& messages, std::string_view tools,
                       bool add_generation_prompt, Piece&& piece) {
-  constexpr std::string_view kHeaderEnd = "\n\n";
+  static constexpr std::string_view kHeaderEnd = "\n\n";
   const auto header = [&piece](std::string_view role) {
     piece(kStartHeader);
     piece(role);

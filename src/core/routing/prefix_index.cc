@@ -614,7 +614,7 @@ struct PrefixIndex::Impl {
     std::array<Interval, 64> next;
     size_t count = 0;
     // The split points of (lo, hi), hi - lo >= 2: lo + (hi - lo) * j / parts for 0 < j < parts.
-    auto for_each_point = [&chain](const Interval& iv, auto visit) {
+    auto for_each_point = [](const Interval& iv, auto visit) {
       const uint64_t width = iv.hi - iv.lo;
       const uint64_t parts = std::min<uint64_t>(width, kMatchFanout + 1);
       for (uint64_t j = 1; j < parts; ++j) visit(static_cast<uint32_t>(iv.lo + width * j / parts));

@@ -646,9 +646,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (writer.failed() || self->stopped_) co_return;
     if (!writer.started()) {
       spdlog::error("a request handler returned without a response");
-      co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
+      // A failure to write leaves nothing to do: the connection is shut down next either way.
+      (void)co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
     } else if (writer.streaming() && !writer.finished()) {
-      co_await writer.FinishStream();
+      (void)co_await writer.FinishStream();
     }
     beast::error_code ec;
     TcpOf(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -758,9 +759,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (writer.failed() || self->stopped_) co_return;
       if (!writer.started()) {
         spdlog::error("a request handler returned without a response");
-        co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
+        // A failure to write is writer.failed(), checked below.
+        (void)co_await writer.ReplyError(absl::InternalError("the handler sent no response"));
       } else if (writer.streaming() && !writer.finished()) {
-        co_await writer.FinishStream();
+        (void)co_await writer.FinishStream();
       }
       if (writer.failed()) co_return;
       if (!keep_alive || writer.closes_connection() || self->draining_) {

@@ -16,7 +16,7 @@ Task<void> ReplyMethodNotAllowed(ResponseWriter& writer, const HttpRequest& requ
       "method ", AbslView(request.method), " is not allowed on ", AbslView(request.path)));
   Response response = ErrorResponse(status, 405);
   response.head.headers.emplace_back("allow", std::move(allow));
-  co_await writer.Reply(std::move(response));
+  (void)co_await writer.Reply(std::move(response));  // a failure is writer.failed()
 }
 
 }  // namespace warmroute::net
