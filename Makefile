@@ -4,7 +4,7 @@ PRESET ?= release
 JOBS ?= $(shell nproc)
 BIN := build/$(PRESET)/src/cli/warmroute
 
-.PHONY: all deps configure build test unit integration demo bench clean
+.PHONY: all deps configure build test unit integration demo bench fuzz clean
 
 all: build
 
@@ -38,6 +38,12 @@ bench: build
 	@for b in $$(find build/$(PRESET)/src -name '*_bench' -type f -perm -u+x | sort); do \
 	  echo "== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
 	@/usr/bin/python3 bench/emulator_accuracy.py --bin $(BIN)
+
+# The libFuzzer targets (tests/fuzz, docs/fuzzing.md) with clang, ASan and UBSan, each for
+# FUZZ_SECONDS (ten CPU-minutes by default), then their table: `make fuzz FUZZ_SECONDS=60`.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@JOBS=$(JOBS) bench/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build
