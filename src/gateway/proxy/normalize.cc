@@ -174,7 +174,12 @@ error_code ReadSpan(od::value value, const char* base,
 // The texts and tools of `json` (padded), a body of `endpoint`.
 error_code ReadBody(request::Endpoint endpoint, const simdjson::padded_string& json,
                     BodyText& out) {
-  thread_local od::parser parser;
+  // A thread keeps its parser's buffers (sized by the largest body it read) only for bodies up to
+  // kKeptParserBytes; a larger body gets a parser of its own, freed on return.
+  constexpr size_t kKeptParserBytes = size_t{1} << 20;
+  thread_local od::parser kept;
+  od::parser own;
+  od::parser& parser = json.size() <= kKeptParserBytes ? kept : own;
   od::document doc;
   if (error_code e = parser.iterate(json).get(doc)) return e;
   od::value root;

@@ -33,10 +33,16 @@
 // JsonString's escaping). A body this cannot read (not JSON, a field of an unexpected type) is
 // left as it came — never an error here: the request parser answers for bad bodies.
 //
+// Cost: a request that some entry may apply to (MayNormalize: its tenant's, or any model's
+// entry) is read once more — a copy of the body and an on-demand JSON pass — before it is parsed;
+// other requests pay nothing.
+//
 // Usage:
 //   Normalized n = NormalizeBody(config, tenant_name, request::Endpoint::kChatCompletions, body);
 //   if (n.body) body = std::move(*n.body);
-//   for (NormalizeRule r : kNormalizeRules) if (n.applied[Index(r)]) metrics.OnNormalized(...);
+//   for (size_t i = 0; i < kNormalizeRuleCount; ++i) {
+//     if (n.applied[i]) Count(NormalizeRuleName(kNormalizeRules[i]));
+//   }
 //
 // Thread-safety: pure functions (each thread keeps its own JSON parser).
 #pragma once

@@ -239,5 +239,15 @@ TEST(NormalizeBodyTest, EditedTextIsEscapedAsJson) {
             "\xc3\xa9 \\\\ ok\"}]}");
 }
 
+TEST(NormalizeBodyTest, ABodyOverAMegabyteIsNormalisedToo) {
+  const std::string policy(1 << 21, 'p');
+  const std::string body = R"({"model":"m","messages":[{"role":"system","content":")" + policy +
+                           R"(   "},{"role":"user","content":"q"}]})";
+  const Normalized n = NormalizeBody(AllRules(), "", Endpoint::kChatCompletions, body);
+  ASSERT_TRUE(n.body.has_value());
+  EXPECT_EQ(*n.body, R"({"model":"m","messages":[{"role":"system","content":")" + policy +
+                         R"("},{"role":"user","content":"q"}]})");
+}
+
 }  // namespace
 }  // namespace warmroute::gateway
