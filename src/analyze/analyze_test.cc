@@ -143,12 +143,6 @@ TEST(PrefixHygieneTest, ClassifiesWhatVaries) {
   EXPECT_EQ(ClassifyDifference("You are a pirate.", "You are a lawyer."), "varying_text");
 }
 
-TEST(PrefixHygieneTest, CanonicalJsonSortsMembersAtEveryDepth) {
-  EXPECT_EQ(CanonicalJson(R"({"b":1,"a":{"d":[{"y":1,"x":2}],"c":null}})"),
-            R"({"a":{"c":null,"d":[{"x":2,"y":1}]},"b":1})");
-  EXPECT_EQ(CanonicalJson("{nope"), "");
-}
-
 TEST(AnalysisReportTest, TheReportsSayTheSameThing) {
   std::string text;
   for (int i = 0; i < 30; ++i) {

@@ -9,8 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analyze/prefix_sharing.h"
-#include "common/json_writer.h"
-#include "simdjson.h"
+#include "core/request/canonical_json.h"
 #include "xxhash.h"
 
 namespace warmroute::analyze {
@@ -56,47 +55,6 @@ std::string Clip(std::string_view s) {
   std::string out(s.substr(0, kExampleChars));
   if (s.size() > kExampleChars) out += "…";
   return out;
-}
-
-void WriteCanonical(const simdjson::dom::element& e, JsonWriter& w) {
-  switch (e.type()) {
-    case simdjson::dom::element_type::OBJECT: {
-      std::vector<std::pair<std::string_view, simdjson::dom::element>> members;
-      for (auto field : simdjson::dom::object(e)) members.emplace_back(field.key, field.value);
-      std::stable_sort(members.begin(), members.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      w.BeginObject();
-      for (const auto& [key, value] : members) {
-        w.Key(key);
-        WriteCanonical(value, w);
-      }
-      w.EndObject();
-      break;
-    }
-    case simdjson::dom::element_type::ARRAY:
-      w.BeginArray();
-      for (simdjson::dom::element v : simdjson::dom::array(e)) WriteCanonical(v, w);
-      w.EndArray();
-      break;
-    case simdjson::dom::element_type::STRING:
-      w.String(std::string_view(e));
-      break;
-    case simdjson::dom::element_type::INT64:
-      w.Int(int64_t(e));
-      break;
-    case simdjson::dom::element_type::UINT64:
-      w.Uint(uint64_t(e));
-      break;
-    case simdjson::dom::element_type::DOUBLE:
-      w.Double(double(e));
-      break;
-    case simdjson::dom::element_type::BOOL:
-      w.Bool(bool(e));
-      break;
-    case simdjson::dom::element_type::NULL_VALUE:
-      w.Null();
-      break;
-  }
 }
 
 struct KindText {
@@ -162,16 +120,6 @@ std::pair<std::string, std::string> DifferingWords(const std::string& a, const s
 
 }  // namespace
 
-std::string CanonicalJson(const std::string& json) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(json).get(doc) != simdjson::SUCCESS) return "";
-  std::string out;
-  JsonWriter w(&out);
-  WriteCanonical(doc, w);
-  return out;
-}
-
 std::string ClassifyDifference(const std::string& a, const std::string& b) {
   static const std::regex kUuid(
       "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
@@ -227,7 +175,7 @@ std::vector<HygieneFinding> FindHygieneDefects(const PromptSet& set) {
   // Per tenant and canonical tools, the serialisation most requests use (the earliest of the most
   // common), and the first request that uses it: the reference a reordered one is fixed to.
   for (size_t i = 0; i < n; ++i) {
-    if (!set.records[i].tools.empty()) canonical_tools[i] = CanonicalJson(set.records[i].tools);
+    if (!set.records[i].tools.empty()) canonical_tools[i] = request::CanonicalJson(set.records[i].tools);
   }
   absl::flat_hash_map<std::string, size_t> reference;  // tenant + canonical -> request
   {

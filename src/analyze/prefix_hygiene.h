@@ -6,7 +6,8 @@
 //
 // How they are found (text only; a Mooncake trace has none). A request whose `tools` are the same
 // JSON as other requests' of its tenant but serialised with members in another order than most
-// of them is a tools_key_order finding; its fix is that most common serialisation. Otherwise
+// of them (compared in canonical form: core/request/canonical_json.h) is a tools_key_order
+// finding; its fix is that most common serialisation. Otherwise
 // each request is compared with the
 // earlier request that shares the most of its long lines (32 characters or more, among its first
 // 64 lines). Where the two part (the first differing byte), the detector looks for the point
@@ -66,8 +67,5 @@ std::vector<HygieneFinding> FindHygieneDefects(const PromptSet& set);
 // The kind of what varies in `a` against `b` (the differing lines of two prompts), by the rules
 // above (all but tools_key_order, which is found from the requests' tools).
 std::string ClassifyDifference(const std::string& a, const std::string& b);
-
-// `json` with every object's members sorted by name (minified); "" when it is not valid JSON.
-std::string CanonicalJson(const std::string& json);
 
 }  // namespace warmroute::analyze

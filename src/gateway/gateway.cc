@@ -87,6 +87,7 @@ std::shared_ptr<const ProxySettings> SettingsOf(const GatewayConfig& c,
   s->response_headers = c.observability.response_headers;
   s->log_prompts = c.observability.log_prompts;
   if (c.tenancy.enabled()) s->tenants = std::make_shared<const Tenants>(c.tenancy);
+  if (c.normalize.enabled()) s->normalize = std::make_shared<const NormalizeConfig>(c.normalize);
   s->redis_url = c.tenancy.redis_url;
   s->redis_timeout = c.tenancy.redis_timeout;
   return s;

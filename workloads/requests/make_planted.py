@@ -10,7 +10,10 @@ KIND:
   greeting      the system prompt opens with "Hello <name>, welcome back."
   tools         the same tool definitions, serialised with their keys in a random order
   request-id    the system prompt opens with "Request id: <uuid>"
-  mixed         each request one of the above (a quarter clean)
+  whitespace    the same system prompt with stray whitespace that varies per request: 1 to 4
+                spaces after its first sentence, 2 to 4 line breaks before the policies, trailing
+                spaces after the last one (what the gateway's collapse_whitespace rule undoes)
+  mixed         each request one of the five kinds above it (about a fifth clean)
 
 Standard library only; the same arguments give the same file.
 """
@@ -69,6 +72,10 @@ def request(kind, i, rng):
         system = f"Request id: {uuid.UUID(int=rng.getrandbits(128))}\n" + system
     elif kind == "tools":
         tools = shuffled(TOOLS, rng)
+    elif kind == "whitespace":
+        intro, policy = INSTRUCTIONS.split("\n\n", 1)
+        intro = intro.replace(". ", "." + " " * rng.randint(1, 4), 1)
+        system = intro + "\n" * rng.randint(2, 4) + policy.rstrip("\n") + " " * rng.randint(0, 3)
     body = {"model": "acme-support", "max_tokens": 200, "tools": tools,
             "messages": [{"role": "system", "content": system},
                          {"role": "user", "content": question}]}
@@ -79,7 +86,7 @@ def request(kind, i, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("kind", choices=["clean", "timestamp", "greeting", "tools", "request-id",
-                                         "mixed"])
+                                         "whitespace", "mixed"])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

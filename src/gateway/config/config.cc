@@ -508,7 +508,9 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
   WR_RETURN_IF_ERROR(
       ParseSection(root, "observability", &ParseObservability, &config.observability));
   WR_RETURN_IF_ERROR(ParseTenancy(root, &config.tenancy));
+  WR_RETURN_IF_ERROR(ParseNormalize(root, &config.normalize));
   WR_RETURN_IF_ERROR(root.CheckNoUnknownKeys());
+  WR_RETURN_IF_ERROR(ValidateNormalizeTenants(config.normalize, config.tenancy));
   std::vector<PoolMember> members = PoolMembers(config.backends);
   if (config.discovery.enabled()) {
     members.push_back({"discovery", config.discovery.backend.pool, config.discovery.backend.kind});
@@ -648,6 +650,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.EndArray();
 
   WriteDiscoveryConfig(config.discovery, w);
+  WriteNormalizeConfig(config.normalize, w);
 
   w.Key("models").BeginArray();
   for (const ModelConfig& m : config.models) {

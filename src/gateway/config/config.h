@@ -41,6 +41,8 @@
 //   observability: access_log (stderr | off | a file path), response_headers, log_prompts, dashboard,
 //                  sample_requests {file, rate}
 //   tenancy, tenants, rate_limits: API keys, tenants, isolation and limits (tenancy_config.h)
+//   normalize:     list of {tenant, model, collapse_whitespace, canonical_tools, move_to_end}:
+//                  opt-in prompt rewrites per tenant and/or model (normalize_config.h)
 // Durations are in milliseconds, > 0 (scrape.interval_ms >= 0) and at most one day.
 // TLS files are read and checked while parsing (net/tls/tls.h): "listen.tls.cert_file: cannot read
 // '/x': No such file or directory", "listen.tls.key_file: the private key in ... does not match".
@@ -73,6 +75,7 @@
 #include "gateway/config/backend_config.h"
 #include "gateway/config/discovery_config.h"
 #include "gateway/config/kv_events_config.h"
+#include "gateway/config/normalize_config.h"
 #include "gateway/config/tenancy_config.h"
 #include "gateway/fleet/engine_metrics.h"
 
@@ -205,6 +208,7 @@ struct GatewayConfig {
   AdminConfig admin;
   ObservabilityConfig observability;
   TenancyConfig tenancy;  // sections tenancy, tenants, rate_limits
+  NormalizeConfig normalize;
 };
 
 // Whether the gateway prewarms: prewarm.enabled, else true for policy warmroute.

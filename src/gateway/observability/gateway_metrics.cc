@@ -107,10 +107,12 @@ struct RequestShard {
   absl::flat_hash_map<std::string, PendingHistogram> tenant_ttfts;
   absl::flat_hash_map<std::string, PendingCounter> keys;  // mode \n reason
   absl::flat_hash_map<std::string, PendingCounter> sharing;  // tenant \n shared
+  absl::flat_hash_map<std::string, PendingCounter> normalized;  // tenant \n rule
 
   void Fold() {
     for (auto& [key, c] : requests) c.Fold();
     for (auto& [key, c] : sharing) c.Fold();
+    for (auto& [key, c] : normalized) c.Fold();
     for (auto& [key, c] : keys) c.Fold();
     for (auto& [name, b] : backends) {
       b.ttft.Fold();
@@ -250,6 +252,11 @@ struct GatewayMetrics::State {
           .Name("warmroute_prefix_sharing_requests_total")
           .Help("Requests whose usage the engine reported, by tenant and by whether at least 64 "
                 "prompt tokens were cached (shared a prefix with an earlier request)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& normalized =
+      prometheus::BuildCounter()
+          .Name("warmroute_normalize_applied_total")
+          .Help("Requests whose body a normalize rule changed, by tenant and rule")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& tenant_requests =
       prometheus::BuildCounter()
@@ -402,6 +409,18 @@ void GatewayMetrics::OnRequest(const RequestRecord& r) {
         s = shard.sharing.emplace(key, PendingCounter{&series}).first;
       }
       s->second.pending += 1;
+    }
+    for (std::string_view rule : r.normalized) {
+      if (rule.empty()) continue;
+      key.clear();
+      absl::StrAppend(&key, AbslView(r.tenant), "\n", AbslView(rule));
+      auto n = shard.normalized.find(key);
+      if (n == shard.normalized.end()) {
+        prometheus::Counter& series =
+            state.normalized.Add({{"tenant", std::string(r.tenant)}, {"rule", std::string(rule)}});
+        n = shard.normalized.emplace(key, PendingCounter{&series}).first;
+      }
+      n->second.pending += 1;
     }
     if (!r.tenant.empty()) {
       key.clear();

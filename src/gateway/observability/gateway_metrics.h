@@ -51,6 +51,11 @@
 //                                                       criterion of `warmroute analyze`); tenant
 //                                                       "" without tenancy. The live share of
 //                                                       requests that reuse a prefix.
+//   warmroute_normalize_applied_total{tenant,rule}      counter: requests whose body a
+//                                                       normalize rule (gateway/proxy/normalize.h:
+//                                                       collapse_whitespace, canonical_tools,
+//                                                       move_to_end) changed; tenant "" without
+//                                                       tenancy (configured names only: bounded)
 // With tenants (tenancy_config.h; labels carry tenant names, never keys):
 //   warmroute_tenant_requests_total{tenant,code}        counter
 //   warmroute_tenant_time_to_first_token_seconds{tenant} histogram
@@ -86,6 +91,7 @@
 // no counter; Serialize adds everything pending to the exported series before it reads them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -119,6 +125,8 @@ struct RequestRecord {
   // The prefix key's mode and reason (string literals); empty: the request had none.
   std::string_view key_mode;
   std::string_view key_reason;
+  // The normalize rules that changed its body (string literals; empty slots unused).
+  std::array<std::string_view, 3> normalized{};
 };
 
 class GatewayMetrics {

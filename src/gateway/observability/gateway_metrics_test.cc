@@ -163,6 +163,25 @@ TEST_F(GatewayMetricsTest, RequestsThatReusedAPrefixAreCountedPerTenant) {
             1);
 }
 
+TEST_F(GatewayMetricsTest, NormalizedRequestsAreCountedPerTenantAndRule) {
+  RequestRecord both = Record("a", 200, 0.05, 0.1, "acme");
+  both.normalized = {"canonical_tools", "move_to_end"};
+  metrics_.OnRequest(both);
+  metrics_.OnRequest(both);
+  RequestRecord untenanted = Record("a", 200, 0.05, 0.1);
+  untenanted.normalized = {"collapse_whitespace"};
+  metrics_.OnRequest(untenanted);
+  metrics_.OnRequest(Record("a", 200, 0.05, 0.1, "acme"));  // unchanged: not counted
+  const std::string text = Scrape();
+  EXPECT_EQ(
+      Sample(text, R"(warmroute_normalize_applied_total{rule="canonical_tools",tenant="acme"})"), 2);
+  EXPECT_EQ(Sample(text, R"(warmroute_normalize_applied_total{rule="move_to_end",tenant="acme"})"),
+            2);
+  EXPECT_EQ(
+      Sample(text, R"(warmroute_normalize_applied_total{rule="collapse_whitespace",tenant=""})"), 1);
+  EXPECT_EQ(text.find(R"(rule="collapse_whitespace",tenant="acme")"), std::string::npos);
+}
+
 TEST_F(GatewayMetricsTest, APoolWithoutBackendsLosesItsSeries) {
   absl::StatusOr<BackendConfig> a =
       ParseBackendJson(R"({"name": "a", "url": "http://10.0.0.1:1"})");

@@ -11,6 +11,7 @@
 #include "gateway/observability/request_sample.h"
 #include "gateway/proxy/model_field.h"
 #include "gateway/proxy/multipart_field.h"
+#include "gateway/proxy/normalize.h"
 #include "gateway/proxy/response_ids.h"
 
 namespace warmroute::gateway {
@@ -81,6 +82,24 @@ void KeyRequest(const ProxySettings& settings, std::string_view body, const Tena
   domain = key.domain;
   call.key_mode = KeyModeName(key.precise);
   call.key_reason = key.reason;
+}
+
+// The normalize rules (normalize.h) applied to a prompt request's body, in place, before it is
+// parsed and keyed: routing sees what the engines will see. When they changed it, `client_body`
+// gets the body as the client sent it (the request sample keeps clients' bodies) and
+// `call.normalized` the rules that did.
+void NormalizeRequest(const ProxySettings& settings, request::Endpoint endpoint,
+                      net::HttpRequest& request, Call& call, std::string& client_body) {
+  if (settings.normalize == nullptr) return;
+  Normalized normalized = NormalizeBody(*settings.normalize, call.tenant, endpoint, request.body);
+  if (!normalized.body) return;
+  size_t applied = 0;
+  for (size_t i = 0; i < kNormalizeRuleCount; ++i) {
+    if (normalized.applied[i]) call.normalized[applied++] = NormalizeRuleName(kNormalizeRules[i]);
+  }
+  client_body = std::move(request.body);
+  request.body = std::move(*normalized.body);
+  request.body.reserve(request.body.size() + net::kBodySpareCapacity);
 }
 
 // Parses the prompt-bearing body into `routing` (its routing request) and `facts`. The parsed
@@ -305,7 +324,7 @@ void SampleRequest(AccessLog& sample, std::string_view body, std::string_view te
 }
 
 std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxySettings& settings,
-                                       const RouteMatch& route, const net::HttpRequest& request,
+                                       const RouteMatch& route, net::HttpRequest& request,
                                        Call& call) {
   const Tenants* tenants = settings.active_tenants();
   const Tenant* tenant = nullptr;
@@ -325,16 +344,19 @@ std::variant<Refusal, Pending> Prepare(const ProxyContext& context, const ProxyS
   routing::DispatchDomain domain;
   std::optional<Refusal> refused;
   std::string_view pinned_by;  // the parameter naming the stored response
+  std::string client_body;     // the body as sent, when normalize rules changed it
   switch (route.route->body) {
     case RouteBody::kPrompt:
       pending.usage_format = UsageFormatOf(route.route->endpoint);
+      NormalizeRequest(settings, route.route->endpoint, request, call, client_body);
       refused = ParseAndKey(settings, route.route->endpoint, request, tenant, call, pending.routing,
                             domain, facts);
       if (!refused && context.request_sample != nullptr &&
           (route.route->endpoint == request::Endpoint::kChatCompletions ||
            route.route->endpoint == request::Endpoint::kCompletions) &&
           SampleTakes(call.id, context.sample_rate)) {
-        SampleRequest(*context.request_sample, request.body, call.tenant);
+        SampleRequest(*context.request_sample, client_body.empty() ? request.body : client_body,
+                      call.tenant);
       }
       // Kept by Backends until the request is routed (not here: the admit coroutine's frame
       // holds Pending, and must stay small).

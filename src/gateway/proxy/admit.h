@@ -2,6 +2,8 @@
 // byte of it goes upstream, in the order it runs:
 //
 //   tenant        with tenancy, the API key's tenant (tenants.h)           401, 400 two keys
+//   normalize     a prompt route's body rewritten in place by the tenant's and model's
+//                 normalize rules, when configured (normalize.h)
 //   parse         a prompt route's body, once (core/request), in place;    400 naming the field,
 //                 a model route's "model" (model_field.h)                  415 a compressed body
 //   models        the tenant's allowed models                              404

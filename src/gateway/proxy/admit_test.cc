@@ -167,6 +167,39 @@ TEST_F(AdmitTest, ATenantsRequestIsSaltedForEnginesThatHonourIt) {
   EXPECT_EQ(admitted.body.For(EngineKind::kSglang), request.body);
 }
 
+TEST_F(AdmitTest, ATenantsNormalizeRulesRewriteTheBodyBeforeItIsParsedAndKeyed) {
+  UseTenants();
+  NormalizeEntry entry;
+  entry.tenant = "acme";
+  entry.collapse_whitespace = true;
+  entry.canonical_tools = true;
+  settings_.normalize = std::make_shared<const NormalizeConfig>(NormalizeConfig{{entry}});
+  settings_.log_prompts = true;  // call_.prompt: what was parsed and keyed
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
+  const std::string body =
+      R"({"model":"m","tools":[{"function":{"name":"f"},"type":"function"}, {"type":"function",)"
+      R"("function":{"parameters":{},"name":"g"}}],"messages":[{"role":"system","content":"Be   )"
+      R"(brief.  "},{"role":"user","content":"hi"}]})";
+  const std::string normalized =
+      R"({"model":"m","tools":[{"function":{"name":"f"},"type":"function"},{"function":{"name":"g",)"
+      R"("parameters":{}},"type":"function"}],"messages":[{"role":"system","content":"Be brief."},)"
+      R"({"role":"user","content":"hi"}]})";
+
+  AdmitResult acme = Run(Post(body, {{"Authorization", "Bearer acme-key"}}));
+  ASSERT_TRUE(std::holds_alternative<Admitted>(acme));
+  EXPECT_EQ(std::get<Admitted>(acme).body.For(EngineKind::kSglang), normalized);
+  EXPECT_EQ(call_.normalized[0], "collapse_whitespace");
+  EXPECT_EQ(call_.normalized[1], "canonical_tools");
+  EXPECT_THAT(call_.prompt, HasSubstr("Be brief."));
+  EXPECT_THAT(call_.prompt, HasSubstr(R"({"function":{"name":"g","parameters":{}})"));
+
+  AdmitResult beta = Run(Post(body, {{"Authorization", "Bearer beta-key"}}));
+  ASSERT_TRUE(std::holds_alternative<Admitted>(beta));
+  EXPECT_EQ(std::get<Admitted>(beta).body.For(EngineKind::kSglang), body);
+  EXPECT_TRUE(call_.normalized[0].empty());
+  EXPECT_THAT(call_.prompt, HasSubstr("Be   brief."));
+}
+
 TEST_F(AdmitTest, AnUnknownKeyIs401WithWwwAuthenticate) {
   UseTenants();
   ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());

@@ -39,7 +39,8 @@ void RecordCall(const ProxyContext& context, const Call& call, const net::HttpRe
                              .predicted_cached_tokens = call.predicted_cached_tokens,
                              .reported_cached_tokens = cached_tokens,
                              .key_mode = call.key_mode,
-                             .key_reason = call.key_reason});
+                             .key_reason = call.key_reason,
+                             .normalized = call.normalized});
   if (!context.access_log.enabled()) return;
   std::optional<double> ttft_ms;
   if (ttft_s) ttft_ms = *ttft_s * 1e3;

@@ -11,6 +11,7 @@
 // Thread-safety: a Call belongs to its request's handler; RecordCall is thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -46,6 +47,8 @@ struct Call {
   // How its prefix key was made (gateway/keys/request_key.h; string literals, empty: no key).
   std::string_view key_mode;
   std::string_view key_reason;
+  // The normalize rules that changed its body (normalize.h's names; empty slots unused).
+  std::array<std::string_view, 3> normalized{};
   int retries = 0;
   // How it ended.
   int status = 0;  // the HTTP status the client got; 0 until an answer was given

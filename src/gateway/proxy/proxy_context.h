@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "core/routing/prefix_key.h"
 #include "gateway/config/config.h"
+#include "gateway/config/normalize_config.h"
 #include "gateway/fleet/backends.h"
 #include "gateway/fleet/prewarmer.h"
 #include "gateway/keys/model_tokenizers.h"
@@ -45,6 +46,8 @@ struct ProxySettings {
   size_t max_response_bytes = size_t{256} << 20;  // a non-streaming response body
   std::shared_ptr<const Tenants> tenants;         // null or !enabled(): no tenancy
   bool log_prompts = false;
+  // The normalize rules (normalize.h); null: none configured.
+  std::shared_ptr<const NormalizeConfig> normalize;
   // Cluster-wide rate limits (redis_rate_store.h); empty: local only.
   std::string redis_url;
   std::chrono::milliseconds redis_timeout{50};
