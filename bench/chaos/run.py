@@ -19,6 +19,7 @@ at most 30 s), repeated until the last 5% of the run.
 
 Usage: /usr/bin/python3 bench/chaos/run.py [--duration 600] [--bin build/release/src/cli/warmroute]
        [--clients 10] [--replicas 8] [--seed 1] [--out DIR] (DIR gets report.json and rss.svg)
+       [--gateway-bin build/asan/src/cli/warmroute] (gateways from another build; engines: --bin)
 """
 import argparse
 import asyncio
@@ -34,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import fleet as fleet_mod  # noqa: E402
+import gateway_process  # noqa: E402  (tests/integration, on the path fleet.py set)
 import verdict  # noqa: E402
 from fleet import FAULT_KINDS, KEYS, MODEL, Fleet  # noqa: E402
 from traffic import Record, send_request  # noqa: E402
@@ -189,6 +191,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--duration", type=float, default=600)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/src/cli/warmroute"))
+    ap.add_argument("--gateway-bin", default=None,
+                    help="the gateways' binary (e.g. build/asan/src/cli/warmroute); default --bin")
     ap.add_argument("--clients", type=int, default=10)
     ap.add_argument("--replicas", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
@@ -202,14 +206,21 @@ def main():
         ap.error(f"{args.bin} is not an executable: build it (cmake --build --preset release "
                  "--target warmroute) or pass --bin")
     os.environ["WARMROUTE_BIN"] = os.path.abspath(args.bin)
+    if args.gateway_bin:
+        if not os.access(args.gateway_bin, os.X_OK):
+            ap.error(f"{args.gateway_bin} is not an executable")
+        # GatewayProcess finds the binary through this name; the engines keep --bin.
+        gateway_process.binary = lambda: os.path.abspath(args.gateway_bin)
     soak = Soak(args)
     started = time.monotonic()
     try:
         sockets = asyncio.run(soak.run())
-        stderr_all = ["".join(gw.output) for gw in soak.fleet.gateways]
     finally:
         soak.fleet.stop()
-    report = verdict.judge(soak, sockets, stderr_all)
+    # After the stop: a sanitizer's leak report comes at exit.
+    stderr_all = ["".join(gw.output) for gw in soak.fleet.gateways]
+    exit_codes = [gw._proc.returncode for gw in soak.fleet.gateways]
+    report = verdict.judge(soak, sockets, stderr_all, exit_codes)
     report["wall_s"] = round(time.monotonic() - started, 1)
     verdict.print_report(report)
     if args.out:

@@ -26,7 +26,8 @@ Invariants (each broken one is a violation; any violation fails the run):
              piled up behind a hung backend — each request in flight may leave one more idle
              keep-alive connection in its thread's upstream pool, which is bounded, not a leak;
              each gateway runs 2 threads, each with its own pools)
-  alive      no gateway exited; no sanitizer report on their stderr
+  alive      no gateway exited during the run, each exits 0 when stopped (SIGTERM), and no
+             sanitizer report on their stderr
 A fault's window is extended by LINGER_S after its end: a restarted engine is probed again, an
 ejected one serves again after its back-off.
 """
@@ -94,7 +95,7 @@ def _error_key(rec):
     return out.kind
 
 
-def judge(soak, sockets, stderr_texts):
+def judge(soak, sockets, stderr_texts, exit_codes):
     records, windows = soak.records, soak.windows
     violations = []
     by_outcome, errors = {}, {}
@@ -156,6 +157,11 @@ def judge(soak, sockets, stderr_texts):
     for t, g, code in soak.exits:
         violations.append({"t": round(t - soak.t0, 2), "why": f"gateway {'AB'[g]} exited "
                                                               f"with {code}"})
+    for name, code in zip("AB", exit_codes):
+        # SIGTERM drains and exits 0; a second SIGTERM after 2 s (GatewayProcess) may end it
+        # by the signal. Anything else (a sanitizer's exit code, a crash) is a violation.
+        if code not in (0, -15):
+            violations.append({"why": f"gateway {name} exited with {code} when stopped"})
     for name, text in zip("AB", stderr_texts):
         m = SANITIZER.search(text)
         if m:
