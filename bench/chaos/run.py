@@ -9,7 +9,8 @@ Traffic: `--clients` loops, each sending one request after another, chosen with 
 tenant alpha, beta or metered (rate-limited to 4 requests/s across both gateways through
 Redis), gateway A or B, streaming or not, a short prompt or a long one (a ~6 KB system prompt
 its tenant's clients share), max_tokens 4..256, and a behaviour: normal, slow_send (the body in
-pieces 0.25 s apart) or disconnect (streams only: the client closes after two events). Besides,
+pieces 0.25 s apart, 10%), disconnect (streams only: the client closes after two events, 10% of
+streams) or abandon (the client closes as soon as its request is sent, 3%). Besides,
 an isolation probe every 2 s: alpha sends a fresh prompt twice through gateway A, then beta the
 same prompt through gateway B, which must report cached_tokens 0.
 
@@ -18,7 +19,7 @@ turn, one at a time, each for 60% of its slot (slot: the rest of the run divided
 at most 30 s), repeated until the last 5% of the run.
 
 Usage: /usr/bin/python3 bench/chaos/run.py [--duration 600] [--bin build/release/src/cli/warmroute]
-       [--clients 10] [--replicas 8] [--seed 1] [--out DIR] (DIR gets report.json and rss.svg)
+       [--clients 10] [--replicas 8] [--seed 1] [--faults kill,stop,...|none] [--out DIR] (DIR gets report.json and rss.svg)
        [--gateway-bin build/asan/src/cli/warmroute] (gateways from another build; engines: --bin)
 """
 import argparse
@@ -65,6 +66,7 @@ class Soak:
         self.samples = []      # (t, gateway, rss_kb, fds)
         self.exits = []        # (t, gateway, code)
         self.retries = {}      # (gateway, series) -> highest value seen
+        self.index_samples = []  # (t, gateway, prefix index entries, bytes)
         self.stop_at = None
         self.t0 = None
         self.head_timeout, self.idle_timeout = client_deadlines()
@@ -94,6 +96,8 @@ class Soak:
                 behaviour = "slow_send"
             elif roll < 0.2 and stream:
                 behaviour = "disconnect"
+            elif roll < 0.23:
+                behaviour = "abandon"
             messages = []
             if rng.random() < 0.4:
                 messages.append({"role": "system", "content": rng.choice(self.systems[tenant])})
@@ -119,13 +123,20 @@ class Soak:
                 rec.probe = (prompt[:36], tenant)
             await asyncio.sleep(2)
 
-    async def count_retries(self, i):
-        """Keeps the highest value seen of each warmroute_retries_total series: a removed
-        backend's series leaves /metrics with it."""
+    async def read_metrics(self, i):
+        """Keeps the highest value seen of each warmroute_retries_total series (a removed
+        backend's series leaves /metrics with it) and the prefix index's size."""
         try:
             text = await asyncio.to_thread(self.fleet.metrics, i)
         except OSError:
             return
+        index = {}
+        for line in text.splitlines():
+            for name in ("warmroute_prefix_index_entries", "warmroute_prefix_index_bytes"):
+                if line.startswith(name + " "):
+                    index[name] = float(line.split()[1])
+        self.index_samples.append((time.monotonic(), i, index.get(
+            "warmroute_prefix_index_entries", -1), index.get("warmroute_prefix_index_bytes", -1)))
         for line in text.splitlines():
             if line.startswith("warmroute_retries_total"):
                 series, _, value = line.rpartition(" ")
@@ -144,7 +155,7 @@ class Soak:
                         print(f"[chaos] gateway {'AB'[i]} exited with {code}", flush=True)
                 else:
                     self.samples.append((now, i, s[0], s[1]))
-                    await self.count_retries(i)
+                    await self.read_metrics(i)
             if now >= self.stop_at:
                 return
             await asyncio.sleep(2)
@@ -154,10 +165,10 @@ class Soak:
         d = self.args.duration
         warmup = max(8.0, 0.15 * d)
         tail = 0.05 * d
-        slot = min(30.0, (d - warmup - tail) / len(FAULT_KINDS))
+        slot = min(30.0, (d - warmup - tail) / max(1, len(self.args.faults)))
         i = 0
-        while warmup + i * slot + 0.6 * slot <= d - tail + 1e-6:
-            kind = FAULT_KINDS[i % len(FAULT_KINDS)]
+        while self.args.faults and warmup + i * slot + 0.6 * slot <= d - tail + 1e-6:
+            kind = self.args.faults[i % len(self.args.faults)]
             await asyncio.sleep(max(0.0, self.t0 + warmup + i * slot - time.monotonic()))
             begin = time.monotonic()
             await asyncio.to_thread(self.fleet.begin, kind)
@@ -179,7 +190,7 @@ class Soak:
                   asyncio.create_task(self.schedule())]
         await asyncio.gather(*tasks)
         for i in range(2):
-            await self.count_retries(i)
+            await self.read_metrics(i)
         # What the gateways hold open once the traffic has stopped.
         await asyncio.sleep(2)
         sockets = [self.fleet.sockets(i) for i in range(2)]
@@ -196,8 +207,15 @@ def main():
     ap.add_argument("--clients", type=int, default=10)
     ap.add_argument("--replicas", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--faults", default=",".join(FAULT_KINDS),
+                    help=f"the schedule's faults, in order (default {','.join(FAULT_KINDS)}; "
+                         "'none': traffic only)")
     ap.add_argument("--out", default=None, help="directory for report.json and rss.svg")
     args = ap.parse_args()
+    args.faults = [] if args.faults == "none" else args.faults.split(",")
+    unknown = [f for f in args.faults if f not in FAULT_KINDS]
+    if unknown:
+        ap.error(f"unknown fault {unknown[0]!r}: known are {', '.join(FAULT_KINDS)}")
     if args.replicas < 6:
         ap.error("--replicas must be at least 6 (the faults hit r1..r5)")
     if args.duration < 30:

@@ -7,7 +7,8 @@ Each request's `Outcome` says how it ended, as bytes on the wire show it:
                 (a non-empty string) and error.type
   stream_error  a 200 SSE stream that ended with a `data: {"error": ...}` event (cut mid-way,
                 reported)
-  disconnected  the client itself closed mid-stream (its behaviour "disconnect")
+  disconnected  the client itself closed: mid-stream (behaviour "disconnect") or right after
+                sending its request (behaviour "abandon")
   hang          the client's own deadline fired: no response head within `head_timeout`, or no
                 byte for `idle_timeout` within a response
   unclean       anything else: the connection closed before a response, an error that is no
@@ -130,7 +131,7 @@ async def send_request(host, port, body, api_key, *, stream, behaviour, head_tim
                        idle_timeout):
     """Sends `body` to POST /v1/chat/completions and reads the answer; returns an Outcome.
     behaviour "slow_send" sends the body in 6 pieces 0.25 s apart; "disconnect" closes after
-    the second SSE event."""
+    the second SSE event; "abandon" closes as soon as the request is sent."""
     writer = None
     try:
         reader, writer = await _within(asyncio.open_connection(host, port), 5, "connect")
@@ -149,6 +150,8 @@ async def send_request(host, port, body, api_key, *, stream, behaviour, head_tim
             writer.write(head + data)
             await writer.drain()
         sent = time.monotonic()
+        if behaviour == "abandon":
+            return Outcome("disconnected", detail="closed after sending the request")
         try:
             raw_head = await _within(reader.readuntil(b"\r\n\r\n"), head_timeout, "response head")
         except asyncio.IncompleteReadError:

@@ -189,6 +189,8 @@ def judge(soak, sockets, stderr_texts, exit_codes):
         "isolation_probes": {"sent": len(probes), "valid": valid},
         "garbage_posts": soak.fleet.garbage.posts,
         "flat": flat,
+        "prefix_index": [(round(t - soak.t0, 1), "AB"[g], entries, size)
+                         for t, g, entries, size in soak.index_samples],
         "rss_kb": [(round(t - soak.t0, 1), "AB"[g], rss, fds) for t, g, rss, fds in soak.samples],
         "idle_sockets": {name: s for name, s in zip("AB", sockets)},
         "violations": violations,

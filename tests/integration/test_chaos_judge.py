@@ -90,7 +90,7 @@ def soak_with(records, windows=(), samples=()):
         samples = [(t, g, 1000, 40) for t in range(20, 100, 2) for g in (0, 1)]
     return types.SimpleNamespace(records=list(records), windows=list(windows),
                                  samples=list(samples), exits=[], t0=0.0, args=args,
-                                 fleet=fleet, retries={})
+                                 fleet=fleet, retries={}, index_samples=[])
 
 
 def probe(tenant, cached, start):
