@@ -20,8 +20,8 @@ Invariants (each broken one is a violation; any violation fails the run):
              lets in-flight requests finish
   isolation  beta, sending exactly the prompt alpha sent twice, reports cached_tokens 0; and at
              least one probe is valid (alpha's second request was served from its cache)
-  flat       each gateway's RSS and open fds: the median of the last fifth of the samples is
-             within 10% of the median of the first fifth after the warm-up (fds: or higher by
+  flat       each gateway's anonymous RSS (RssAnon) and open fds: the median of the last fifth
+             of the samples is within 10% of the median of the first fifth after the warm-up (fds: or higher by
              at most threads x (clients + 2): after a burst of concurrency — requests that
              piled up behind a hung backend — each request in flight may leave one more idle
              keep-alive connection in its thread's upstream pool, which is bounded, not a leak;
@@ -116,7 +116,12 @@ def judge(soak, sockets, stderr_texts, exit_codes):
         for kind in faults or ["none"]:
             w = worst.setdefault(kind, {"requests": 0, "worst_s": 0.0, "worst_ok_s": 0.0})
             w["requests"] += 1
-            w["worst_s"] = max(w["worst_s"], latency)
+            if latency > w["worst_s"]:
+                w["worst_s"] = latency
+                o = rec.outcome
+                w["worst"] = (f"{o.kind} {o.status} {'stream' if rec.stream else 'json'} "
+                              f"{rec.behaviour} via {o.backend or '-'}, first byte "
+                              f"{o.first_byte_s:.2f} s{': ' + o.detail[:80] if o.detail else ''}")
             if rec.outcome.kind == "ok" and rec.behaviour != "slow_send":
                 w["worst_ok_s"] = max(w["worst_ok_s"], latency)
 
@@ -147,7 +152,7 @@ def judge(soak, sockets, stderr_texts, exit_codes):
     for i, name in enumerate("AB"):
         pts = [(t, rss, fds) for t, g, rss, fds in soak.samples if g == i and t >= warm]
         for label, values, slack in (
-                (f"gateway {name} RSS kB", [p[1] for p in pts], 0),
+                (f"gateway {name} RssAnon kB", [p[1] for p in pts], 0),
                 (f"gateway {name} open fds", [p[2] for p in pts],
                  fleet_mod.THREADS * (soak.args.clients + 2))):
             firstlast, why = _flat(values, label, slack)
@@ -208,7 +213,8 @@ def print_report(r):
         print(f"  {v:6d}  {k}")
     print("worst latency (s) of the requests each fault overlapped (all / ok, not slow_send):")
     for k, v in r["latency_by_fault"].items():
-        print(f"  {k:8s} {v['requests']:6d} requests  {v['worst_s']:7.2f}  {v['worst_ok_s']:7.2f}")
+        print(f"  {k:8s} {v['requests']:6d} requests  {v['worst_s']:7.2f}  {v['worst_ok_s']:7.2f}"
+              f"  ({v.get('worst', '')})")
     print(f"isolation probes: {r['isolation_probes']}; POSTs the garbage backend answered: "
           f"{r['garbage_posts']}")
     for k, v in r["flat"].items():
@@ -224,7 +230,7 @@ def print_report(r):
 
 
 def rss_svg(soak):
-    """RSS of both gateways over time, fault windows shaded, as a standalone SVG."""
+    """Anonymous RSS of both gateways over time, fault windows shaded, as a standalone SVG."""
     w, h, left, right, top, bottom = 760, 320, 60, 20, 20, 40
     pts = [(t - soak.t0, g, rss / 1024) for t, g, rss, _ in soak.samples]
     if not pts:
@@ -255,7 +261,7 @@ def rss_svg(soak):
     out.append(f'<text x="{(left + w - right) / 2}" y="{h - 5}" text-anchor="middle">'
                f'seconds since start (shaded: fault windows)</text>')
     out.append(f'<text x="12" y="{(top + h - bottom) / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 12 {(top + h - bottom) / 2})">RSS (MiB)</text>')
+               f'transform="rotate(-90 12 {(top + h - bottom) / 2})">RssAnon (MiB)</text>')
     for g, color in ((0, "#1f5fbf"), (1, "#d0461f")):
         line = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, gg, v in pts if gg == g)
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{line}"/>')

@@ -147,7 +147,7 @@ class VerdictTest(unittest.TestCase):
         samples = [(t, g, 1000 + 10 * t, 40) for t in range(20, 100, 2) for g in (0, 1)]
         got = whys(soak_with(VALID_PROBE, samples=samples))
         self.assertEqual(sorted(w.split(" not flat")[0] for w in got),
-                         ["gateway A RSS kB", "gateway B RSS kB"])
+                         ["gateway A RssAnon kB", "gateway B RssAnon kB"])
 
     def test_a_sanitizer_report_or_a_bad_exit_is_a_violation(self):
         soak = soak_with(VALID_PROBE)
