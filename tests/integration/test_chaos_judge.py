@@ -84,10 +84,10 @@ def record(kind, status=0, tenant="alpha", start=10.0, end=11.0, stream=False):
 
 
 def soak_with(records, windows=(), samples=()):
-    args = types.SimpleNamespace(duration=100, replicas=8, clients=2, seed=1)
+    args = types.SimpleNamespace(duration=300, replicas=8, clients=2, seed=1)
     fleet = types.SimpleNamespace(actions=[], garbage=types.SimpleNamespace(posts=0))
     if not samples:
-        samples = [(t, g, 1000, 40) for t in range(20, 100, 2) for g in (0, 1)]
+        samples = [(t, g, 1000, 40) for t in range(50, 300, 2) for g in (0, 1)]
     return types.SimpleNamespace(records=list(records), windows=list(windows),
                                  samples=list(samples), exits=[], t0=0.0, args=args,
                                  fleet=fleet, retries={}, index_samples=[])
@@ -144,10 +144,19 @@ class VerdictTest(unittest.TestCase):
         self.assertTrue(any("no valid probe" in w for w in whys(soak_with(never_cached))))
 
     def test_growing_rss_is_a_violation(self):
-        samples = [(t, g, 1000 + 10 * t, 40) for t in range(20, 100, 2) for g in (0, 1)]
+        samples = [(t, g, 1000 + 10 * t, 40) for t in range(50, 300, 2) for g in (0, 1)]
         got = whys(soak_with(VALID_PROBE, samples=samples))
         self.assertEqual(sorted(w.split(" not flat")[0] for w in got),
                          ["gateway A RssAnon kB", "gateway B RssAnon kB"])
+        short = soak_with(VALID_PROBE, samples=samples)
+        short.args.duration = 60  # too short for the bounded structures to fill: reported only
+        self.assertEqual(whys(short), [])
+
+    def test_fds_beyond_the_pool_slack_are_a_violation(self):
+        samples = [(t, g, 1000, 40 + t // 4) for t in range(50, 300, 2) for g in (0, 1)]
+        got = whys(soak_with(VALID_PROBE, samples=samples))
+        self.assertEqual(sorted(w.split(" not flat")[0] for w in got),
+                         ["gateway A open fds", "gateway B open fds"])
 
     def test_a_sanitizer_report_or_a_bad_exit_is_a_violation(self):
         soak = soak_with(VALID_PROBE)
