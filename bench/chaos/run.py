@@ -72,7 +72,7 @@ class Soak:
         self.head_timeout, self.idle_timeout = client_deadlines()
         self.systems = {t: [f"[{t} team {k}] " + FILLER * 30 for k in range(2)] for t in KEYS}
 
-    async def request(self, rng, tenant, gw_index, stream, behaviour, body):
+    async def request(self, tenant, gw_index, stream, behaviour, body):
         gw = self.fleet.gateways[gw_index]
         start = time.monotonic()
         rec = Record(start, start, tenant, gw_index, stream, behaviour)
@@ -107,19 +107,18 @@ class Soak:
                 (4, 8, 16, 32, 64, 256)), "stream": stream}
             if stream:
                 body["stream_options"] = {"include_usage": True}
-            await self.request(rng, tenant, rng.randrange(2), stream, behaviour, body)
+            await self.request(tenant, rng.randrange(2), stream, behaviour, body)
             await asyncio.sleep(rng.uniform(0, 0.05))
 
     async def isolation_probe(self):
         """alpha sends prompt P twice (the second must hit its cache, else the probe proves
         nothing), then beta sends P: an isolated tenant must see cached_tokens 0."""
-        rng = random.Random(self.args.seed)
         while time.monotonic() < self.stop_at:
             prompt = f"{uuid.uuid4()} " + FILLER * 8
             body = {"model": MODEL, "max_tokens": 4, "stream": False,
                     "messages": [{"role": "user", "content": prompt}]}
             for tenant, gw in (("alpha", 0), ("alpha", 0), ("beta", 1)):
-                rec = await self.request(rng, tenant, gw, False, "probe", body)
+                rec = await self.request(tenant, gw, False, "probe", body)
                 rec.probe = (prompt[:36], tenant)
             await asyncio.sleep(2)
 
