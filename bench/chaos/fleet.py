@@ -58,6 +58,7 @@ THREADS = 2   # each gateway's listen.threads
 # has the runs with both at their defaults.
 DASHBOARD = os.environ.get("CHAOS_DASHBOARD", "off") == "on"
 INDEX_CAPACITY_TOKENS = int(os.environ.get("CHAOS_INDEX_CAPACITY_TOKENS", "4096"))
+PREWARM = os.environ.get("CHAOS_PREWARM", "on") == "on"  # off: prewarm.enabled false
 QUEUE_TIMEOUT_MS = 5000
 
 FAULT_KINDS = ("kill", "garbage", "stop", "redis", "slow", "hup", "admin")
@@ -227,6 +228,7 @@ class Fleet:
             "scrape": {"interval_ms": 500},
             "admission": {"queue_timeout_ms": QUEUE_TIMEOUT_MS},
             "admin": {"token": ADMIN_TOKEN},
+            "prewarm": {"enabled": PREWARM},
             "observability": {"access_log": "off", "dashboard": DASHBOARD},
             "tenancy": {"salt_secret": SALT_SECRET},
             "rate_limits": {"redis": f"redis://127.0.0.1:{self.redis.port}",
