@@ -327,7 +327,10 @@ class Gateway::Impl {
   void Stop() {
     stop_requested_ = true;
     for (auto& w : workers_) {
-      asio::post(w->io, [w = w.get()] { w->server->Stop(); });
+      asio::post(w->io, [w = w.get()] {
+        w->server->Stop();
+        w->proxy->Stop();  // its Redis connection would keep w->io running
+      });
     }
     asio::post(control_io_, [this] {
       std::lock_guard lock(run_mu_);

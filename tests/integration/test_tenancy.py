@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import tempfile
@@ -488,6 +489,24 @@ class ClusterRateLimitTest(unittest.TestCase):
                 gw.request("POST", "/v1/chat/completions", body("back"), headers=auth("metered"))
                 return metric_sum(gw.metrics_text(), "warmroute_rate_limit_redis_up") == 1
             wait_until(redis_used_again, timeout=20, interval=0.5, message="Redis reconnect")
+
+    def test_a_gateway_connected_to_redis_exits_on_sigterm(self):
+        # Each worker's Redis connection waits on its socket; the gateway used to drain, log
+        # "drained: stopping" and then never exit, even on a second signal (found by the chaos
+        # soak, bench/chaos).
+        with GatewayProcess(redis_config(self.redis.port)) as gw:
+            for i in range(4):  # on both worker threads, most likely
+                status, _, _ = gw.request("POST", "/v1/chat/completions", body(f"bye {i}"),
+                                          headers=auth("metered"))
+                self.assertEqual(status, 200)
+            self.assertEqual(metric_sum(gw.metrics_text(), "warmroute_rate_limit_redis_up"), 1)
+            gw._proc.send_signal(signal.SIGTERM)
+            try:
+                code = gw._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+            self.assertEqual(code, 0, gw.log()[-1500:])
+            self.assertIn("gateway stopped", gw.log())
 
 
 

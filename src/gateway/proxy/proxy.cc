@@ -26,7 +26,7 @@ void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
   settings_ = std::move(settings);
   if (!redis_changed) return;
   redis_.reset();
-  if (settings_->redis_url.empty()) return;
+  if (stopped_ || settings_->redis_url.empty()) return;
   absl::StatusOr<net::RedisEndpoint> endpoint = net::ParseRedisUrl(settings_->redis_url);
   if (!endpoint.ok()) return;  // the config validator refused it already
   RedisRateStoreOptions options;
@@ -34,6 +34,11 @@ void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
   options.command_timeout = settings_->redis_timeout;
   options.connect_timeout = std::max(settings_->redis_timeout, std::chrono::milliseconds(100));
   redis_ = std::make_unique<RedisRateStore>(executor_, options, context_.clock);
+}
+
+void Proxy::Stop() {
+  stopped_ = true;
+  redis_.reset();
 }
 
 net::Task<void> Proxy::Handle(RouteMatch route, net::HttpRequest& request,

@@ -46,6 +46,12 @@ class Proxy {
   // Takes effect for requests that start afterwards (config reload). Worker thread only.
   void SetSettings(std::shared_ptr<const ProxySettings> settings);
 
+  // For a stopping gateway: closes this thread's Redis connection for good (requests still
+  // running fall back to local limits, as when Redis is down). Its reader waits on the socket
+  // for as long as the connection is open, so without this the worker's io_context never runs
+  // out of work and the gateway never exits. Worker thread only.
+  void Stop();
+
  private:
   const ProxyContext& context_;
   std::shared_ptr<const ProxySettings> settings_;
@@ -53,6 +59,7 @@ class Proxy {
   UpstreamPools pools_;
   Rng response_ids_;
   std::unique_ptr<RedisRateStore> redis_;  // this thread's connection; null: local limits
+  bool stopped_ = false;                   // Stop() was called: no Redis connection any more
 };
 
 }  // namespace warmroute::gateway
