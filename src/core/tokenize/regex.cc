@@ -37,6 +37,14 @@ absl::StatusOr<std::unique_ptr<Regex>> Regex::Compile(std::string_view pattern) 
 
 Regex::~Regex() { onig_free(regex_); }
 
+bool Regex::Search(std::string_view text) const {
+  const auto* str = reinterpret_cast<const OnigUChar*>(text.data());
+  const OnigUChar* end = str + text.size();
+  // (Invalid UTF-8 is then no match rather than a read past a truncated sequence.)
+  return onig_search(regex_, str, end, str, end, nullptr,
+                     ONIG_OPTION_CHECK_VALIDITY_OF_STRING) >= 0;
+}
+
 void Regex::FindAll(std::string_view text, std::vector<Match>* matches) const {
   matches->clear();
   OnigRegion* region = onig_region_new();

@@ -47,6 +47,13 @@ class Regex {
   // one character). REQUIRES: `text` is well-formed UTF-8.
   void FindAll(std::string_view text, std::vector<Match>* matches) const;
 
+  // True when the pattern matches somewhere in `text`. Oniguruma backtracks on a heap stack,
+  // not the thread's (std::regex recursed per character and overflowed the stack on a 100 KB
+  // line), and gives up after its retry limit (ONIG_DEFAULT_RETRY_LIMIT_IN_MATCH, 10 million
+  // steps): a pathological pattern and text is then "no match", in bounded time. Text that is
+  // not well-formed UTF-8 is no match.
+  bool Search(std::string_view text) const;
+
   const std::string& pattern() const { return pattern_; }
 
  private:

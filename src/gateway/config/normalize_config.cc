@@ -13,13 +13,13 @@ absl::Status ReadPattern(const ConfigNode& node, const std::string& path,
                          std::vector<MoveToEndPattern>* out) {
   MoveToEndPattern pattern;
   WR_RETURN_IF_ERROR(ReadNonEmptyString(&node, path, &pattern.text));
-  try {
-    pattern.regex = std::make_shared<const std::regex>(pattern.text, std::regex::ECMAScript);
-  } catch (const std::regex_error& error) {
-    return KeyError(
-        path, &node,
-        absl::StrCat("not a valid regular expression: ", error.what(), ", got ", Describe(node)));
+  absl::StatusOr<std::unique_ptr<tokenize::Regex>> regex = tokenize::Regex::Compile(pattern.text);
+  if (!regex.ok()) {
+    return KeyError(path, &node,
+                    absl::StrCat("not a valid regular expression: ", regex.status().message(),
+                                 ", got ", Describe(node)));
   }
+  pattern.regex = std::shared_ptr<const tokenize::Regex>(std::move(*regex));
   out->push_back(std::move(pattern));
   return absl::OkStatus();
 }

@@ -10,8 +10,9 @@
 //                            (neither: every request; both: that tenant's requests for that model)
 //       collapse_whitespace: true | false (default false)
 //       canonical_tools:     true | false (default false)
-//       move_to_end:         a regular expression (ECMAScript, as std::regex), or a list of them,
-//                            matched against each line of the system prompt
+//       move_to_end:         a regular expression (Oniguruma's Ruby syntax, as tokenizer.json
+//                            regexes: core/tokenize/regex.h), or a list of them, searched for
+//                            in each line of the system prompt
 //
 // Errors name the key: "normalize[1].tenant: no tenant named 'acme' in tenants",
 // "normalize[0].move_to_end: not a valid regular expression: ...", "normalize[2]: enables no rule
@@ -21,13 +22,13 @@
 #pragma once
 
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "common/json_writer.h"
+#include "core/tokenize/regex.h"
 #include "gateway/config/config_reader.h"
 #include "gateway/config/tenancy_config.h"
 
@@ -35,7 +36,7 @@ namespace warmroute::gateway {
 
 struct MoveToEndPattern {
   std::string text;                         // as configured
-  std::shared_ptr<const std::regex> regex;  // compiled once, shared by every request
+  std::shared_ptr<const tokenize::Regex> regex;  // compiled once, shared by every request
 };
 
 struct NormalizeEntry {

@@ -38,7 +38,7 @@ normalize:
   EXPECT_TRUE(e[1].canonical_tools);
   ASSERT_EQ(e[1].move_to_end.size(), 1u);
   EXPECT_EQ(e[1].move_to_end[0].text, "^Current time: .*$");
-  EXPECT_TRUE(std::regex_search("Current time: 12:00", *e[1].move_to_end[0].regex));
+  EXPECT_TRUE(e[1].move_to_end[0].regex->Search("Current time: 12:00"));
   ASSERT_EQ(e[2].move_to_end.size(), 2u);
   EXPECT_TRUE(e[2].tenant.empty() && e[2].model.empty());
 }

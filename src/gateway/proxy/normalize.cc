@@ -229,7 +229,8 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
 }
 
 // move_to_end on the system slots; true when lines moved.
-bool MoveToEnd(const std::vector<const std::regex*>& patterns, std::vector<Message>& messages) {
+bool MoveToEnd(const std::vector<const tokenize::Regex*>& patterns,
+               std::vector<Message>& messages) {
   TextSlot* target = nullptr;
   for (Message& m : messages) {
     if (m.user && !m.slots.empty()) target = &m.slots.back();
@@ -351,15 +352,14 @@ std::string CollapseWhitespace(std::string_view text) {
 }
 
 std::string RemoveMatchingLines(std::string_view text,
-                                const std::vector<const std::regex*>& patterns,
+                                const std::vector<const tokenize::Regex*>& patterns,
                                 std::vector<std::string>& moved) {
   std::string kept;
   kept.reserve(text.size());
   bool first = true;
   for (std::string_view line : SplitLines(text)) {
-    const bool matches = std::any_of(patterns.begin(), patterns.end(), [line](const std::regex* p) {
-      return std::regex_search(line.begin(), line.end(), *p);
-    });
+    const bool matches = std::any_of(patterns.begin(), patterns.end(),
+                                     [line](const tokenize::Regex* p) { return p->Search(line); });
     if (matches) {
       moved.emplace_back(line);
       continue;

@@ -15,8 +15,8 @@
 //                        sorted by name at every depth, array order kept, no whitespace. The model
 //                        sees the same definitions with their keys in alphabetical order.
 //   move_to_end          each line of the system prompt (system and developer messages) that a
-//                        configured pattern matches (std::regex_search on the line alone, without
-//                        its line break) is removed from it, and the removed lines, in order, are
+//                        configured pattern matches (an Oniguruma search, tokenize/regex.h, on
+//                        the line alone, without its line break) is removed from it, and the removed lines, in order, are
 //                        appended to the last user message's last text, each after a line break.
 //                        Without a user message with text, nothing moves.
 // They run in that order on the same text: move_to_end, then collapse_whitespace; canonical_tools
@@ -50,7 +50,6 @@
 #include <array>
 #include <cstddef>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +71,7 @@ std::string_view NormalizeRuleName(NormalizeRule rule);
 struct NormalizeRules {
   bool collapse_whitespace = false;
   bool canonical_tools = false;
-  std::vector<const std::regex*> move_to_end;  // owned by the config
+  std::vector<const tokenize::Regex*> move_to_end;  // owned by the config
   bool any() const { return collapse_whitespace || canonical_tools || !move_to_end.empty(); }
 };
 
@@ -98,7 +97,7 @@ std::string CollapseWhitespace(std::string_view text);
 
 // `text` without its lines that one of `patterns` matches; those lines appended to `moved`.
 std::string RemoveMatchingLines(std::string_view text,
-                                const std::vector<const std::regex*>& patterns,
+                                const std::vector<const tokenize::Regex*>& patterns,
                                 std::vector<std::string>& moved);
 
 }  // namespace warmroute::gateway

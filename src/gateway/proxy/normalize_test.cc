@@ -22,7 +22,7 @@ NormalizeEntry Entry(std::string tenant, std::string model) {
 }
 
 MoveToEndPattern Pattern(const std::string& text) {
-  return {text, std::make_shared<const std::regex>(text)};
+  return {text, std::shared_ptr<const tokenize::Regex>(tokenize::Regex::Compile(text).value())};
 }
 
 NormalizeConfig AllRules(std::string tenant = "", std::string model = "") {
@@ -51,16 +51,28 @@ TEST(CollapseWhitespaceTest, LeavesCleanTextAsItIs) {
 }
 
 TEST(RemoveMatchingLinesTest, RemovesWholeLinesInOrder) {
-  const std::regex time("^Current time: ");
-  const std::regex id("^Request id:");
+  const auto time = tokenize::Regex::Compile("^Current time: ").value();
+  const auto id = tokenize::Regex::Compile("^Request id:").value();
   std::vector<std::string> moved;
-  EXPECT_EQ(RemoveMatchingLines("Current time: 10:00\nA\nRequest id: 7\nB", {&time, &id}, moved),
+  EXPECT_EQ(RemoveMatchingLines("Current time: 10:00\nA\nRequest id: 7\nB",
+                                {time.get(), id.get()}, moved),
             "A\nB");
   EXPECT_EQ(moved, (std::vector<std::string>{"Current time: 10:00", "Request id: 7"}));
   moved.clear();
-  EXPECT_EQ(RemoveMatchingLines("A\nCurrent time: x", {&time}, moved), "A");
-  EXPECT_EQ(RemoveMatchingLines("no match here", {&time}, moved), "no match here");
+  EXPECT_EQ(RemoveMatchingLines("A\nCurrent time: x", {time.get()}, moved), "A");
+  EXPECT_EQ(RemoveMatchingLines("no match here", {time.get()}, moved), "no match here");
   EXPECT_EQ(moved.size(), 1u);
+}
+
+// With std::regex, a `.*` pattern on a 100 KB line overflowed the stack (a recursion per
+// character): one client's long system-prompt line took the gateway down.
+TEST(RemoveMatchingLinesTest, AVeryLongLineIsSearchedWithoutOverflowingTheStack) {
+  const auto time = tokenize::Regex::Compile("^Current time: .*$").value();
+  std::vector<std::string> moved;
+  const std::string line = "Current time: " + std::string(4 << 20, 'x');
+  EXPECT_EQ(RemoveMatchingLines("A\n" + line, {time.get()}, moved), "A");
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].size(), line.size());
 }
 
 TEST(NormalizeBodyTest, CollapsesSystemWhitespaceOnlyAndKeepsOtherBytes) {
