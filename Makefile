@@ -2,6 +2,10 @@
 # missing (scripts/install-deps.sh), configures, builds and runs.
 PRESET ?= release
 JOBS ?= $(shell nproc)
+# Tests in parallel: twice the cores. The integration tests spend most of their time waiting on
+# real processes and timers (ctest -j2 kept the 2 cores about half busy), so a second test per
+# core shortens `make test` by about a third.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 BIN := build/$(PRESET)/src/cli/warmroute
 
 .PHONY: all deps configure build test unit integration demo bench fuzz clean
@@ -20,10 +24,10 @@ build: configure
 # Every test: unit tests (no sockets, manual clock) and integration tests (real processes on
 # loopback). CTest runs them with -j so the slow integration tests overlap.
 test: build
-	@ctest --preset $(PRESET) -j $(JOBS)
+	@ctest --preset $(PRESET) -j $(TEST_JOBS)
 
 unit: build
-	@ctest --preset $(PRESET) -j $(JOBS) -L unit
+	@ctest --preset $(PRESET) -j $(TEST_JOBS) -L unit
 
 integration: build
 	@ctest --preset $(PRESET) -L integration

@@ -2,13 +2,13 @@
 """Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/) and dictionaries
 (tests/fuzz/dict/) from examples of what each parser reads: the shapes the unit and integration
 tests use, the shipped configs under deploy/, vLLM's KV-event encodings (python3-msgpack).
-The outputs are checked in; run this again after changing it:
+The outputs are checked in (beside them, finding-* files: inputs that found a bug); run this
+again after changing it:
 
     /usr/bin/python3 tests/fuzz/make_seeds.py
 """
 import json
 import os
-import shutil
 import struct
 
 import msgpack
@@ -18,9 +18,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def write_corpus(target, seeds):
+    """Replaces the target's seed-* files; finding-* files (inputs that found a bug, kept as
+    regression seeds) stay."""
     directory = os.path.join(HERE, "corpus", target)
-    shutil.rmtree(directory, ignore_errors=True)
-    os.makedirs(directory)
+    os.makedirs(directory, exist_ok=True)
+    for name in os.listdir(directory):
+        if name.startswith("seed-"):
+            os.remove(os.path.join(directory, name))
     for i, seed in enumerate(seeds):
         if isinstance(seed, str):
             seed = seed.encode()
@@ -126,13 +130,28 @@ request_seeds.append(b"\x05" + json.dumps(BODIES[0][1]).encode())  # chat, with 
 write_corpus("openai_request", request_seeds)
 write_corpus("cache_salt", request_seeds)
 write_corpus("request_key", request_seeds + [b"\x81" + json.dumps(BODIES[0][1]).encode()])
+PLANTED = [  # what the normalisation rules rewrite (workloads/requests/make_planted.py's defects)
+    (1, {"model": "m", "messages": [
+        {"role": "system", "content": "Current time: 2026-03-14T09:00:00Z\nYou are   a helpful\t\tagent.  \n\n\n\nBe brief."},
+        {"role": "user", "content": "What can you do?"}], "tools": TOOLS}),
+    (1, {"model": "m", "messages": [
+        {"role": "developer", "content": [{"type": "text", "text": "Request-ID: 42\n  keep   indentation"}]},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}]}],
+         "functions": [{"parameters": {"b": 1, "a": 2}, "name": "f"}]}),
+    (2, {"model": "m", "instructions": "Current time: now\nRules.", "input": "Hi"}),
+    (2, {"model": "m", "input": [{"role": "system", "content": "Current time: x"},
+                                 {"role": "user", "content": [{"type": "input_text", "text": "q"}]}]}),
+    (3, {"model": "m", "system": [{"type": "text", "text": "Current time: t\n\n\n\nsys"}],
+         "messages": [{"role": "user", "content": "Hi"}], "tools": [{"name": "t", "input_schema": {"z": 1, "a": 0}}]}),
+]
+write_corpus("normalize", request_seeds + [bytes([e]) + json.dumps(b).encode() for e, b in PLANTED])
 JSON_WORDS = ["\"model\":", "\"messages\":", "\"role\":", "\"content\":", "\"system\"", "\"user\"",
               "\"assistant\"", "\"tool\"", "\"tools\":", "\"tool_calls\":", "\"cache_salt\":",
               "\"cache\\u005fsalt\"", "\"stream\":true", "\"stream_options\":", "\"include_usage\":",
               "\"prompt\":", "\"input\":", "\"instructions\":", "\"type\":", "\"text\":",
               "\"request_id\":", "\"chat_template\":", "\"add_special_tokens\":", "\"max_tokens\":",
               "null", "true", "false", "{}", "[]", "\\u0000", "\\ud800", "1e999", "-0"]
-for target in ("openai_request", "cache_salt", "request_key", "admin_backend"):
+for target in ("openai_request", "cache_salt", "request_key", "normalize", "admin_backend"):
     write_dict(target, JSON_WORDS + ["\"name\":", "\"url\":", "\"kind\":", "\"weight\":"])
 
 # --- config and admin -----------------------------------------------------------------------

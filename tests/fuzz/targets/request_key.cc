@@ -32,6 +32,7 @@ const ModelTokenizers& Models() {
 }  // namespace
 
 WARMROUTE_FUZZ_TARGET(request_key) {
+  const ModelTokenizers& models = Models();  // loaded on the first (untimed, empty) input
   warmroute::fuzz::RequestInput input = warmroute::fuzz::ReadRequestInput(data, size);
   absl::StatusOr<warmroute::request::InferenceRequest>& parsed = input.parsed;
   if (!parsed.ok()) return 0;
@@ -45,7 +46,7 @@ WARMROUTE_FUZZ_TARGET(request_key) {
                                                    .precise_salt = choice & 0x80 ? "salt" : "",
                                                    .options = &options,
                                                    .mode = warmroute::gateway::PrefixKeyMode::kAuto,
-                                                   .models = &Models()});
+                                                   .models = &models});
   FUZZ_CHECK(!key.reason.empty());
   if (key.precise) {
     FUZZ_CHECK(static_cast<int64_t>(key.key.block_hashes.size()) * 4 <= key.key.prompt_tokens);
