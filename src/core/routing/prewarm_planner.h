@@ -206,7 +206,13 @@ class PrewarmPlanner {
       by_id_.emplace(id, slot);
       entries_[slot].rate = coldest + 1;
       entries_[slot].requests = 1;
+      // The evicted prefix's sample goes with it: kept until the slot is sampled again, samples
+      // of evicted prefixes would pile up in the slots of unsampled ones (a prompt seen once is
+      // never sampled), and the store's memory would grow to max_prefixes samples whatever the
+      // traffic, holding prompts the planner no longer knows.
       entries_[slot].sampled = false;
+      entries_[slot].request = RoutingRequest{};
+      entries_[slot].payload = Payload{};
     }
     Entry& entry = entries_[slot];
     entry.id = id;

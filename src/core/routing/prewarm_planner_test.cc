@@ -183,6 +183,22 @@ TEST_F(PrewarmPlannerTest, KeepsTheHottestPrefixesWhenFull) {
   EXPECT_EQ(jobs[1].payload, "new");
 }
 
+// An evicted prefix's sample is released at once, not when its slot is next sampled: a prefix
+// that replaces it and is never sampled (seen once) must not keep the old prompt in memory.
+TEST_F(PrewarmPlannerTest, EvictionReleasesTheEvictedSample) {
+  PrewarmOptions options = Unpaced();
+  options.max_prefixes = 1;
+  PrewarmPlanner<std::shared_ptr<std::string>> planner(options);
+  auto sample = std::make_shared<std::string>("prompt");
+  const std::weak_ptr<std::string> watch = sample;
+  planner.Observe(Request(0, Chain(1, 80), 1280), sample, clock_.Now());
+  sample.reset();
+  ASSERT_FALSE(watch.expired());  // kept as prefix 1's sample
+  // Prefix 2 evicts prefix 1; its caller does not Keep (it would copy the body only then).
+  EXPECT_TRUE(planner.Count(Request(0, Chain(2, 80), 1280), clock_.Now()));
+  EXPECT_TRUE(watch.expired());
+}
+
 TEST_F(PrewarmPlannerTest, RatesDecaySoARecentPrefixOvertakesAnOldOne) {
   MakeRouter(2);
   PrewarmOptions options = Unpaced();
