@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   ninja-build                 # the presets' generator (schedules across targets: no idle core)
   clang libclang-rt-14-dev    # `make fuzz`: libFuzzer with ASan and UBSan (tests/fuzz)
+  time                        # `make fuzz` reports each target's CPU time (/usr/bin/time)
   libboost1.81-dev            # Asio + Beast with C++20 coroutines (header-only)
   libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libabsl-dev libxxhash-dev cppzmq-dev libzmq3-dev libmsgpuck-dev

@@ -63,7 +63,7 @@ net::Task<void> EngineApi::Handle(HttpRequest& request, ResponseWriter& writer) 
 }
 
 net::Task<void> EngineApi::Send(ResponseWriter& writer, net::Response response) {
-  co_await writer.Reply(std::move(response));
+  (void)co_await writer.Reply(std::move(response));
 }
 
 net::Response EngineApi::Answer(const HttpRequest& request) {
@@ -146,12 +146,12 @@ net::Task<void> EngineApi::Generate(Endpoint endpoint, const HttpRequest& reques
                                     ResponseWriter& writer) {
   absl::StatusOr<Replica*> rank = ranks_.Pick(request);
   if (!rank.ok()) {
-    co_await writer.ReplyError(rank.status());
+    (void)co_await writer.ReplyError(rank.status());
     co_return;
   }
   absl::StatusOr<Prepared> prepared = Prepare(endpoint, request.body, **rank);
   if (!prepared.ok()) {
-    co_await writer.ReplyError(prepared.status());
+    (void)co_await writer.ReplyError(prepared.status());
     co_return;
   }
   absl::StatusOr<RequestHandle> handle = (*rank)->Submit(std::move(prepared->engine));
@@ -159,7 +159,7 @@ net::Task<void> EngineApi::Generate(Endpoint endpoint, const HttpRequest& reques
     absl::Status status = handle.status();
     // The engine names "prompt"; on the chat endpoint the prompt is the messages.
     if (ParamOf(status) == "prompt") status = WithParam(status, PromptParam(endpoint));
-    co_await writer.ReplyError(status);
+    (void)co_await writer.ReplyError(status);
     co_return;
   }
   const bool chat = endpoint == Endpoint::kChatCompletions;
@@ -206,7 +206,7 @@ net::Task<void> EngineApi::Stream(RequestHandle handle, Prepared prepared, bool 
     if (!(co_await writer.WriteChunk(chunk)).ok()) co_return;
     if (done) break;
   }
-  co_await writer.FinishStream();
+  (void)co_await writer.FinishStream();
 }
 
 net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool chat,
@@ -218,7 +218,7 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
   for (;;) {
     std::vector<engine::RequestEvent> events = co_await handle.NextEvents();
     if (events.empty()) {
-      co_await writer.ReplyError(absl::UnavailableError("the engine stopped"));
+      (void)co_await writer.ReplyError(absl::UnavailableError("the engine stopped"));
       co_return;
     }
     for (const engine::RequestEvent& event : events) {
@@ -229,7 +229,7 @@ net::Task<void> EngineApi::Collect(RequestHandle handle, Prepared prepared, bool
                                 .id = ResponseId(chat, id_rng_.Next(), id_rng_.Next()),
                                 .created = UnixTime(),
                                 .model = prepared.model};
-        co_await writer.Reply(Head(kJsonType),
+        (void)co_await writer.Reply(Head(kJsonType),
                               CompleteResponse(info, text,
                                                {.prompt_tokens = event.prompt_tokens,
                                                 .completion_tokens = event.output_index,
@@ -290,14 +290,14 @@ std::string EngineApi::EmbeddingsBody(const EmbeddingsJob& job) {
 net::Task<void> EngineApi::Embeddings(const HttpRequest& request, ResponseWriter& writer) {
   absl::StatusOr<EmbeddingsJob> job = StartEmbeddings(request);
   if (!job.ok()) {
-    co_await writer.ReplyError(job.status());
+    (void)co_await writer.ReplyError(job.status());
     co_return;
   }
   for (RequestHandle& handle : job->handles) {
     while (!(co_await handle.NextEvents()).empty()) {
     }
   }
-  co_await writer.Reply(Head(kJsonType), EmbeddingsBody(*job));
+  (void)co_await writer.Reply(Head(kJsonType), EmbeddingsBody(*job));
 }
 
 net::Response EngineApi::Tokenize(const std::string& body) {

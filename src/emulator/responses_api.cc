@@ -154,7 +154,7 @@ net::Task<void> ResponsesApi::Handle(const HttpRequest& request, ResponseWriter&
         rest.size() > kCancel.size() && rest.substr(rest.size() - kCancel.size()) == kCancel;
     if (cancel) rest.remove_suffix(kCancel.size());
     if (rest.empty() || rest.find('/') != std::string_view::npos) {
-      co_await writer.ReplyError(
+      (void)co_await writer.ReplyError(
           absl::NotFoundError(absl::StrCat("Not Found: ", method, " ", request.path)));
       co_return;
     }
@@ -172,7 +172,7 @@ net::Task<void> ResponsesApi::Handle(const HttpRequest& request, ResponseWriter&
       co_return;
     }
   }
-  co_await writer.ReplyError(
+  (void)co_await writer.ReplyError(
       absl::NotFoundError(absl::StrCat("Method ", method, " is not allowed on ", request.path)));
 }
 
@@ -257,7 +257,7 @@ absl::StatusOr<ResponsesApi::Generation> ResponsesApi::Start(const HttpRequest& 
 net::Task<void> ResponsesApi::Create(const HttpRequest& request, ResponseWriter& writer) {
   absl::StatusOr<Generation> generation = Start(request);
   if (!generation.ok()) {
-    co_await writer.ReplyError(generation.status());
+    (void)co_await writer.ReplyError(generation.status());
   } else if (generation->response.background) {
     co_await StartBackground(std::move(*generation), writer);
   } else if (generation->stream) {
@@ -288,14 +288,14 @@ net::Task<void> ResponsesApi::Collect(Generation generation, ResponseWriter& wri
     const Progress progress = co_await NextProgress(*generation.handle, generation.seed,
                                                     generation.bare_start, generator);
     if (progress.stopped) {
-      co_await writer.ReplyError(absl::UnavailableError("the engine stopped"));
+      (void)co_await writer.ReplyError(absl::UnavailableError("the engine stopped"));
       co_return;
     }
     generation.Apply(progress);
     if (progress.usage) break;
   }
   Store(generation);
-  co_await writer.Reply(Head(kJsonType), ResponseJson(generation.response));
+  (void)co_await writer.Reply(Head(kJsonType), ResponseJson(generation.response));
 }
 
 net::Task<void> ResponsesApi::Stream(Generation generation, ResponseWriter& writer) {
@@ -319,7 +319,7 @@ net::Task<void> ResponsesApi::Stream(Generation generation, ResponseWriter& writ
     if (!(co_await writer.WriteChunk(chunk)).ok()) co_return;
     if (progress.usage) break;
   }
-  co_await writer.FinishStream();
+  (void)co_await writer.FinishStream();
 }
 
 net::Task<void> ResponsesApi::StartBackground(Generation generation, ResponseWriter& writer) {
@@ -337,7 +337,7 @@ net::Task<void> ResponsesApi::StartBackground(Generation generation, ResponseWri
                  asio::bind_cancellation_slot(job->cancel.slot(), [id, job](std::exception_ptr e) {
                    net::LogIfDetachedFailed(absl::StrCat("background response ", id), e);
                  }));
-  co_await writer.Reply(Head(kJsonType), body);
+  (void)co_await writer.Reply(Head(kJsonType), body);
 }
 
 net::Task<void> ResponsesApi::RunBackground(Generation generation,
@@ -377,29 +377,29 @@ void ResponsesApi::CancelJob(std::string_view id) {
 net::Task<void> ResponsesApi::Retrieve(std::string_view id, ResponseWriter& writer) {
   const StoredResponse* stored = store_.Find(id);
   if (stored == nullptr) {
-    co_await writer.ReplyError(NotFound(id));
+    (void)co_await writer.ReplyError(NotFound(id));
     co_return;
   }
-  co_await writer.Reply(Head(kJsonType), ResponseJson(stored->response));
+  (void)co_await writer.Reply(Head(kJsonType), ResponseJson(stored->response));
 }
 
 net::Task<void> ResponsesApi::Delete(std::string_view id, ResponseWriter& writer) {
   if (!store_.Erase(id)) {
-    co_await writer.ReplyError(NotFound(id));
+    (void)co_await writer.ReplyError(NotFound(id));
     co_return;
   }
   CancelJob(id);
-  co_await writer.Reply(Head(kJsonType), DeletedResponseJson(id));
+  (void)co_await writer.Reply(Head(kJsonType), DeletedResponseJson(id));
 }
 
 net::Task<void> ResponsesApi::Cancel(std::string_view id, ResponseWriter& writer) {
   const StoredResponse* stored = store_.Find(id);
   if (stored == nullptr) {
-    co_await writer.ReplyError(NotFound(id));
+    (void)co_await writer.ReplyError(NotFound(id));
     co_return;
   }
   if (!IsUnfinished(stored->response.status)) {
-    co_await writer.ReplyError(
+    (void)co_await writer.ReplyError(
         InvalidParam("response_id", "Cannot cancel a synchronous response."));
     co_return;
   }
@@ -408,7 +408,7 @@ net::Task<void> ResponsesApi::Cancel(std::string_view id, ResponseWriter& writer
   const std::string body = ResponseJson(cancelled.response);
   store_.Put(std::move(cancelled));
   CancelJob(id);
-  co_await writer.Reply(Head(kJsonType), body);
+  (void)co_await writer.Reply(Head(kJsonType), body);
 }
 
 }  // namespace warmroute::emulator

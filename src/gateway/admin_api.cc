@@ -14,7 +14,7 @@ constexpr std::string_view kPrefix = "/admin/backends/";
 net::Task<void> ReplyJson(net::ResponseWriter& writer, int status, std::string body) {
   net::ResponseHead head;
   head.status = status;
-  co_await writer.Reply(std::move(head), std::move(body));
+  (void)co_await writer.Reply(std::move(head), std::move(body));
 }
 
 // The backend's kv_events config and, once subscribed, its feed's state and counts.
@@ -138,11 +138,11 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
   const std::string token = token_();
   if (token.empty()) {
     absl::Status status = absl::NotFoundError("the admin API is disabled (set admin.token)");
-    co_await writer.ReplyError(status);
+    (void)co_await writer.ReplyError(status);
     co_return;
   }
   if (absl::Status authorized = CheckBearerToken(request, token); !authorized.ok()) {
-    co_await writer.ReplyError(authorized);
+    (void)co_await writer.ReplyError(authorized);
     co_return;
   }
   const std::string& path = request.path;
@@ -217,7 +217,7 @@ net::Task<void> AdminApi::Handle(net::HttpRequest& request, net::ResponseWriter&
   } else {
     result = absl::NotFoundError(absl::StrCat("no admin route ", method, " ", path));
   }
-  co_await writer.ReplyError(result);
+  (void)co_await writer.ReplyError(result);
 }
 
 }  // namespace warmroute::gateway

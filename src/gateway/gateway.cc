@@ -654,7 +654,7 @@ class Gateway::Impl {
       const std::string token = Config().admin.token;
       if (!token.empty()) {
         if (absl::Status authorized = CheckBearerToken(request, token); !authorized.ok()) {
-          co_await writer.ReplyError(authorized);
+          (void)co_await writer.ReplyError(authorized);
           co_return;
         }
       }
@@ -663,12 +663,12 @@ class Gateway::Impl {
         std::lock_guard lock(dashboard_mu_);
         body = dashboard_.Json();
       }
-      co_await writer.Reply(std::move(head), std::move(body));
+      (void)co_await writer.Reply(std::move(head), std::move(body));
       co_return;
     }
     const DashboardAsset* asset = FindDashboardAsset(request.path);
     head.content_type = std::string(asset->content_type);
-    co_await writer.Reply(std::move(head), std::string(asset->body));
+    (void)co_await writer.Reply(std::move(head), std::string(asset->body));
   }
 
   void WatchDrain() {
@@ -713,7 +713,7 @@ class Gateway::Impl {
       net::ResponseHead head;
       head.content_type = "text/plain; version=0.0.4; charset=utf-8";
       std::string body = metrics_.Serialize(*backends_, admission_->queued(), hot_prefixes_.Top(10));
-      co_await writer.Reply(std::move(head), std::move(body));
+      (void)co_await writer.Reply(std::move(head), std::move(body));
     } else if (path == "/admin" || path.rfind("/admin/", 0) == 0) {
       co_await admin_->Handle(request, writer);
     } else if (get && dashboard_enabled_.load(std::memory_order_relaxed) &&
@@ -726,7 +726,7 @@ class Gateway::Impl {
       co_await net::ReplyMethodNotAllowed(writer, request, "GET, HEAD");
     } else {
       const absl::Status status = absl::NotFoundError(absl::StrCat("no route ", path));
-      co_await writer.ReplyError(status);
+      (void)co_await writer.ReplyError(status);
     }
   }
 
@@ -741,7 +741,7 @@ class Gateway::Impl {
     head.status = eligible > 0 ? 200 : 503;
     std::string body = absl::StrCat("{\"status\":\"", eligible > 0 ? "ok" : "no healthy backend",
                                     "\",\"backends\":", total, ",\"eligible\":", eligible, "}");
-    co_await writer.Reply(std::move(head), std::move(body));
+    (void)co_await writer.Reply(std::move(head), std::move(body));
   }
 
   // GET /v1/models: with tenants, the caller's key decides (401 without a valid one) and the
@@ -769,7 +769,7 @@ class Gateway::Impl {
                          net::ResponseWriter& writer) {
     absl::StatusOr<std::vector<std::string>> models = VisibleModels(worker, request);
     if (!models.ok()) {
-      co_await writer.ReplyError(models.status());
+      (void)co_await writer.ReplyError(models.status());
       co_return;
     }
     std::string out;
@@ -777,7 +777,7 @@ class Gateway::Impl {
     w.BeginObject().Key("object").String("list").Key("data").BeginArray();
     for (const std::string& model : *models) WriteModel(w, model);
     w.EndArray().EndObject();
-    co_await writer.Reply(net::ResponseHead(), std::move(out));
+    (void)co_await writer.Reply(net::ResponseHead(), std::move(out));
   }
 
   // GET /v1/models/{id} (the id percent-decoded: model names hold '/'): the model, when the
@@ -786,19 +786,19 @@ class Gateway::Impl {
                         net::ResponseWriter& writer, std::string_view encoded_id) {
     absl::StatusOr<std::vector<std::string>> models = VisibleModels(worker, request);
     if (!models.ok()) {
-      co_await writer.ReplyError(models.status());
+      (void)co_await writer.ReplyError(models.status());
       co_return;
     }
     const std::string id = PercentDecoded(encoded_id);
     if (std::find(models->begin(), models->end(), id) == models->end()) {
-      co_await writer.ReplyError(WithParam(
+      (void)co_await writer.ReplyError(WithParam(
           absl::NotFoundError(absl::StrCat("The model `", id, "` does not exist.")), "model"));
       co_return;
     }
     std::string out;
     JsonWriter w(&out);
     WriteModel(w, id);
-    co_await writer.Reply(net::ResponseHead(), std::move(out));
+    (void)co_await writer.Reply(net::ResponseHead(), std::move(out));
   }
 
   static void WriteModel(JsonWriter& w, std::string_view model) {

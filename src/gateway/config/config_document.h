@@ -20,12 +20,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace warmroute::gateway {
+
+struct ConfigEntry;
 
 struct ConfigNode {
   enum class Type { kNull, kBool, kInt, kDouble, kString, kList, kMap };
@@ -40,10 +41,18 @@ struct ConfigNode {
   // `name: 123` (resolved as an integer) and still read as the string "123".
   bool plain = false;
   std::vector<ConfigNode> items;                            // kList
-  std::vector<std::pair<std::string, ConfigNode>> entries;  // kMap
+  std::vector<ConfigEntry> entries;                         // kMap
   int line = 0;  // 1-based source line; 0 when unknown (JSON)
 
   bool is_scalar() const { return type != Type::kList && type != Type::kMap; }
+};
+
+// One map entry: key and value, named like std::pair's members. A struct declared after
+// ConfigNode rather than std::pair<std::string, ConfigNode> inside it: clang checks a pair's
+// members for completeness where the vector is declared, while ConfigNode is still incomplete.
+struct ConfigEntry {
+  std::string first;
+  ConfigNode second;
 };
 
 // "null", "a boolean", "an integer", "a number", "a string", "a list", "a map".

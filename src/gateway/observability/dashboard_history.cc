@@ -263,7 +263,7 @@ std::string DashboardHistory::Json() const {
     } else {
       w.Null();
     }
-    const auto since = [&](const Tick& t) {
+    const auto since = [&, &name = name](const Tick& t) {  // clang 14: no capture of a binding
       const auto it = t.backends.find(name);
       return it == t.backends.end() ? Backend{} : it->second;
     };

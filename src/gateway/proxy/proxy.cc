@@ -54,7 +54,7 @@ net::Task<void> Proxy::Handle(RouteMatch route, net::HttpRequest& request,
       call.error = std::string(refusal->error.message());
       net::Response response = ResponseOf(*refusal);
       call.status = response.head.status;
-      co_await writer.Reply(std::move(response));
+      (void)co_await writer.Reply(std::move(response));
     } else {
       Admitted& request_admitted = std::get<Admitted>(admitted);
       request_admitted.routed.CommitInsertSoon(executor_);

@@ -30,7 +30,7 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
   net::ResponseHead& head = forwarded.response.head;
   call.status = head.status;
   if (forwarded.exchange == nullptr) {  // the error the forward stage made
-    co_await writer.Reply(std::move(forwarded.response));
+    (void)co_await writer.Reply(std::move(forwarded.response));
     co_return;
   }
   if (settings.response_headers) {
@@ -47,7 +47,7 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
     } else {
       admitted.routed.Failed();
     }
-    co_await writer.Reply(std::move(forwarded.response));
+    (void)co_await writer.Reply(std::move(forwarded.response));
     co_return;
   }
 
@@ -65,7 +65,7 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
       const absl::Status status = absl::UnavailableError(absl::StrCat(
           "backend ", call.target->name, " failed mid-stream: ", piece.status().message()));
       const std::string event = StreamErrorEvent(status);
-      co_await writer.WriteChunk(event);
+      (void)co_await writer.WriteChunk(event);
       writer.Abort();
       co_return;
     }
@@ -86,7 +86,7 @@ net::Task<void> Relay(const ProxyContext& context, const ProxySettings& settings
   }
   if (admitted.usage_format) call.usage = tap.usage();
   admitted.routed.Finished(CachedTokensOf(call.usage));
-  co_await writer.FinishStream();
+  (void)co_await writer.FinishStream();
 }
 
 }  // namespace warmroute::gateway

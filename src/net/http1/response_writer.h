@@ -35,6 +35,9 @@
 
 namespace warmroute::net {
 
+// A failed write leaves the connection to be closed by the server once the handler returns, so a
+// handler with nothing else to do after a reply discards the status: `(void)co_await
+// writer.Reply(...)` (the cast is needed: clang diagnoses a dropped [[nodiscard]] co_await result).
 class ResponseWriter {
  public:
   ResponseWriter() = default;
