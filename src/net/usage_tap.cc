@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "net/http1/sse.h"
+#include "net/json_members.h"
 #include "simdjson.h"
 
 namespace warmroute::net {
@@ -96,19 +97,14 @@ bool HasNoChoices(simdjson::dom::element root) {
   return choices.size() == 0;
 }
 
-// Calls visit(key, value) for each member of `object` in order while it returns true. Sets
-// `malformed` on a syntax error (and stops): the iterator must not be used after one.
+// Walks `object` with net::ForEachMember, setting `malformed` on a syntax error of the walk; the
+// visitor stops the walk when `malformed` is set (by Count) or it returns false.
 template <typename Visit>
 void ForEachMember(simdjson::ondemand::object& object, bool& malformed, Visit&& visit) {
-  for (auto member : object) {
-    std::string_view key;
-    simdjson::ondemand::value value;
-    if (member.unescaped_key().get(key) != simdjson::SUCCESS ||
-        member.value().get(value) != simdjson::SUCCESS) {
-      malformed = true;
-      return;
-    }
-    if (!visit(key, value) || malformed) return;
+  if (net::ForEachMember(object, [&](std::string_view key, simdjson::ondemand::value value) {
+        return visit(key, value) && !malformed;
+      }) != simdjson::SUCCESS) {
+    malformed = true;
   }
 }
 

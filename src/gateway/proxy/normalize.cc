@@ -5,6 +5,7 @@
 
 #include "common/json_writer.h"
 #include "core/request/canonical_json.h"
+#include "net/json_members.h"
 #include "simdjson.h"
 
 namespace warmroute::gateway {
@@ -43,7 +44,7 @@ std::string_view TrimJsonSpace(std::string_view raw) {
 }
 
 // Calls read(key, member) for each member of `value` when it is an object (nothing for another
-// type); the first error.
+// type); the first error, the walk's or read's.
 template <typename Read>
 error_code ForEachMember(od::value value, Read&& read) {
   od::json_type type;
@@ -51,14 +52,12 @@ error_code ForEachMember(od::value value, Read&& read) {
   if (type != od::json_type::object) return simdjson::SUCCESS;
   od::object object;
   if (error_code e = value.get_object().get(object)) return e;
-  for (auto member : object) {
-    od::field field;
-    if (error_code e = std::move(member).get(field)) return e;
-    std::string_view key;
-    if (error_code e = field.unescaped_key().get(key)) return e;
-    if (error_code e = read(key, field.value())) return e;
-  }
-  return simdjson::SUCCESS;
+  error_code read_error = simdjson::SUCCESS;
+  const error_code walk_error = net::ForEachMember(object, [&](std::string_view key, od::value v) {
+    read_error = read(key, v);
+    return read_error == simdjson::SUCCESS;
+  });
+  return read_error ? read_error : walk_error;
 }
 
 // String `value` copied into `out`.
