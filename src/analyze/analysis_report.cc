@@ -89,7 +89,7 @@ std::string TerminalReport(const AnalysisReport& r) {
     absl::StrAppend(&out, "    line ", f.example_other_line, ": ", OneLine(OtherExample(f)), "\n");
     absl::StrAppend(&out, "    change: ", f.advice, "\n");
     absl::StrAppend(&out, "    hit rate with an unbounded cache: ", Pct(f.hit_rate_now), " now, ",
-                    Pct(f.hit_rate_fixed), " with the span after the static part\n");
+                    Pct(f.hit_rate_fixed), " ", f.fixed_as, "\n");
   }
   if (r.fleet) {
     absl::StrAppend(&out, "\n  replayed on ", r.fleet->fleet,
@@ -143,8 +143,8 @@ std::string MarkdownReport(const AnalysisReport& r) {
                     f.example_line, " and line ", f.example_other_line, ":\n\n");
     absl::StrAppend(&out, "```\n", f.example, "\n```\n```\n", OtherExample(f), "\n```\n\n");
     absl::StrAppend(&out, "Change: ", f.advice, ". Hit rate with an unbounded cache: ",
-                    Pct(f.hit_rate_now), " now, ", Pct(f.hit_rate_fixed),
-                    " with the span moved after the static part.\n\n");
+                    Pct(f.hit_rate_now), " now, ", Pct(f.hit_rate_fixed), " ", f.fixed_as,
+                    ".\n\n");
   }
   if (r.fleet) {
     absl::StrAppend(&out, "## On ", r.fleet->fleet,
@@ -200,6 +200,7 @@ std::string JsonReport(const AnalysisReport& r) {
     w.Key("example_other_line").Int(f.example_other_line);
     w.Key("hit_rate_now").Double(f.hit_rate_now);
     w.Key("hit_rate_fixed").Double(f.hit_rate_fixed);
+    w.Key("fixed_as").String(f.fixed_as);
     w.EndObject();
   }
   w.EndArray();

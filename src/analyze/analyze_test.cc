@@ -131,6 +131,22 @@ TEST(PrefixHygieneTest, ACleanFileHasNoFinding) {
   EXPECT_TRUE(FindHygieneDefects(Read(text)).empty());
 }
 
+// Some clients build the same system prompt with stray whitespace now and then (a template's
+// trailing space, a doubled blank line): a finding of its own, since the fix is not moving a span.
+TEST(PrefixHygieneTest, FindsWhitespaceThatDiffersEarlyInThePrompt) {
+  std::string text;
+  for (int i = 0; i < 30; ++i) {
+    const std::string header =
+        i % 3 == 0 ? "You are the support bot.  \n" : "You are the support bot.\n";
+    text += Chat(header + kPolicy, absl::StrCat("question ", i), i);
+  }
+  const std::vector<HygieneFinding> findings = FindHygieneDefects(Read(text));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "whitespace");
+  EXPECT_THAT(findings[0].advice, HasSubstr("collapse_whitespace"));
+  EXPECT_GT(findings[0].hit_rate_fixed, findings[0].hit_rate_now);
+}
+
 TEST(PrefixHygieneTest, ClassifiesWhatVaries) {
   EXPECT_EQ(ClassifyDifference("Request: 123e4567-e89b-12d3-a456-426614174000",
                                "Request: 00000000-e89b-12d3-a456-426614174000"),
@@ -141,6 +157,9 @@ TEST(PrefixHygieneTest, ClassifiesWhatVaries) {
   EXPECT_EQ(ClassifyDifference("You have 12 messages", "You have 7 messages"), "number");
   EXPECT_EQ(ClassifyDifference("Hello Alice, welcome", "Hello Bob, welcome"), "per_user_text");
   EXPECT_EQ(ClassifyDifference("You are a pirate.", "You are a lawyer."), "varying_text");
+  EXPECT_EQ(
+      ClassifyDifference("You are a pirate. \n\n\nBe  kind.", "You are a pirate.\n\nBe kind."),
+      "whitespace");
 }
 
 TEST(AnalysisReportTest, TheReportsSayTheSameThing) {

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "analyze/prefix_sharing.h"
 #include "core/request/canonical_json.h"
+#include "core/request/collapse_whitespace.h"
 #include "xxhash.h"
 
 namespace warmroute::analyze {
@@ -61,12 +62,14 @@ struct KindText {
   const char* kind;
   const char* what;
   const char* advice;
+  const char* fixed_as = "with the span after the static part";
 };
 
 constexpr KindText kKinds[] = {
     {"tools_key_order", "tool definitions serialised with their keys in a different order",
      "serialise `tools` with a fixed key order (e.g. sorted keys) so that the same tools give the "
-     "same text"},
+     "same text",
+     "with the tools serialised one way"},
     {"uuid", "a UUID early in the prompt",
      "move the UUID out of the system prompt: after the static part, or out of the prompt"},
     {"timestamp", "a timestamp (a date with a time, or a time of day) early in the prompt",
@@ -81,6 +84,13 @@ constexpr KindText kKinds[] = {
      "move the changing number after the static part of the prompt"},
     {"per_user_text", "per-user text (a name, a greeting) before the shared instructions",
      "put the shared instructions first and the user's name or greeting after them"},
+    {"whitespace",
+     "whitespace that differs between requests (trailing spaces, doubled spaces or blank lines) "
+     "early in the prompt",
+     "build the static part of the prompt from one constant string, or strip trailing and "
+     "repeated whitespace before sending; for clients that cannot change at once, the gateway's "
+     "`normalize: collapse_whitespace` rule does it in system messages",
+     "with whitespace made canonical"},
     {"varying_text", "the first lines of the prompt change while the rest stays the same",
      "order the prompt static-first: instructions, policies, documents and tool definitions "
      "before anything that changes per request"},
@@ -144,6 +154,11 @@ std::string ClassifyDifference(const std::string& a, const std::string& b) {
     }
     return false;
   };
+  // Only whitespace differs: the two are the same once every run of whitespace is one space
+  // (trailing whitespace dropped), as the gateway's collapse_whitespace rule would send them.
+  if (a != b && request::CollapseWhitespace(a) == request::CollapseWhitespace(b)) {
+    return "whitespace";
+  }
   const auto [da, db] = DifferingWords(a, b);
   if (varies(kUuid)) return "uuid";
   if (varies(kTimestamp)) return "timestamp";
@@ -290,8 +305,10 @@ std::vector<HygieneFinding> FindHygieneDefects(const PromptSet& set) {
   }
   if (by_kind.empty()) return out;
 
-  // Infinite-cache hit rate over the texts, with the given requests' spans moved to the end.
-  const auto hit_rate = [&](const std::vector<const Hit*>& fixed) {
+  // Infinite-cache hit rate over the texts, with the given requests' spans moved to the end; or,
+  // with `collapse`, with every text's whitespace made canonical (a prompt's stray whitespace may
+  // vary at more places than the first span found).
+  const auto hit_rate = [&](const std::vector<const Hit*>& fixed, bool collapse) {
     absl::flat_hash_map<size_t, const Hit*> fix;
     for (const Hit* h : fixed) fix[h->request] = h;
     absl::flat_hash_set<uint64_t> seen;
@@ -300,7 +317,9 @@ std::vector<HygieneFinding> FindHygieneDefects(const PromptSet& set) {
       const PromptRecord& r = set.records[i];
       std::vector<uint64_t> b;
       const auto it = fix.find(i);
-      if (it == fix.end()) {
+      if (collapse) {
+        b = TextBlocks(r.model, r.tenant, request::CollapseWhitespace(r.text));
+      } else if (it == fix.end()) {
         b = r.blocks;
       } else {
         const Hit& h = *it->second;
@@ -316,7 +335,7 @@ std::vector<HygieneFinding> FindHygieneDefects(const PromptSet& set) {
     }
     return blocks > 0 ? static_cast<double>(shared) / static_cast<double>(blocks) : 0.0;
   };
-  const double now = hit_rate({});
+  const double now = hit_rate({}, false);
   for (const auto& [kind, hits] : by_kind) {
     HygieneFinding f;
     const KindText& k = KindOf(kind);
@@ -365,7 +384,8 @@ std::vector<HygieneFinding> FindHygieneDefects(const PromptSet& set) {
     f.example_line = set.records[e.request].line;
     f.example_other_line = set.records[e.other].line;
     f.hit_rate_now = now;
-    f.hit_rate_fixed = hit_rate(fixed);
+    f.fixed_as = k.fixed_as;
+    f.hit_rate_fixed = hit_rate(fixed, kind == "whitespace");
     out.push_back(std::move(f));
   }
   std::sort(out.begin(), out.end(), [](const HygieneFinding& a, const HygieneFinding& b) {

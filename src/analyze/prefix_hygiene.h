@@ -15,7 +15,8 @@
 // difference of at most kMaxSpanChars characters followed by such a run is a finding: the
 // varying span is the request's lines from the one holding the parting byte to that point. Spans
 // are classified by what varies in this request's lines (a match that the other's lines do not
-// contain), in this order: UUID, timestamp (a date with a time, or a
+// contain), in this order: whitespace (the lines are the same once made canonical as the gateway's
+// collapse_whitespace rule does: core/request/collapse_whitespace.h), UUID, timestamp (a date with a time, or a
 // time of day), date, request id (an id-like word: hex, or letters and digits, 12 characters or
 // more, or after "id"), number (only digits differ), per-user text (one word, capitalised, or a
 // greeting line), and otherwise varying text.
@@ -24,7 +25,8 @@
 // mean characters after the span that match the other request but cannot be reused, one example
 // (the differing lines of both requests, with their file lines), and the infinite-cache hit rate
 // (prefix_sharing.h) now and with every affected request fixed: its span moved to the end of its
-// prompt (for tools, the earlier serialisation in its place).
+// prompt (for tools, the earlier serialisation in its place; for whitespace, every prompt's
+// whitespace made canonical as the gateway's collapse_whitespace rule does).
 //
 // Usage:
 //   std::vector<HygieneFinding> findings = FindHygieneDefects(set);
@@ -44,8 +46,8 @@ inline constexpr int64_t kMinResyncChars = 256;
 inline constexpr int64_t kMaxSpanChars = 2048;
 
 struct HygieneFinding {
-  std::string kind;         // tools_key_order, uuid, timestamp, date, request_id, number,
-                            // per_user_text, varying_text
+  std::string kind;         // tools_key_order, whitespace, uuid, timestamp, date, request_id,
+                            // number, per_user_text, varying_text
   std::string what;         // the kind in plain words
   std::string advice;       // what to change, in plain words
   int64_t requests = 0;     // affected
@@ -58,7 +60,8 @@ struct HygieneFinding {
   int64_t example_line = 0;       // their lines in the file
   int64_t example_other_line = 0;
   double hit_rate_now = 0;        // infinite cache, all requests
-  double hit_rate_fixed = 0;      // the same with these spans moved to the end of their prompts
+  double hit_rate_fixed = 0;      // the same with the fix below
+  std::string fixed_as;           // the fix, "with the span after the static part"
 };
 
 // Findings by kind, most requests first. Empty when the set has no text.

@@ -49,7 +49,8 @@ class AnalyzeTest(unittest.TestCase):
         for kind, finding, min_gain in (("timestamp", "timestamp", 0.5),
                                         ("request-id", "uuid", 0.5),
                                         ("tools", "tools_key_order", 0.03),
-                                        ("greeting", "per_user_text", 0.01)):
+                                        ("greeting", "per_user_text", 0.01),
+                                        ("whitespace", "whitespace", 0.05)):
             with self.subTest(kind=kind):
                 report = self.analyze(planted(kind))
                 kinds = [f["kind"] for f in report["findings"]]

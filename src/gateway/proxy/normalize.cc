@@ -5,6 +5,7 @@
 
 #include "common/json_writer.h"
 #include "core/request/canonical_json.h"
+#include "core/request/collapse_whitespace.h"
 #include "net/json_members.h"
 #include "simdjson.h"
 
@@ -210,8 +211,6 @@ error_code ReadBody(request::Endpoint endpoint, const simdjson::padded_string& j
   return simdjson::SUCCESS;
 }
 
-bool IsSpaceOrTab(char c) { return c == ' ' || c == '\t'; }
-
 // The lines of `text` (split at '\n'; a final line break gives a last, empty line).
 std::vector<std::string_view> SplitLines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -258,7 +257,7 @@ bool CollapseSystemWhitespace(std::vector<Message>& messages) {
   for (Message& m : messages) {
     if (!m.system) continue;
     for (TextSlot& slot : m.slots) {
-      std::string collapsed = CollapseWhitespace(slot.text);
+      std::string collapsed = request::CollapseWhitespace(slot.text);
       if (collapsed == slot.text) continue;
       slot.text = std::move(collapsed);
       slot.changed = any = true;
@@ -317,37 +316,6 @@ NormalizeRules RulesFor(const NormalizeConfig& config, std::string_view tenant,
     for (const MoveToEndPattern& p : e.move_to_end) rules.move_to_end.push_back(p.regex.get());
   }
   return rules;
-}
-
-std::string CollapseWhitespace(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  size_t breaks = 0;  // line breaks before the next non-blank line
-  bool first = true;
-  for (std::string_view line : SplitLines(text)) {
-    if (!first) ++breaks;
-    first = false;
-    size_t i = 0;
-    while (i < line.size() && IsSpaceOrTab(line[i])) ++i;
-    const size_t indent = i;
-    size_t end = line.size();
-    while (end > indent && (IsSpaceOrTab(line[end - 1]) || line[end - 1] == '\r')) --end;
-    if (end == indent) continue;  // blank: only its line break may count
-    out.append(std::min<size_t>(breaks, 2), '\n');
-    breaks = 0;
-    out.append(line.substr(0, indent));
-    bool space = false;
-    for (; i < end; ++i) {
-      if (IsSpaceOrTab(line[i])) {
-        space = true;
-        continue;
-      }
-      if (space) out.push_back(' ');
-      space = false;
-      out.push_back(line[i]);
-    }
-  }
-  return out;  // trailing blank lines and spaces were never written
 }
 
 std::string RemoveMatchingLines(std::string_view text,

@@ -92,9 +92,6 @@ struct Normalized {
 Normalized NormalizeBody(const NormalizeConfig& config, std::string_view tenant,
                          request::Endpoint endpoint, std::string_view body);
 
-// collapse_whitespace's rewrite of one text.
-std::string CollapseWhitespace(std::string_view text);
-
 // `text` without its lines that one of `patterns` matches; those lines appended to `moved`.
 std::string RemoveMatchingLines(std::string_view text,
                                 const std::vector<const tokenize::Regex*>& patterns,
