@@ -4,6 +4,7 @@
 # prints the table docs/fuzzing.md keeps: executions, coverage, corpus, findings per target.
 #
 #   bench/fuzz.sh [SECONDS] [TARGET...]          (JOBS=2 by default)
+#   bench/fuzz.sh --table                         the table of the last runs' logs, nothing run
 #
 # Each target starts from its seed corpus (tests/fuzz/corpus/<target>, copied into
 # build/fuzz/corpus/<target>, where libFuzzer adds what it finds) with its dictionary
@@ -12,12 +13,14 @@
 # `build/fuzz/tests/fuzz/fuzz_<target> FILE` replays it. Logs: build/fuzz/logs/<target>.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+table_only=false
+if [[ ${1:-} == --table ]]; then
+  table_only=true
+  shift
+fi
 seconds=${1:-600}
 shift || true
 jobs=${JOBS:-2}
-
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs" --target fuzzers
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   for f in tests/fuzz/targets/*.cc; do targets+=("$(basename "$f" .cc)"); done
@@ -38,10 +41,15 @@ run_one() {
     -timeout=1 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$findings/" >build/fuzz/logs/"$target".log 2>&1 || true
 }
-export -f run_one
-printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $seconds"
+if ! $table_only; then
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs" --target fuzzers
+  export -f run_one
+  printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $seconds"
+fi
 
 echo
+# seconds: the run's wall-clock time, from libFuzzer's last line ("Done N runs in S second(s)").
 echo "| target | seconds | CPU seconds | executions | exec/s | coverage (edges) | features | corpus | findings |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for target in "${targets[@]}"; do
@@ -53,5 +61,6 @@ for target in "${targets[@]}"; do
   corpus=$(find build/fuzz/corpus/"$target" -type f | wc -l)
   findings=$(find build/fuzz/findings/"$target" -type f | wc -l)
   cpu=$(awk '{printf "%d", $1 + $2}' build/fuzz/logs/"$target".cpu 2>/dev/null || true)
-  echo "| $target | $seconds | ${cpu:-?} | ${runs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | $corpus | $findings |"
+  wall=$(grep -oP '^Done [0-9]+ runs in \K[0-9]+' "$log" | tail -1 || true)
+  echo "| $target | ${wall:-?} | ${cpu:-?} | ${runs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | $corpus | $findings |"
 done

@@ -19,6 +19,9 @@ bool HasUsageObject(std::string_view text) {
   // memmem, not string_view::find: find stops at every '"' of the text (a JSON body is full of
   // them) to compare the rest of the key; memmem skips ahead.
   auto find = [text, kKey](size_t from) -> size_t {
+    // Not with fewer bytes than the key: an empty view's data() may be null, and memmem's
+    // arguments must not be (UBSan, tests/fuzz: sse_usage).
+    if (text.size() - from < kKey.size()) return std::string_view::npos;
     const void* hit = memmem(text.data() + from, text.size() - from, kKey.data(), kKey.size());
     return hit == nullptr ? std::string_view::npos
                           : static_cast<size_t>(static_cast<const char*>(hit) - text.data());
@@ -259,7 +262,9 @@ void SseUsageTap::Event(std::string_view event) {
   if (HasUsageObject(event)) {
     const std::string_view data = DataOf(event);
     if (!usage_) usage_ = ReadUsage(data, format_);
-    if (drop_usage_event_) {
+    // An event without data is not the usage-only chunk (and an empty view's data() may be null,
+    // which simdjson's parse must not be given: UBSan, tests/fuzz: sse_usage).
+    if (drop_usage_event_ && !data.empty()) {
       thread_local simdjson::dom::parser parser;
       simdjson::dom::element root;
       if (parser.parse(data.data(), data.size()).get(root) == simdjson::SUCCESS &&

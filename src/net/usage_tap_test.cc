@@ -175,6 +175,29 @@ TEST(ReadUsageTest, AMalformedEventIsNotReadAndDoesNotCrash) {
             7);
 }
 
+// An empty view (its data() null) and texts shorter than the key are no usage. memmem was given
+// the null pointer, undefined behaviour that UBSan reports (the asan preset; tests/fuzz: sse_usage).
+TEST(ReadUsageTest, EmptyAndShortInputsHaveNoUsage) {
+  EXPECT_FALSE(ReadUsage(std::string_view()).has_value());
+  EXPECT_FALSE(ReadUsage("{}").has_value());
+  SseUsageTap tap(/*drop_usage_event=*/true);
+  EXPECT_EQ(tap.Feed(std::string_view()), "");
+  EXPECT_EQ(tap.Feed("data: {\"usage\"}\n\n"), "data: {\"usage\"}\n\n");
+  EXPECT_FALSE(tap.usage().has_value());
+}
+
+// An event that mentions a usage object but has no data line (here a comment line) is passed on,
+// not parsed: its data is an empty view, which simdjson must not be given (UBSan, tests/fuzz:
+// sse_usage, corpus finding-event-without-data).
+TEST(SseUsageTapTest, AnEventWithoutDataIsPassedOn) {
+  SseUsageTap tap(/*drop_usage_event=*/true);
+  const std::string event = ": {\"usage\":{\"prompt_tokens\":1}}\n\n";
+  std::string out(tap.Feed(event));
+  out += tap.Finish();
+  EXPECT_EQ(out, event);
+  EXPECT_FALSE(tap.usage().has_value());
+}
+
 TEST(SseUsageTapTest, ReadsTheResponsesStreamsCompletedEventAndPassesEveryByte) {
   const std::string body =
       "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\","

@@ -46,6 +46,7 @@ struct JsonError {
 };
 JsonError ReadJsonError(std::string_view body) {
   JsonError out;
+  if (body.empty()) return out;  // (and simdjson's parse must not be given a null pointer)
   simdjson::dom::parser parser;
   simdjson::dom::object root;
   if (parser.parse(body.data(), body.size()).get_object().get(root) != simdjson::SUCCESS) {
