@@ -154,8 +154,8 @@ std::string ClassifyDifference(const std::string& a, const std::string& b) {
     }
     return false;
   };
-  // Only whitespace differs: the two are the same once every run of whitespace is one space
-  // (trailing whitespace dropped), as the gateway's collapse_whitespace rule would send them.
+  // Only whitespace differs: the two are the same as the gateway's collapse_whitespace rule would
+  // send them (runs of spaces and tabs made one, trailing ones and extra blank lines dropped).
   if (a != b && request::CollapseWhitespace(a) == request::CollapseWhitespace(b)) {
     return "whitespace";
   }
