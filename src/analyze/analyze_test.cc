@@ -92,6 +92,36 @@ TEST(PrefixSharingTest, CountsSharedBlocksGroupsAndReuseDistance) {
   EXPECT_DOUBLE_EQ(s.groups[0].reuse_distance_requests, 0);
 }
 
+// Three groups (5 requests 2 s apart, 3 requests 4 s apart, 2 requests 10 s apart) and two
+// requests of their own.
+std::string ThreeGroups() {
+  std::string text;
+  const auto add = [&](const std::string& team, double t) {
+    text += Chat(absl::StrCat("You answer for team ", team, ".\n", kPolicy), "q", t);
+  };
+  for (double t : {0, 2, 4, 6, 8}) add("A", t);
+  for (double t : {1, 5, 9}) add("B", t);
+  for (double t : {3, 13}) add("C", t);
+  add("D", 20);
+  add("E", 21);
+  return text;
+}
+
+TEST(PrefixSharingTest, KeepsEveryGroupsSizeAndReuseDistanceBeyondTheListedOnes) {
+  const SharingStats s = AnalyzeSharing(Read(ThreeGroups()), 16, /*max_groups=*/1);
+  ASSERT_EQ(s.groups_total, 3);
+  ASSERT_EQ(s.groups.size(), 1u);
+  ASSERT_EQ(s.all_groups.size(), 3u);
+  EXPECT_EQ(s.all_groups[0].requests, s.groups[0].requests);
+  EXPECT_DOUBLE_EQ(s.all_groups[0].reuse_distance_s, s.groups[0].reuse_distance_s);
+  EXPECT_EQ(s.all_groups[0].requests, 5);
+  EXPECT_DOUBLE_EQ(s.all_groups[0].reuse_distance_s, 2);
+  EXPECT_EQ(s.all_groups[1].requests, 3);
+  EXPECT_DOUBLE_EQ(s.all_groups[1].reuse_distance_s, 4);
+  EXPECT_EQ(s.all_groups[2].requests, 2);
+  EXPECT_DOUBLE_EQ(s.all_groups[2].reuse_distance_s, 10);
+}
+
 TEST(PrefixHygieneTest, FindsAnEarlyTimestampAndEstimatesTheFix) {
   std::string text;
   for (int i = 0; i < 30; ++i) {

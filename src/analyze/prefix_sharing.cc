@@ -75,6 +75,10 @@ SharingStats AnalyzeSharing(const PromptSet& set, size_t group_blocks, size_t ma
   std::sort(s.groups.begin(), s.groups.end(), [](const PrefixGroup& a, const PrefixGroup& b) {
     return a.requests != b.requests ? a.requests > b.requests : a.id < b.id;
   });
+  s.all_groups.reserve(s.groups.size());
+  for (const PrefixGroup& g : s.groups) {
+    s.all_groups.push_back({.requests = g.requests, .reuse_distance_s = g.reuse_distance_s});
+  }
   if (s.groups.size() > max_groups) s.groups.resize(max_groups);
   return s;
 }

@@ -13,7 +13,8 @@
 // shorter: then its last full block) form a group; each group with at least two requests is
 // listed, biggest first, with its share of all requests, the mean blocks its requests shared, and
 // its reuse distance (median, between consecutive requests of the group: seconds, and requests
-// of other groups in between: the cache must keep the prefix that long).
+// of other groups in between: the cache must keep the prefix that long). Every group's size and
+// reuse distance in seconds is kept too, for the plots (analysis_plots.h).
 //
 // Usage:
 //   SharingStats s = AnalyzeSharing(set, /*group_blocks=*/16, /*max_groups=*/10);
@@ -41,6 +42,12 @@ struct PrefixGroup {
   double reuse_distance_requests = 0; // median requests between them
 };
 
+// What the plots need of every prefix group.
+struct GroupReuse {
+  int64_t requests = 0;
+  double reuse_distance_s = 0;  // as PrefixGroup's
+};
+
 struct SharingStats {
   int64_t requests = 0;
   int64_t blocks = 0;
@@ -48,8 +55,9 @@ struct SharingStats {
   double sharing_share = 0;
   double shared_fraction_mean = 0;
   double infinite_cache_hit_rate = 0;
-  int64_t groups_total = 0;           // groups of two or more requests
-  std::vector<PrefixGroup> groups;    // the biggest max_groups
+  int64_t groups_total = 0;            // groups of two or more requests
+  std::vector<PrefixGroup> groups;     // the biggest max_groups
+  std::vector<GroupReuse> all_groups;  // every one of groups_total, in the order of `groups`
 };
 
 SharingStats AnalyzeSharing(const PromptSet& set, size_t group_blocks, size_t max_groups);
