@@ -1,6 +1,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "analyze/analysis_plots.h"
 #include "analyze/analysis_report.h"
 #include "analyze/prefix_hygiene.h"
 #include "analyze/prefix_sharing.h"
@@ -120,6 +122,36 @@ TEST(PrefixSharingTest, KeepsEveryGroupsSizeAndReuseDistanceBeyondTheListedOnes)
   EXPECT_DOUBLE_EQ(s.all_groups[1].reuse_distance_s, 4);
   EXPECT_EQ(s.all_groups[2].requests, 2);
   EXPECT_DOUBLE_EQ(s.all_groups[2].reuse_distance_s, 10);
+}
+
+// The lines of `data` that are not comments.
+std::vector<std::string> DataRows(const std::string& data) {
+  std::vector<std::string> rows;
+  for (absl::string_view line : absl::StrSplit(data, '\n', absl::SkipEmpty())) {
+    if (line[0] != '#') rows.emplace_back(line);
+  }
+  return rows;
+}
+
+TEST(AnalysisPlotsTest, TheDataFilesHoldEveryGroupAndEveryFinding) {
+  const SharingStats s = AnalyzeSharing(Read(ThreeGroups()), 16, 1);
+  EXPECT_THAT(DataRows(PrefixGroupsData(s)), ::testing::ElementsAre("1 5 2", "2 3 4", "3 2 10"));
+  EXPECT_THAT(DataRows(PrefixGroupsData(SharingStats{})), ::testing::IsEmpty());
+
+  const auto finding = [](const std::string& kind, int64_t requests, double now, double fixed) {
+    HygieneFinding f;
+    f.kind = kind;
+    f.requests = requests;
+    f.hit_rate_now = now;
+    f.hit_rate_fixed = fixed;
+    return f;
+  };
+  const HygieneFinding uuid = finding("uuid", 47, 0.516, 0.74412);
+  const HygieneFinding tools = finding("tools_key_order", 31, 0.516, 0.53);
+  EXPECT_THAT(
+      DataRows(HygieneData({uuid, tools})),
+      ::testing::ElementsAre("uuid 51.6000 74.4120 47", "tools_key_order 51.6000 53.0000 31"));
+  EXPECT_THAT(DataRows(HygieneData({})), ::testing::IsEmpty());
 }
 
 TEST(PrefixHygieneTest, FindsAnEarlyTimestampAndEstimatesTheFix) {

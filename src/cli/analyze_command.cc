@@ -4,7 +4,7 @@
 // report on stdout; --markdown and --json write it to files too. With --replicas, the file is
 // also replayed by the simulator (`warmroute sim --workload trace:FILE`, at its own timestamps)
 // on that fleet for each of --policies, with the pooled-cache bound: the hit rate and TTFT each
-// policy would give this traffic.
+// policy would give this traffic. --plots DIR draws the figures (analyze/analysis_plots.h).
 //
 //   warmroute analyze requests.jsonl --markdown report.md --json report.json
 //   warmroute analyze requests.jsonl --replicas 8 --profile llama-3.1-70b-tp4-h100
@@ -16,6 +16,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "analyze/analysis_plots.h"
 #include "analyze/analysis_report.h"
 #include "analyze/prefix_hygiene.h"
 #include "analyze/prefix_sharing.h"
@@ -25,8 +28,6 @@
 #include "cli/output_file.h"
 #include "core/workload/file_text.h"
 #include "sim/replica_spec.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/str_cat.h"
 
 namespace warmroute::cli {
 namespace {
@@ -83,9 +84,6 @@ int RunAnalyze(const AnalyzeFlags& f) {
                             .target_hit_rate = f.target_hit_rate,
                             .target_ttft_p50_s = f.target_ttft_p50_ms / 1000});
     if (!sizing.ok()) return Fail(1, sizing.status());
-    if (!f.plots.empty()) {
-      if (absl::Status s = analyze::WriteSizingPlot(f.plots, *sizing); !s.ok()) return Fail(1, s);
-    }
     report.sizing = *std::move(sizing);
   }
   std::cout << analyze::TerminalReport(report);
@@ -98,6 +96,10 @@ int RunAnalyze(const AnalyzeFlags& f) {
     if (absl::Status s = WriteTextFile(f.json, analyze::JsonReport(report)); !s.ok()) {
       return Fail(1, s);
     }
+  }
+  // Last: without gnuplot the reports are written all the same.
+  if (!f.plots.empty()) {
+    if (absl::Status s = analyze::WriteAnalysisPlots(f.plots, report); !s.ok()) return Fail(1, s);
   }
   return 0;
 }
@@ -135,7 +137,11 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-replicas", flags->max_replicas, "sizing: the largest fleet tried")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
-  cmd->add_option("--plots", flags->plots, "sizing: write sizing.png (and its data) here");
+  cmd->add_option("--plots", flags->plots,
+                  "write plots here (with their .dat and .gp; needs gnuplot): prefix_groups.png "
+                  "(group sizes by rank, reuse distance), hygiene.png (hit rate now and fixed, "
+                  "per finding) and, with a sizing target, sizing.png")
+      ->type_name("DIR");
   cmd->add_flag("--no-examples", flags->no_examples,
                 "leave prompt text out of the report (no example lines)");
   cmd->callback([flags, exit_code] { *exit_code = RunAnalyze(*flags); });

@@ -1,7 +1,7 @@
 """`warmroute analyze` end to end (src/analyze, src/cli/analyze_command.cc) on request files with
 planted prefix-hygiene defects (workloads/requests/make_planted.py): each defect is found and
-quantified, a clean file reports none, a Mooncake trace gets its sharing figures, and bad input
-gets a message naming the file's line.
+quantified, a clean file reports none, a Mooncake trace gets its sharing figures, --plots draws
+what the report says, and bad input gets a message naming the file's line.
 """
 import json
 import os
@@ -128,11 +128,50 @@ class AnalyzeTest(unittest.TestCase):
                                  for p in sizing["points"] if p["meets"]),
                              smallest["replicas"] * smallest["kv_tokens_per_replica"])
             self.assertIn("## Sizing", report["_markdown"])
-            self.assertTrue(os.path.getsize(os.path.join(plots, "sizing.png")) > 1000)
+            for png in ("sizing.png", "prefix_groups.png", "hygiene.png"):
+                self.assertGreater(os.path.getsize(os.path.join(plots, png)), 1000, png)
         report = self.analyze(planted("timestamp"), "--profile", "llama-3.1-8b-h100",
                               "--target-hit-rate", "0.9", "--max-replicas", "2")
         self.assertIn("no fleet of the grid meets it", report["_stdout"])
         self.assertIsNone(report["sizing"]["smallest"])
+
+    def test_plots_draw_the_groups_and_the_findings(self):
+        def rows(path):
+            with open(path) as f:
+                return [l.split() for l in f if l.strip() and not l.startswith("#")]
+
+        with tempfile.TemporaryDirectory() as plots:
+            report = self.analyze(planted("mixed", 400), "--groups", "5", "--plots", plots)
+            for png in ("prefix_groups.png", "hygiene.png"):
+                self.assertGreater(os.path.getsize(os.path.join(plots, png)), 1000, png)
+            self.assertFalse(os.path.exists(os.path.join(plots, "sizing.png")))
+            # Every group of two or more, biggest first: the report's listed ones lead.
+            groups = rows(os.path.join(plots, "prefix_groups.dat"))
+            self.assertGreater(report["groups_total"], len(report["groups"]))
+            self.assertEqual(len(groups), report["groups_total"])
+            self.assertEqual([int(g[0]) for g in groups], list(range(1, len(groups) + 1)))
+            for row, group in zip(groups, report["groups"]):
+                self.assertEqual(int(row[1]), group["requests"])
+                distance = group["reuse_distance_s"]
+                self.assertAlmostEqual(float(row[2]), distance, delta=1e-5 * max(1, distance))
+            self.assertEqual(sorted((int(g[1]) for g in groups), reverse=True),
+                             [int(g[1]) for g in groups])
+            bars = rows(os.path.join(plots, "hygiene.dat"))
+            self.assertEqual([b[0] for b in bars], [f["kind"] for f in report["findings"]])
+            for bar, f in zip(bars, report["findings"]):
+                self.assertAlmostEqual(float(bar[1]) / 100, f["hit_rate_now"], places=5)
+                self.assertAlmostEqual(float(bar[2]) / 100, f["hit_rate_fixed"], places=5)
+                self.assertEqual(int(bar[3]), f["requests"])
+            # No finding: the chart is drawn with a note, its data holds no bar; a rerun into the
+            # same directory leaves none of the earlier file's bars behind.
+            report = self.analyze(planted("clean"), "--plots", plots)
+            self.assertEqual(report["findings"], [])
+            self.assertEqual(rows(os.path.join(plots, "hygiene.dat")), [])
+            self.assertGreater(os.path.getsize(os.path.join(plots, "hygiene.png")), 1000)
+            with open(os.path.join(plots, "hygiene.gp")) as f:
+                self.assertIn("no early difference", f.read())
+            self.assertEqual(len(rows(os.path.join(plots, "prefix_groups.dat"))),
+                             report["groups_total"])
 
     def test_bad_input_names_the_line(self):
         content = planted("clean", 3) + '{"model": "m"}\n'
