@@ -63,7 +63,10 @@ class LoopbackServer:
 
 
 class EchoBackend(LoopbackServer):
-    def __init__(self, model, name="echo"):
+    """keep_alive_s: close a keep-alive connection idle that long (uvicorn's timeout_keep_alive,
+    5 s under vLLM and SGLang); None keeps it open."""
+
+    def __init__(self, model, name="echo", keep_alive_s=None):
         self.model = model
         self.name = name
         self.requests = []
@@ -72,6 +75,8 @@ class EchoBackend(LoopbackServer):
         backend = self
 
         class Handler(JsonHandler):
+            timeout = keep_alive_s  # the socket's timeout: a wait for the next request ends it
+
             def do_GET(self):
                 if not self.reply_health_or_models(backend.model):
                     self._echo()

@@ -167,6 +167,10 @@ class GatewayProcess:
     def alive(self):
         return self._proc.poll() is None
 
+    @property
+    def pid(self):
+        return self._proc.pid
+
     def _drain(self, pipe):
         for line in pipe:
             with self._lock:

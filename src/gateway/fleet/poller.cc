@@ -65,7 +65,13 @@ void Poller::Stop() { stopped_ = true; }
 net::Task<void> Poller::Loop() {
   Timer timer(executor_);
   std::vector<PolledBackend> polled;
-  while (!stopped_) {
+  for (int64_t tick = 1; !stopped_; ++tick) {
+    // Once a second, the keep-alive connections the engines closed while idle are closed here too
+    // (net/http1/http_client.h CloseStale): with scrapes off or far apart they would otherwise
+    // wait in CLOSE-WAIT until the next scrape.
+    if (tick % (std::chrono::seconds(1) / kTick) == 0) {
+      for (auto& [address, connections] : connections_) connections->pool.CloseStale();
+    }
     const TimePoint now = clock_.Now();
     const std::vector<std::shared_ptr<const BackendTarget>> targets = backends_.Targets();
     polled.clear();

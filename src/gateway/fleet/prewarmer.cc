@@ -158,7 +158,9 @@ std::vector<Prewarmer::Planner::Job> Prewarmer::TickLocked(TimePoint now) {
 
 net::Task<void> Prewarmer::Loop() {
   Timer timer(executor_);
-  while (!stopped_) {
+  for (int64_t tick = 1; !stopped_; ++tick) {
+    // The control thread's pools are swept as the workers' are (upstream_pools.h), once a second.
+    if (tick % (std::chrono::seconds(1) / kTick) == 0) pools_.Sweep();
     std::vector<Planner::Job> jobs;
     {
       std::lock_guard lock(mu_);

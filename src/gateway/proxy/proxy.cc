@@ -1,6 +1,12 @@
 #include "gateway/proxy/proxy.h"
 
 #include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <exception>
 #include <utility>
 #include <variant>
 
@@ -8,8 +14,19 @@
 #include "gateway/proxy/call_record.h"
 #include "gateway/proxy/forward.h"
 #include "gateway/proxy/relay.h"
+#include "net/detached.h"
 
 namespace warmroute::gateway {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Once a second: an engine's keep-alive timeout is seconds (uvicorn's 5 s), and a probe of each
+// idle connection costs a system call.
+constexpr std::chrono::seconds kSweepInterval{1};
+
+}  // namespace
 
 Proxy::Proxy(const ProxyContext& context, std::shared_ptr<const ProxySettings> settings,
              net::Executor executor, uint64_t seed)
@@ -18,6 +35,22 @@ Proxy::Proxy(const ProxyContext& context, std::shared_ptr<const ProxySettings> s
       pools_(executor, context.backends),
       response_ids_(seed) {
   SetSettings(std::move(settings));
+  asio::co_spawn(executor_, SweepPools(),
+                 [](std::exception_ptr e) { net::LogIfDetachedFailed("upstream pool sweep", e); });
+}
+
+net::Task<void> Proxy::SweepPools() {
+  using Timer =
+      asio::basic_waitable_timer<std::chrono::steady_clock,
+                                 asio::wait_traits<std::chrono::steady_clock>, net::Executor>;
+  Timer timer(executor_);
+  cancel_sweep_ = [&timer] { timer.cancel(); };
+  while (!stopped_) {
+    timer.expires_after(kSweepInterval);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
+    if (!stopped_) pools_.Sweep();
+  }
+  cancel_sweep_ = nullptr;
 }
 
 void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
@@ -39,6 +72,7 @@ void Proxy::SetSettings(std::shared_ptr<const ProxySettings> settings) {
 void Proxy::Stop() {
   stopped_ = true;
   redis_.reset();
+  if (cancel_sweep_) cancel_sweep_();
 }
 
 net::Task<void> Proxy::Handle(RouteMatch route, net::HttpRequest& request,

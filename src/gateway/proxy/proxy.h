@@ -14,6 +14,7 @@
 // connection); what the workers share (ProxyContext) is thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "common/rng.h"
@@ -47,12 +48,16 @@ class Proxy {
   void SetSettings(std::shared_ptr<const ProxySettings> settings);
 
   // For a stopping gateway: closes this thread's Redis connection for good (requests still
-  // running fall back to local limits, as when Redis is down). Its reader waits on the socket
-  // for as long as the connection is open, so without this the worker's io_context never runs
-  // out of work and the gateway never exits. Worker thread only.
+  // running fall back to local limits, as when Redis is down) and ends the pools' sweep. Its
+  // reader waits on the socket for as long as the connection is open, and the sweep on its
+  // timer, so without this the worker's io_context never runs out of work and the gateway never
+  // exits. Worker thread only.
   void Stop();
 
  private:
+  // Every kSweepInterval until Stop: UpstreamPools::Sweep.
+  net::Task<void> SweepPools();
+
   const ProxyContext& context_;
   std::shared_ptr<const ProxySettings> settings_;
   net::Executor executor_;
@@ -60,6 +65,7 @@ class Proxy {
   Rng response_ids_;
   std::unique_ptr<RedisRateStore> redis_;  // this thread's connection; null: local limits
   bool stopped_ = false;                   // Stop() was called: no Redis connection any more
+  std::function<void()> cancel_sweep_;     // set while SweepPools waits
 };
 
 }  // namespace warmroute::gateway

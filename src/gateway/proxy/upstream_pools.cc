@@ -12,16 +12,7 @@ net::UpstreamPool& UpstreamPools::For(const BackendTarget& target) {
     it = pools_.end();
   }
   if (it == pools_.end()) {
-    // A new address: first forget the pools of backends that are gone.
-    std::vector<std::string> present;
-    for (const auto& t : backends_.Targets()) present.push_back(t->address);
-    for (auto p = pools_.begin(); p != pools_.end();) {
-      if (std::find(present.begin(), present.end(), p->first) == present.end()) {
-        pools_.erase(p++);
-      } else {
-        ++p;
-      }
-    }
+    DropGone();  // a new address: first forget the pools of backends that are gone
     net::PoolOptions options;
     options.tls = target.tls_context;
     options.tls_server_name = target.tls.server_name;
@@ -31,6 +22,19 @@ net::UpstreamPool& UpstreamPools::For(const BackendTarget& target) {
              .first;
   }
   return *it->second;
+}
+
+void UpstreamPools::Sweep() {
+  DropGone();
+  for (auto& [address, pool] : pools_) pool->CloseStale();
+}
+
+void UpstreamPools::DropGone() {
+  std::vector<std::string> present;
+  for (const auto& t : backends_.Targets()) present.push_back(t->address);
+  absl::erase_if(pools_, [&](const auto& entry) {
+    return std::find(present.begin(), present.end(), entry.first) == present.end();
+  });
 }
 
 }  // namespace warmroute::gateway

@@ -223,6 +223,23 @@ std::unique_ptr<UpstreamPool::Connection> TakeIdle(UpstreamPool::State& state) {
   return nullptr;
 }
 
+}  // namespace
+
+size_t UpstreamPool::CloseStale() {
+  std::vector<std::unique_ptr<Connection>>& idle = state_->idle;
+  const size_t before = idle.size();
+  const int64_t now = CoarseNowMs();
+  std::erase_if(idle, [now](const std::unique_ptr<Connection>& c) {
+    if (now - c->idle_since_ms < kProbeIdleAfterMs || !UpstreamSpokeWhileIdle(*c)) return false;
+    beast::error_code ec;
+    c->tcp().socket().close(ec);
+    return true;
+  });
+  return before - idle.size();
+}
+
+namespace {
+
 // Opens a new connection to the pool's upstream.
 Task<absl::StatusOr<std::unique_ptr<UpstreamPool::Connection>>> Connect(
     Executor executor, UpstreamPool::State& state, const std::string& host, uint16_t port,

@@ -110,6 +110,11 @@ class UpstreamPool {
   TlsContext* tls_context() const { return options_.tls.get(); }
   // Closes every idle connection (e.g. the backend was removed).
   void CloseIdle();
+  // Closes the idle connections whose upstream spoke or closed while they waited (its keep-alive
+  // timeout, a restart; probed as before a reuse, those that waited at least a few ms): each
+  // would be replaced at its next use anyway, and until then holds a descriptor in CLOSE-WAIT.
+  // For a caller's periodic sweep; returns how many it closed.
+  size_t CloseStale();
 
   // Internal (defined in http_client.cc).
   struct Connection;

@@ -272,6 +272,39 @@ TEST_F(HttpClientTest, AConnectionTheServerClosedWhileIdleIsReplaced) {
   });
 }
 
+// A sweep closes the idle connections the upstream closed (its keep-alive timeout), which would
+// otherwise wait in CLOSE-WAIT until their next use, and keeps the ones still open.
+TEST_F(HttpClientTest, CloseStaleClosesOnlyTheConnectionsTheServerClosed) {
+  HttpServerOptions options;
+  options.idle_timeout = std::chrono::milliseconds(100);  // the server drops idle connections
+  const uint16_t port = Serve(
+      [](HttpRequest&, ResponseWriter& w) -> Task<void> {
+        ResponseHead head;
+        std::string body = "ok";
+        co_await w.Reply(head, std::move(body));
+      },
+      options);
+  Run([&]() -> Task<void> {
+    UpstreamPool pool(io_.get_executor(), "127.0.0.1", port);
+    auto exchange_once = [&]() -> Task<void> {
+      auto x = co_await UpstreamExchange::Start(pool, UpstreamRequest{}, UpstreamTimeouts{});
+      EXPECT_TRUE(x.ok()) << x.status();
+      if (!x.ok()) co_return;
+      EXPECT_EQ((co_await (*x)->ReadAll(100)).value_or(""), "ok");
+    };
+    co_await exchange_once();
+    EXPECT_EQ(pool.idle_connections(), 1u);
+    co_await Sleep(std::chrono::milliseconds(30));  // idle long enough to be probed, still open
+    EXPECT_EQ(pool.CloseStale(), 0u);
+    EXPECT_EQ(pool.idle_connections(), 1u);
+    co_await Sleep(std::chrono::milliseconds(250));  // the server has closed it
+    EXPECT_EQ(pool.CloseStale(), 1u);
+    EXPECT_EQ(pool.idle_connections(), 0u);
+    co_await exchange_once();  // a new connection
+    EXPECT_EQ(pool.idle_connections(), 1u);
+  });
+}
+
 // An upstream that sends bytes on an idle keep-alive connection (here a 408, as some servers do
 // on their idle timeout): reused, that connection handed those bytes to the next request as its
 // response, and each later request got its predecessor's.
