@@ -6,15 +6,18 @@
 //                       (each iteration asks a new question)
 //   BM_PreciseKeyCold   the same with a new system prompt every iteration (nothing remembered)
 //   BM_RenderOnly       of BM_PreciseKeySeen, the chat template's render alone
+//   BM_EncodeOnly       of BM_PreciseKeySeen, the rendered chat's encode alone
+//   BM_HashOnly         of BM_PreciseKeySeen, the ids' block hashes and domain alone
 // The parse of the body, common to both, is not timed in these.
 //
-// BM_Decision/precise:{0,1}: the whole routing decision of the admit stage, one request at a
-// time, each timed on the steady clock: parse the body (request::ParseInferenceRequest), make its
-// key (MakeRequestKey, approximate or precise) and route it (routing::Router::Route with the
-// warmroute policy over 8 backends, then CommitInsert). 32 system prompts of 11.5 KB, each seen
-// before (routed once in the warm-up), every request a new 500-byte question; the completion
-// (OnFirstToken, OnFinished) and the body's construction are outside the timing. Counters: p50,
-// p99 and mean in microseconds.
+// BM_Decision: the whole routing decision of the admit stage, one request at a time, each timed
+// on the steady clock: parse the body (request::ParseInferenceRequest), make its key
+// (MakeRequestKey, approximate or precise) and route it (routing::Router::Route with the
+// warmroute policy over 8 backends, then CommitInsert), in both modes on the same requests,
+// paired and interleaved in blocks (BM_Decision's comment). 32 system prompts of 11.5 KB, each
+// seen before (routed once in the warm-up), every request a new 500-byte question; the
+// completion (OnFirstToken, OnFinished) and the body's construction are outside the timing.
+// Counters: each mode's p50 and p99 in microseconds, and precise / approximate at each.
 //
 // Run: cmake --build build/release --target warmroute_gateway_bench &&
 //      build/release/src/gateway/warmroute_gateway_bench --benchmark_filter='Key|Decision'
@@ -30,7 +33,9 @@
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "core/request/inference_request.h"
+#include "core/routing/domain_attribution.h"
 #include "core/routing/policy_registry.h"
+#include "core/routing/prefix_key.h"
 #include "core/routing/router.h"
 #include "core/template/chat_prompt.h"
 #include "gateway/keys/request_key.h"
@@ -112,6 +117,32 @@ void BM_RenderOnly(benchmark::State& state) {
   }
 }
 
+// The encode of a rendered chat alone (the system prompt seen before), then the hashing of its
+// ids alone: the two steps of a precise key after the render.
+void BM_EncodeOnly(benchmark::State& state) {
+  const TokenizerFiles& files = *Models().Find("qwen")->files();
+  const std::string system = SystemPrompt(0);
+  std::vector<std::string> texts;
+  for (uint64_t n = 0; n < 1024; ++n) {
+    texts.push_back(*jinja::RenderChatPrompt(Chat(system, Question(n)), *files.chat_template,
+                                             {.clock = &kClock}));
+  }
+  size_t n = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(files.tokenizer->Encode(texts[n++ % texts.size()]));
+}
+void BM_HashOnly(benchmark::State& state) {
+  const TokenizerFiles& files = *Models().Find("qwen")->files();
+  const std::vector<int32_t> ids = files.tokenizer->Encode(*jinja::RenderChatPrompt(
+      Chat(SystemPrompt(0), Question(0)), *files.chat_template, {.clock = &kClock}));
+  routing::PrefixKeyOptions options;
+  options.block_tokens = 16;
+  options.max_tokens = static_cast<int64_t>(ids.size());
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(routing::MakePrefixKeyFromTokens("qwen", "", ids, options));
+    benchmark::DoNotOptimize(routing::DomainOfTokenPrompt("qwen", "", "", ids, 16));
+  }
+}
+
 // The chat's body as a client sends it.
 std::string ChatBody(const std::string& system, const std::string& user) {
   std::string body;
@@ -127,69 +158,107 @@ std::string ChatBody(const std::string& system, const std::string& user) {
   return body;
 }
 
-void BM_Decision(benchmark::State& state) {
-  const PrefixKeyMode mode = state.range(0) == 1 ? PrefixKeyMode::kPrecise
-                                                 : PrefixKeyMode::kApproximate;
-  const ModelTokenizers& models = Models();
-  const routing::PrefixKeyOptions options;
-  ManualClock clock;
-  routing::Router router(*routing::MakePolicy("warmroute", {}), {}, clock, /*seed=*/1);
-  for (int b = 0; b < 8; ++b) {
-    router.AddBackend({.name = absl::StrCat("r", b), .kv_capacity_tokens = 460'000});
+// One mode's routing decisions: its own router over 8 backends, fed the same requests.
+class Decider {
+ public:
+  explicit Decider(PrefixKeyMode mode)
+      : mode_(mode), router_(*routing::MakePolicy("warmroute", {}), {}, clock_, /*seed=*/1) {
+    for (int b = 0; b < 8; ++b) {
+      router_.AddBackend({.name = absl::StrCat("r", b), .kv_capacity_tokens = 460'000});
+    }
   }
-  constexpr int kSystems = 32;
-  std::vector<std::string> systems;
-  for (int i = 0; i < kSystems; ++i) systems.push_back(SystemPrompt(1000 + i));
-  uint64_t id = 0;
-  // One request: returns its decision's duration (parse, key, Route, CommitInsert).
-  auto decide = [&](const std::string& body) {
+
+  // One request: returns its decision's duration in microseconds (parse, key, Route,
+  // CommitInsert); the completion that follows is not timed.
+  double Decide(const std::string& body) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<request::InferenceRequest> parsed =
         request::ParseInferenceRequest(request::Endpoint::kChatCompletions, body);
     RequestKey key = MakeRequestKey(*parsed, {.body = body,
                                               .tenant = "",
                                               .precise_salt = "",
-                                              .options = &options,
-                                              .mode = mode,
-                                              .models = &models});
+                                              .options = &options_,
+                                              .mode = mode_,
+                                              .models = &Models()});
     routing::RoutingRequest routing;
-    routing.id = ++id;
+    routing.id = ++id_;
     routing.model = parsed->model;
     routing.prompt_tokens = key.key.prompt_tokens;
     routing.key = std::move(key.key);
-    const absl::StatusOr<routing::Decision> decision = router.Route(std::move(routing));
-    router.CommitInsert(id);
+    const absl::StatusOr<routing::Decision> decision = router_.Route(std::move(routing));
+    router_.CommitInsert(id_);
     const auto elapsed = std::chrono::steady_clock::now() - start;
     benchmark::DoNotOptimize(decision);
-    clock.Advance(std::chrono::milliseconds(50));
-    router.OnFirstToken(id);
-    router.OnFinished(id, std::nullopt);
+    clock_.Advance(std::chrono::milliseconds(50));
+    router_.OnFirstToken(id_);
+    router_.OnFinished(id_, std::nullopt);
     return std::chrono::duration<double, std::micro>(elapsed).count();
-  };
-  for (int i = 0; i < kSystems; ++i) decide(ChatBody(systems[i], Question(i)));
-  std::vector<double> us;
+  }
+
+ private:
+  PrefixKeyMode mode_;
+  routing::PrefixKeyOptions options_;
+  ManualClock clock_;
+  routing::Router router_;
+  uint64_t id_ = 0;
+};
+
+double Quantile(std::vector<double> us, double q) {
+  std::sort(us.begin(), us.end());
+  return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1))];
+}
+
+// Both modes on the same requests, interleaved in blocks: kBlock requests in one mode, the same
+// kBlock in the other, the first mode alternating, so that the machine's load falls on both
+// alike. Blocks, not single requests: a gateway keys its requests in one mode, and a precise
+// decision after an approximate one would find the tokenizer's tables evicted by the other
+// mode's work, which no gateway does.
+void BM_Decision(benchmark::State& state) {
+  Decider approximate(PrefixKeyMode::kApproximate);
+  Decider precise(PrefixKeyMode::kPrecise);
+  constexpr int kSystems = 32;
+  std::vector<std::string> systems;
+  for (int i = 0; i < kSystems; ++i) systems.push_back(SystemPrompt(1000 + i));
+  for (int i = 0; i < kSystems; ++i) {
+    const std::string body = ChatBody(systems[i], Question(i));
+    approximate.Decide(body);
+    precise.Decide(body);
+  }
+  constexpr uint64_t kBlock = 5000;
+  std::vector<double> approximate_us, precise_us;
+  std::vector<std::string> bodies;
   uint64_t n = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    ++n;
-    const std::string body = ChatBody(systems[n % kSystems], Question(kSystems + n));
+    bodies.clear();
+    for (uint64_t i = 0; i < kBlock; ++i, ++n) {
+      bodies.push_back(ChatBody(systems[n % kSystems], Question(kSystems + n)));
+    }
+    const bool approximate_first = (n / kBlock) % 2 == 0;
     state.ResumeTiming();
-    us.push_back(decide(body));
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool is_approximate = (pass == 0) == approximate_first;
+      for (const std::string& body : bodies) {
+        (is_approximate ? approximate_us : precise_us)
+            .push_back((is_approximate ? approximate : precise).Decide(body));
+      }
+    }
   }
-  std::sort(us.begin(), us.end());
-  auto at = [&us](double q) { return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1))]; };
-  double sum = 0;
-  for (double u : us) sum += u;
-  state.counters["p50_us"] = at(0.5);
-  state.counters["p99_us"] = at(0.99);
-  state.counters["mean_us"] = sum / static_cast<double>(us.size());
+  for (const auto& [name, q] : {std::pair{"p50", 0.5}, std::pair{"p99", 0.99}}) {
+    const double a = Quantile(approximate_us, q), p = Quantile(precise_us, q);
+    state.counters[absl::StrCat("approximate_", name, "_us")] = a;
+    state.counters[absl::StrCat("precise_", name, "_us")] = p;
+    state.counters[absl::StrCat("ratio_", name)] = p / a;
+  }
 }
 
 BENCHMARK(BM_ApproximateKey);
 BENCHMARK(BM_RenderOnly);
 BENCHMARK(BM_PreciseKeySeen);
 BENCHMARK(BM_PreciseKeyCold);
-BENCHMARK(BM_Decision)->ArgName("precise")->Arg(0)->Arg(1)->Iterations(20000);
+BENCHMARK(BM_EncodeOnly);
+BENCHMARK(BM_HashOnly);
+BENCHMARK(BM_Decision)->Iterations(4);  // blocks: 20,000 requests in each mode
 
 }  // namespace
 }  // namespace warmroute::gateway
