@@ -83,6 +83,25 @@ def scrape_until(host, stop):
             pass
 
 
+def start_engine(a, replicas, seed, *flags):
+    """(process, [HOST:PORT of each replica]) of `warmroute engine` with `replicas` replicas of
+    a.profile serving MODEL, a.kv KV tokens each, at a.time_scale, step jitter seeded by `seed`;
+    `flags`: more engine flags."""
+    return start([a.bin, "engine", "--profile", a.profile, "--model", MODEL, "--replicas",
+                  str(replicas), "--port", "0", "--kv-capacity-tokens", str(a.kv), "--time-scale",
+                  str(a.time_scale), "--seed", str(seed), *flags],
+                 r"replica \d+ listening on (\S+)", replicas)
+
+
+def start_gateway(a, config, access_log):
+    """(process, HOST:PORT) of `warmroute serve --config config` on one thread, its access log
+    written to the file `access_log`."""
+    proc, hosts = start([a.bin, "serve", "--config", config, "--port", "0", "--threads", "1",
+                         "--access-log", access_log, "--log-level", "warn"],
+                        r"listening on (\S+) ", 1)
+    return proc, hosts[0]
+
+
 def run(a, workload, mode, tmp, gateways=1):
     """One fleet, `gateways` gateway processes with the same config (the bench sends its requests
     to them in turn), one bench run; the figures (bench/gateways_live.py runs it with several)."""
@@ -92,11 +111,8 @@ def run(a, workload, mode, tmp, gateways=1):
     events = json.dumps({"enable_kv_cache_events": True, "publisher": "zmq",
                          "endpoint": f"tcp://127.0.0.1:{pub}",
                          "replay_endpoint": f"tcp://127.0.0.1:{replay}", "topic": "kv"})
-    engine, hosts = start([a.bin, "engine", "--profile", a.profile, "--model", MODEL,
-                           "--replicas", str(REPLICAS), "--port", "0", "--kv-capacity-tokens",
-                           str(a.kv), "--time-scale", str(a.time_scale), "--seed", "1",
-                           "--tokenizer", a.tokenizer, "--kv-events-config", events],
-                          r"replica \d+ listening on (\S+)", REPLICAS)
+    engine, hosts = start_engine(a, REPLICAS, 1, "--tokenizer", a.tokenizer,
+                                 "--kv-events-config", events)
     tag = f"{workload}-{mode}-{gateways}"
     config = os.path.join(tmp, f"{tag}.yaml")
     logs = [os.path.join(tmp, f"{tag}.{g}.access.jsonl") for g in range(gateways)]
@@ -112,10 +128,9 @@ def run(a, workload, mode, tmp, gateways=1):
                         f"replay_endpoint: 'tcp://127.0.0.1:{replay + i}'}}\n")
     procs, gw = [], []
     for log in logs:
-        proc, host = start([a.bin, "serve", "--config", config, "--port", "0", "--threads", "1",
-                            "--access-log", log, "--log-level", "warn"], r"listening on (\S+) ", 1)
+        proc, host = start_gateway(a, config, log)
         procs.append(proc)
-        gw += host
+        gw.append(host)
     try:
         # A backend's lag series appear at the first scrape of /metrics after its first event,
         # as Prometheus would scrape: every second here.
@@ -158,20 +173,29 @@ def run(a, workload, mode, tmp, gateways=1):
             "failed": s["failed"], "lag": lag}
 
 
+def fleet_parser(doc, **defaults):
+    """An ArgumentParser with the flags of a live fleet: those start_engine() and start_gateway()
+    read (--bin, --time-scale, --profile, --kv) and the gateway's --policy; `defaults`: other
+    defaults for them, name -> value."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/src/cli/warmroute"))
+    ap.add_argument("--policy", default="warmroute")
+    ap.add_argument("--time-scale", type=float, default=0.5)
+    ap.add_argument("--profile", default="llama-3.1-8b-h100")
+    ap.add_argument("--kv", type=int, default=60000, help="KV capacity per replica, tokens")
+    ap.set_defaults(**defaults)
+    return ap
+
+
 def parse_args(doc, workloads, **more):
     """The flags run() reads, plus --workloads (default `workloads`) and --modes; `more`: extra
     flags as name -> default string."""
-    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/src/cli/warmroute"))
+    ap = fleet_parser(doc)
     ap.add_argument("--tokenizer",
                     default=os.path.join(ROOT, "build/release/src/core/tokenize/testdata/qwen3"))
     ap.add_argument("--workloads", default=workloads)
     ap.add_argument("--modes", default="approximate,precise")
-    ap.add_argument("--policy", default="warmroute")
     ap.add_argument("--requests", type=int, default=300)
-    ap.add_argument("--time-scale", type=float, default=0.5)
-    ap.add_argument("--profile", default="llama-3.1-8b-h100")
-    ap.add_argument("--kv", type=int, default=60000, help="KV capacity per replica, tokens")
     for name, default in more.items():
         ap.add_argument(f"--{name}", default=default)
     a = ap.parse_args()
