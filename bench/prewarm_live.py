@@ -31,8 +31,8 @@ remain after a removal, so the minute after it shows the transient (the prefixes
 replica held, prefilled again), not a lasting loss of capacity (the simulator's table has that).
 12 requests/s is 3-4 per replica, a 3,000-token prefill each when it misses: a replica of this
 profile prefills about 28k tokens/s, so even if every request missed it would prefill under half
-the time; with the hits, about a tenth. At --time-scale 0.5 a run (290 emulated seconds) takes
-about 2.5 minutes, a seed's four runs about 10.
+the time. At --time-scale 0.5 a run (290 emulated seconds) takes about 2.5 minutes, a seed's
+four runs about 10.
 
 Usage: /usr/bin/python3 bench/prewarm_live.py [--bin build/release/src/cli/warmroute]
        [--seeds 1] [--cases remove,add] [--rate 12] [--prompts 100] [--zipf 0.6] [--warmup 90]
@@ -90,8 +90,8 @@ def wait_idle(gw, name, timeout_s=30):
 
 
 def change(case, gw, name, host):
-    """Makes the change `case` to backend `name` (at `host`); the wall time it took effect (the
-    drain's or the add's call), and the seconds a removal waited for in-flight requests."""
+    """Makes the change `case` to backend `name` (at `host`); the wall time just before the
+    drain's or the add's call, and the seconds a removal waited for in-flight requests."""
     at = time.time()
     if case == "remove":
         admin(gw, "POST", f"/admin/backends/{name}/drain")
@@ -141,6 +141,10 @@ def window(requests, begin, end, scale, backend):
 
 
 def run(a, case, prewarm, seed, tmp):
+    """One case ("remove" or "add") with or without prewarm on a fresh fleet, the change
+    a.warmup + 60 emulated seconds after the bench's start: the figures of the windows before,
+    after and in the second minute after (window()), the gateway's prewarm counters, the bench's
+    failed requests and where the change fell (emulated seconds of the bench's run)."""
     scale = a.time_scale
     engine, hosts = start_engine(a, REPLICAS, seed)
     changed = f"r{(seed - 1) % REPLICAS}" if case == "remove" else f"r{REPLICAS - 1}"
@@ -217,11 +221,12 @@ def per_seed(values, fmt):
 
 
 def row(case, prewarm, runs, seeds):
+    """The table row of `runs`, one per seed, of one case and prewarm setting: medians over the
+    seeds, the drop per seed; `seeds` labels the case."""
     def med(key, field):
         return statistics.median(r[key][field] for r in runs)
 
     drop = [(r["before"]["hit"] - r["after"]["hit"]) * 100 for r in runs]
-    share = (f"{med('after', 'share') * 100:.1f}%" if case == "add" else "0.0%")
     if prewarm:
         pw = (f"{statistics.median(r['prewarm_ok'] for r in runs):.0f} "
               f"({statistics.median(r['prewarm_tokens'] for r in runs) / 1e3:.0f}k tokens)")
@@ -234,7 +239,7 @@ def row(case, prewarm, runs, seeds):
             f"{med('before', 'hit') * 100:.1f}% | {med('after', 'hit') * 100:.1f}% | "
             f"{per_seed(drop, lambda v: f'{v:.1f}')} | {med('second', 'hit') * 100:.1f}% | "
             f"{med('before', 'ttft99') * 1e3:.0f} / {med('after', 'ttft99') * 1e3:.0f} | "
-            f"{share} | {pw} | {sum(r['failed'] for r in runs)} |")
+            f"{med('after', 'share') * 100:.1f}% | {pw} | {sum(r['failed'] for r in runs)} |")
 
 
 def table(a, results, label):
