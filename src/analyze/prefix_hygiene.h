@@ -17,9 +17,9 @@
 // are classified by what varies in this request's lines (a match that the other's lines do not
 // contain), in this order: whitespace (the lines are the same once made canonical as the
 // gateway's collapse_whitespace rule does: core/request/collapse_whitespace.h), UUID, timestamp
-// (a date with a time, or a time of day), date, request id (an id-like word: hex, or letters and digits, 12 characters or
-// more, or after "id"), number (only digits differ), per-user text (one word, capitalised, or a
-// greeting line), and otherwise varying text.
+// (a date with a time, or a time of day), date, request id (an id-like word: hex, or letters and
+// digits, 12 characters or more, or after "id"), number (only digits differ), per-user text (one
+// word, capitalised, or a greeting line), and otherwise varying text.
 //
 // Each kind is one finding: the requests it affects, the median position of their spans, the
 // mean characters after the span that match the other request but cannot be reused, one example

@@ -176,7 +176,8 @@ TEST(ReadUsageTest, AMalformedEventIsNotReadAndDoesNotCrash) {
 }
 
 // An empty view (its data() null) and texts shorter than the key are no usage. memmem was given
-// the null pointer, undefined behaviour that UBSan reports (the asan preset; tests/fuzz: sse_usage).
+// the null pointer, undefined behaviour that UBSan reports (the asan preset; tests/fuzz:
+// sse_usage).
 TEST(ReadUsageTest, EmptyAndShortInputsHaveNoUsage) {
   EXPECT_FALSE(ReadUsage(std::string_view()).has_value());
   EXPECT_FALSE(ReadUsage("{}").has_value());
