@@ -1,7 +1,10 @@
 #include "gateway/proxy/upstream_pools.h"
 
-#include <algorithm>
+#include <memory>
+#include <string_view>
 #include <vector>
+
+#include "absl/container/flat_hash_set.h"
 
 namespace warmroute::gateway {
 
@@ -30,11 +33,10 @@ void UpstreamPools::Sweep() {
 }
 
 void UpstreamPools::DropGone() {
-  std::vector<std::string> present;
-  for (const auto& t : backends_.Targets()) present.push_back(t->address);
-  absl::erase_if(pools_, [&](const auto& entry) {
-    return std::find(present.begin(), present.end(), entry.first) == present.end();
-  });
+  const std::vector<std::shared_ptr<const BackendTarget>> targets = backends_.Targets();
+  absl::flat_hash_set<std::string_view> present;  // views into `targets`
+  for (const auto& t : targets) present.insert(t->address);
+  absl::erase_if(pools_, [&](const auto& entry) { return !present.contains(entry.first); });
 }
 
 }  // namespace warmroute::gateway
