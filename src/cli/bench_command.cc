@@ -5,7 +5,8 @@
 //
 //   warmroute bench --url http://127.0.0.1:8000 --workload support-bot --requests 500 --rate 20
 //                   [--seed 1] [--model M] [--workload-param KEY=NUMBER ...]
-//                   [--concurrency N] [--trace-speed X] [--stream | --no-stream]
+//                   [--concurrency N] [--trace-speed X] [--trace-jitter-s S]
+//                   [--stream | --no-stream]
 //                   [--engine-metrics http://ENGINE:PORT/metrics ...] [--out DIR]
 //                   [--timeout-s 60] [--name LABEL] [--ignore-eos] [--no-plots] [--api-key KEY]
 //                   [--api chat|completions|responses]
@@ -75,6 +76,7 @@ struct BenchFlags {
   int tenants = 1;
   int64_t concurrency = 0;
   double trace_speed = 1.0;
+  double trace_jitter_s = 0;
   bool stream = true;
   bool ignore_eos = false;
   std::vector<std::string> engine_metrics;
@@ -141,8 +143,10 @@ int RunBench(const BenchFlags& flags) {
                 "--rate does not apply to a trace workload, which arrives at its own timestamps "
                 "(scale them with --trace-speed)");
   }
-  if (!trace && flags.given.contains("--trace-speed")) {
-    return Fail(2, "--trace-speed applies only to a trace:FILE workload");
+  for (const char* flag : {"--trace-speed", "--trace-jitter-s"}) {
+    if (!trace && flags.given.contains(flag)) {
+      return Fail(2, absl::StrCat(flag, " applies only to a trace:FILE workload"));
+    }
   }
   if (flags.requests < 0) return Fail(2, "--requests must not be negative");
   if (absl::Status s = CheckRateFlag("--rate", flags.rate, flags.requests); !s.ok()) {
@@ -170,6 +174,7 @@ int RunBench(const BenchFlags& flags) {
   wo.num_requests = flags.requests;
   wo.num_tenants = flags.tenants;
   wo.trace_speed = flags.trace_speed;
+  wo.jitter_s = flags.trace_jitter_s;
   absl::StatusOr<workload::WorkloadParams> params = ParseWorkloadParams(flags.workload_params);
   if (!params.ok()) return Fail(2, params.status().message());
   wo.params = *std::move(params);
@@ -262,6 +267,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--trace-speed", flags->trace_speed, "trace timestamps are divided by this")
+      ->capture_default_str();
+  cmd->add_option("--trace-jitter-s", flags->trace_jitter_s,
+                  "trace: each arrival moves by a uniform draw in [0, this] seconds")
       ->capture_default_str();
   cmd->add_flag("--stream,!--no-stream", flags->stream,
                 "stream answers (SSE, default) or ask for whole JSON answers");

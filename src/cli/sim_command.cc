@@ -69,6 +69,7 @@ struct SimFlags {
   double rate = 0;
   double load = 0.7;
   double trace_speed = 1.0;
+  double trace_jitter_s = 0;
   std::string profile = "llama-3.1-70b-tp4-h100";
   int64_t replicas = 8;
   int64_t kv_capacity_tokens = 0;
@@ -78,6 +79,9 @@ struct SimFlags {
   double network_delay_ms = 0.5;
   int gateways = 1;
   std::string gateway_assignment = "random";
+  std::string gossip = "on";
+  double gossip_interval_ms = 10;
+  double gossip_loss = 0;
   std::string prefix_mode = "approximate";
   double event_delay_ms = 0;  // given: else the network delay
   double event_loss = 0;
@@ -105,12 +109,22 @@ constexpr double kMaxLoad = 100;
 // --calibration-requests: requests one calibration engine holds at once (2048 by default).
 constexpr int64_t kMaxCalibrationRequests = 1'000'000;
 
+// "placement gossip every 10 ms (warmroute)", or empty when off.
+std::string GossipLabel(const sim::SimOptions& options) {
+  if (!options.gossip) return "";
+  const double loss = options.gossip->loss;
+  return absl::StrFormat(
+      "placement gossip every %g ms%s (warmroute)", ToSeconds(options.gossip->interval) * 1000,
+      loss > 0 ? absl::StrFormat(", %g%% of messages lost", 100 * loss) : std::string());
+}
+
 // "gateway" or "4 gateways (random)": who routes, for the header lines.
 std::string GatewaysLabel(const sim::SimOptions& options) {
   if (options.gateways == 1) return "gateway";
   return absl::StrCat(options.gateways, " gateways (",
                       std::string(sim::GatewayAssignmentName(options.gateway_assignment)),
-                      ", each its own router)");
+                      ", each its own router", options.gossip ? "; " : "",
+                      GossipLabel(options), ")");
 }
 
 int Fail(int code, std::string_view message) {
@@ -180,7 +194,9 @@ std::string ConflictingFlags(const SimFlags& flags, bool trace) {
     }
   }
   if (trace) return "";
-  if (given("--trace-speed")) return "--trace-speed applies only to a trace:FILE workload";
+  for (const char* flag : {"--trace-speed", "--trace-jitter-s"}) {
+    if (given(flag)) return absl::StrCat(flag, " applies only to a trace:FILE workload");
+  }
   if (given("--rate")) {
     for (const char* flag : {"--load", "--sweep-loads", "--calibration-requests"}) {
       if (given(flag)) {
@@ -220,6 +236,7 @@ int RunSim(const SimFlags& flags) {
   options.workload.num_requests = flags.requests;
   options.workload.num_tenants = flags.tenants;
   options.workload.trace_speed = flags.trace_speed;
+  options.workload.jitter_s = flags.trace_jitter_s;
   absl::StatusOr<workload::WorkloadParams> workload_params =
       ParseWorkloadParams(flags.workload_params);
   if (!workload_params.ok()) return Fail(2, workload_params.status());
@@ -250,6 +267,17 @@ int RunSim(const SimFlags& flags) {
   } else if (flags.gateway_assignment != "random") {
     return Fail(2, absl::StrCat("--gateway-assignment must be random or affinity, got \"",
                                 flags.gateway_assignment, "\""));
+  }
+  if (flags.gossip != "on" && flags.gossip != "off") {
+    return Fail(2, absl::StrCat("--gossip must be on or off, got \"", flags.gossip, "\""));
+  }
+  if (!(flags.gossip_interval_ms > 0)) return Fail(2, "--gossip-interval-ms must be positive");
+  if (!(flags.gossip_loss >= 0 && flags.gossip_loss <= 1)) {
+    return Fail(2, "--gossip-loss must be in [0, 1]");
+  }
+  if (flags.gossip == "on" && options.gateways > 1) {
+    options.gossip = sim::SimOptions::Gossip{
+        .interval = FromSeconds(flags.gossip_interval_ms / 1000), .loss = flags.gossip_loss};
   }
   if (flags.prefix_mode == "precise") {
     options.prefix_mode = sim::SimOptions::PrefixMode::kPrecise;
@@ -382,6 +410,9 @@ int RunSim(const SimFlags& flags) {
   double per_arrival = 1;
   if (trace) {
     arrivals = absl::StrFormat("trace timestamps / %g", flags.trace_speed);
+    if (flags.trace_jitter_s > 0) {
+      absl::StrAppendFormat(&arrivals, ", each moved by U(0, %g) s", flags.trace_jitter_s);
+    }
   } else if (flags.given.contains("--rate")) {
     // --rate is in requests; the workload's arrivals are sessions (multi-turn, agent), as in bench.
     per_arrival = workload::RequestsPerArrival(options.workload);
@@ -501,6 +532,7 @@ int RunSim(const SimFlags& flags) {
                            .gateways = options.gateways,
                            .gateway_assignment =
                                std::string(sim::GatewayAssignmentName(options.gateway_assignment)),
+                           .gossip = GossipLabel(options),
                            .scrape_interval_ms = flags.scrape_interval_ms,
                            .prefix_mode = std::string(sim::PrefixModeName(options.prefix_mode)),
                            .kv_events = kv_events,
@@ -625,6 +657,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--rate", f.rate, "Poisson arrival rate, requests/s (instead of --load)");
   cmd->add_option("--load", f.load, "arrival rate as a fraction of the fleet's calibrated capacity")
       ->capture_default_str();
+  cmd->add_option("--trace-jitter-s", f.trace_jitter_s,
+                  "trace: each arrival moves by a uniform draw in [0, this] seconds (spreads "
+                  "the requests a coarse trace gives one timestamp)")
+      ->capture_default_str();
   cmd->add_option("--trace-speed", f.trace_speed, "trace: timestamps are divided by this")
       ->capture_default_str();
   cmd->add_option("--profile", f.profile, "timing profile of every replica")->capture_default_str();
@@ -650,6 +686,16 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--gateway-assignment", f.gateway_assignment,
                   "how requests reach the gateways: random (per request) or affinity (a "
                   "session's turns to one gateway)")
+      ->capture_default_str();
+  cmd->add_option("--gossip", f.gossip,
+                  "with several gateways: on (warmroute's gateways tell each other their "
+                  "placements, docs/many-gateways.md) or off; peers' policies never gossip")
+      ->capture_default_str();
+  cmd->add_option("--gossip-interval-ms", f.gossip_interval_ms,
+                  "how often each gateway sends the placements it made since its last message")
+      ->capture_default_str();
+  cmd->add_option("--gossip-loss", f.gossip_loss,
+                  "probability that a gossip message never reaches one peer, in [0, 1]")
       ->capture_default_str();
   cmd->add_option("--prefix-mode", f.prefix_mode,
                   "approximate (text keys; the index learns from routing and reported cached "

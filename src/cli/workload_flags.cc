@@ -26,6 +26,7 @@ struct OptionFlag {
 constexpr OptionFlag kOptionFlags[] = {{"num_requests", "--requests"},
                                        {"rate_per_s", "--rate"},
                                        {"trace_speed", "--trace-speed"},
+                                       {"jitter_s", "--trace-jitter-s"},
                                        {"num_tenants", "--tenants"}};
 
 absl::Status PathError(std::string_view flag, const std::string& path, std::string_view why) {

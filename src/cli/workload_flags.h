@@ -28,8 +28,8 @@ std::string DescribeWorkload(const workload::WorkloadOptions& options);
 
 // The message of a workload::ValidateWorkloadOptions error in the commands' terms: an option's
 // error names its flag (num_requests -> --requests, rate_per_s -> --rate, trace_speed ->
-// --trace-speed, num_tenants -> --tenants), a shape parameter's is prefixed with
-// "--workload-param KEY: ".
+// --trace-speed, jitter_s -> --trace-jitter-s, num_tenants -> --tenants), a shape parameter's
+// is prefixed with "--workload-param KEY: ".
 std::string WorkloadFlagError(const absl::Status& status);
 
 // Checks an arrival rate `rate` (requests/s) given by `flag` for `requests` requests: a positive

@@ -19,7 +19,10 @@ absl::StatusOr<Comparison> RunComparison(const SimOptions& options,
     auto it = params.find(name);
     const routing::PolicyParams& policy_params = it == params.end() ? kNoParams : it->second;
     SimOptions run_options = options;
-    if (name != "warmroute") run_options.prewarm.reset();  // peers run as they ship
+    if (name != "warmroute") {  // peers run as they ship
+      run_options.prewarm.reset();
+      run_options.gossip.reset();
+    }
     WR_ASSIGN_OR_RETURN(RunResult run, SimulateFleet(run_options, [&] {
                           return routing::MakePolicy(name, policy_params);
                         }));

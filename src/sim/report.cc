@@ -194,6 +194,19 @@ void WriteRun(JsonWriter& j, const RunResult& run, const DipOptions& dip) {
     j.Key("index_error");
     j.Double(run.index_error());
   }
+  if (run.gossip.enabled) {
+    j.Key("gossip");
+    j.BeginObject();
+    j.Key("messages");
+    j.Int(run.gossip.messages);
+    j.Key("bytes");
+    j.Int(run.gossip.bytes);
+    j.Key("lost");
+    j.Int(run.gossip.lost);
+    j.Key("placements");
+    j.Int(run.gossip.placements);
+    j.EndObject();
+  }
   if (run.prefix_mode == "precise") {
     const RunResult::KvEventTotals& e = run.kv_events;
     j.Key("kv_events");
@@ -293,6 +306,10 @@ void WriteHeader(JsonWriter& j, const ReportHeader& header) {
   j.Int(header.gateways);
   j.Key("gateway_assignment");
   j.String(header.gateway_assignment);
+  if (!header.gossip.empty()) {
+    j.Key("gossip");
+    j.String(header.gossip);
+  }
   j.Key("prefix_mode");
   j.String(header.prefix_mode);
   if (!header.kv_events.empty()) {

@@ -59,6 +59,7 @@ struct ReportHeader {
   double network_delay_ms = 0;
   int gateways = 1;
   std::string gateway_assignment = "random";
+  std::string gossip;  // several gateways: the placement gossip (empty: off)
   double scrape_interval_ms = 0;
   std::string prefix_mode = "approximate";
   std::string kv_events;  // precise mode: delay, loss, replay (empty in approximate mode)

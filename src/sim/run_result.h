@@ -141,6 +141,15 @@ struct RunResult {
     int64_t fleet_attributed_blocks = 0;
   } kv_events;
 
+  // Placement gossip between the gateways (SimOptions::gossip), summed over them.
+  struct GossipTotals {
+    bool enabled = false;
+    int64_t messages = 0;    // sent: one per receiver
+    int64_t bytes = 0;       // of the messages sent
+    int64_t lost = 0;        // of which never delivered (SimOptions::Gossip::loss)
+    int64_t placements = 0;  // applied by receivers
+  } gossip;
+
   // Requests routed by each gateway (SimOptions::gateways).
   std::vector<int64_t> gateway_requests;
 

@@ -61,12 +61,23 @@ struct SimOptions {
   // by client: every turn of a session (WorkloadRequest::session) to the same gateway, as a
   // balancer with source-IP or cookie affinity keeps a client's connection on one gateway;
   // requests without a session are drawn at random. A gateway learns only from the requests it
-  // routed (their responses' cached_tokens), its own scrapes and, in precise mode, the engines'
-  // KV events, which every gateway subscribes to; nothing else is shared. Membership changes
-  // reach every gateway at the same time. REQUIRES: 1 <= gateways <= kMaxSimGateways.
+  // routed (their responses' cached_tokens), its own scrapes, in precise mode the engines' KV
+  // events, which every gateway subscribes to, and with `gossip` its peers' placements and load.
+  // Membership changes reach every gateway at the same time.
+  // REQUIRES: 1 <= gateways <= kMaxSimGateways.
   enum class GatewayAssignment : uint8_t { kRandom, kAffinity };
   int gateways = 1;
   GatewayAssignment gateway_assignment = GatewayAssignment::kRandom;
+  // Placement gossip between the gateways (routing/placement_gossip.h), as `warmroute serve`'s
+  // `gossip` section runs it: every `interval` (gateway g at phase interval * g / gateways) each
+  // gateway encodes the placements it made since its last message; each message reaches every
+  // other gateway network_delay later, or is lost on its way to it with probability `loss`.
+  // nullopt, or one gateway: off. RunComparison keeps it for the `warmroute` policy only.
+  struct Gossip {
+    Duration interval = std::chrono::milliseconds(10);
+    double loss = 0;
+  };
+  std::optional<Gossip> gossip;
 
   routing::RouterOptions router;
   routing::PrefixKeyOptions prefix_key;

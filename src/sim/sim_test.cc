@@ -491,5 +491,29 @@ TEST(SimGatewaysTest, PreciseGatewaysIndexWhatTheOtherGatewaysStored) {
   EXPECT_GT(ComputeFigures(one).hit_rate, ComputeFigures(precise).hit_rate);
 }
 
+// Placement gossip (routing/placement_gossip.h): each gateway learns where the others placed
+// each prefix and what they have in flight, and routes about as one gateway does; every message
+// lost is the same as no gossip.
+TEST(SimGatewaysTest, GossipKeepsTheHitRateOfOneGateway) {
+  SimOptions options = SmallOptions();
+  options.workload.name = "multi-turn";
+  const double one = ComputeFigures(MustRunGateways(options, "warmroute")).hit_rate;
+  options.gateways = 4;
+  const RunResult alone = MustRunGateways(options, "warmroute");
+  options.gossip = SimOptions::Gossip{};
+  const RunResult gossip = MustRunGateways(options, "warmroute");
+  EXPECT_GT(ComputeFigures(gossip).hit_rate, 0.97 * one);
+  EXPECT_GT(ComputeFigures(gossip).hit_rate, ComputeFigures(alone).hit_rate + 0.05);
+  EXPECT_TRUE(gossip.gossip.enabled);
+  EXPECT_GT(gossip.gossip.messages, 0);
+  EXPECT_EQ(gossip.gossip.lost, 0);
+  // Every insert of a chain (one per request here: no reroutes) reaches the 3 other gateways.
+  EXPECT_EQ(gossip.gossip.placements, 3 * gossip.router.routed);
+  options.gossip->loss = 1;
+  const RunResult lost = MustRunGateways(options, "warmroute");
+  EXPECT_EQ(lost.gossip.lost, lost.gossip.messages);
+  EXPECT_EQ(Line(lost), Line(alone));
+}
+
 }  // namespace
 }  // namespace warmroute::sim

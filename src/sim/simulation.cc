@@ -22,6 +22,7 @@
 #include "core/request/tokenizer.h"
 #include "core/routing/domain_attribution.h"
 #include "core/routing/router.h"
+#include "core/routing/placement_gossip.h"
 #include "sim/event_queue.h"
 #include "sim/infinite_cache_bound.h"
 #include "sim/prepared_request.h"
@@ -45,6 +46,9 @@ struct Event {
     kKvEventSeen,     // a replica's KV-event message reaches the router (id: its sequence number)
     kReplayAtReplica,  // a replay request reaches the replica (id: the first wanted sequence)
     kReplaySeen,      // the replica's replay reply reaches the router
+    // SimOptions::gossip:
+    kGossipFlush,  // the gateway sends the placements it made since its last message
+    kGossipSeen,   // a peer's message reaches the gateway
   };
   Kind kind = Kind::kDeliver;
   uint16_t gateway = 0;  // the gateway that sees it (a scrape: the gateway that scrapes)
@@ -94,6 +98,11 @@ struct Gateway {
   std::vector<std::unique_ptr<kv_events::BackendEventFeed>> feeds;
   std::vector<std::deque<Message>> in_transit;
   std::vector<std::deque<std::vector<Message>>> replies_in_transit;
+  // SimOptions::gossip: what it will send, and its peers' messages on their way to it (in the
+  // order sent: every one takes the same delay). Null outbox: gossip off.
+  std::unique_ptr<routing::GossipOutbox> outbox;
+  std::unique_ptr<routing::GossipReceiver> receiver;
+  std::deque<std::string> gossip_in_transit;
 };
 
 absl::Status ValidateOptions(const SimOptions& options) {
@@ -156,7 +165,9 @@ class EventLoop {
         preparer_(tokenizer_, options.prefix_key, std::string(options.replicas[0].profile->model),
                   options.seed, precise_ ? block_size_ : 0),
         loss_rng_(Mix64(options.seed ^ 0x6b765f6c6f7373ull)),
-        gateway_rng_(Mix64(options.seed ^ 0x67617465776179ull)) {
+        gateway_rng_(Mix64(options.seed ^ 0x67617465776179ull)),
+        gossip_rng_(Mix64(options.seed ^ 0x676f73736970ull)),
+        gossip_(options.gossip.has_value() && options.gateways > 1) {
     result_.name = std::move(name);
     result_.prefix_mode = std::string(PrefixModeName(options.prefix_mode));
   }
@@ -175,12 +186,29 @@ class EventLoop {
           std::move(policy), options_.router, clock_,
           Mix64((options_.seed ^ 0x726f75746572ull) + static_cast<uint64_t>(g)));
       if (options_.prewarm) gateway.prewarm = std::make_unique<Prewarm>(*options_.prewarm);
+      if (gossip_) {
+        const auto sender = static_cast<uint64_t>(g);
+        gateway.outbox =
+            std::make_unique<routing::GossipOutbox>(sender, routing::GossipOptions{});
+        gateway.receiver = std::make_unique<routing::GossipReceiver>(
+            sender, routing::GossipReceiverOptions{});
+        gateway.router->SetPlacementObserver(
+            [router = gateway.router.get(), outbox = gateway.outbox.get()](
+                routing::BackendId b, std::span<const uint64_t> chain) {
+              outbox->Add(router->fleet().backend(b).name, chain);
+            });
+      }
       gateway.feeds.resize(n);
       gateway.in_transit.resize(n);
       gateway.replies_in_transit.resize(n);
       gateways_.push_back(std::move(gateway));
     }
     result_.gateway_requests.assign(gateways_.size(), 0);
+    result_.gossip.enabled = gossip_;
+    for (int g = 0; gossip_ && g < options_.gateways; ++g) {
+      events_.Push(TimePoint{} + options_.gossip->interval * g / options_.gateways,
+                   Event{.kind = Event::Kind::kGossipFlush, .gateway = static_cast<uint16_t>(g)});
+    }
     result_.prewarm.enabled = options_.prewarm.has_value();
     backend_of_replica_.assign(n, std::nullopt);
     const std::optional<MembershipChange>& change = options_.membership;
@@ -248,6 +276,8 @@ class EventLoop {
   void OnKvEventSeen(const Event& event);
   void OnReplayAtReplica(const Event& event);
   void OnReplaySeen(const Event& event);
+  // SimOptions::gossip: gateway g sends its outbox to every other gateway.
+  void FlushGossip(uint16_t g);
 
   const SimOptions& options_;
   std::unique_ptr<workload::Workload> workload_;
@@ -259,6 +289,8 @@ class EventLoop {
   RequestPreparer preparer_;
   Rng loss_rng_;
   Rng gateway_rng_;
+  Rng gossip_rng_;
+  const bool gossip_;
   ManualClock clock_;
   std::vector<Gateway> gateways_;
   std::unique_ptr<InfiniteCacheBound> bound_;
@@ -494,6 +526,7 @@ absl::StatusOr<RunResult> EventLoop::Run() {
   }
   for (const Gateway& gateway : gateways_) {
     if (gateway.prewarm) result_.prewarm.planner += gateway.prewarm->counters();
+    if (gateway.receiver) result_.gossip.placements += gateway.receiver->counters().placements;
     const routing::RouterStats& s = gateway.router->stats();
     routing::RouterStats& sum = result_.router;
     sum.routed += s.routed;
@@ -664,6 +697,37 @@ void EventLoop::Handle(const Event& event) {
     case Event::Kind::kReplaySeen:
       OnReplaySeen(event);
       return;
+    case Event::Kind::kGossipFlush:
+      FlushGossip(event.gateway);
+      events_.Push(now() + options_.gossip->interval, event);
+      return;
+    case Event::Kind::kGossipSeen: {
+      Gateway& gateway = gateways_[event.gateway];
+      const std::string datagram = std::move(gateway.gossip_in_transit.front());
+      gateway.gossip_in_transit.pop_front();
+      // Broken invariant, not input: every message is one a peer encoded.
+      if (!gateway.receiver->OnDatagram(datagram, now(), *gateway.router).ok()) std::abort();
+      return;
+    }
+  }
+}
+
+void EventLoop::FlushGossip(uint16_t g) {
+  Gateway& gateway = gateways_[g];
+  gateway.receiver->Tick(now(), *gateway.router);
+  for (std::string& datagram : gateway.outbox->Take(routing::OwnLoad(*gateway.router))) {
+    for (size_t h = 0; h < gateways_.size(); ++h) {
+      if (h == g) continue;
+      ++result_.gossip.messages;
+      result_.gossip.bytes += static_cast<int64_t>(datagram.size());
+      if (options_.gossip->loss > 0 && gossip_rng_.Uniform() < options_.gossip->loss) {
+        ++result_.gossip.lost;
+        continue;
+      }
+      gateways_[h].gossip_in_transit.push_back(datagram);
+      events_.Push(now() + options_.network_delay,
+                   Event{.kind = Event::Kind::kGossipSeen, .gateway = static_cast<uint16_t>(h)});
+    }
   }
 }
 

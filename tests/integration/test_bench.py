@@ -377,6 +377,7 @@ class BenchErrorsTest(unittest.TestCase):
         self.assert_refused([*url, "--workload", f"trace:{trace}", "--rate", "5"], "--rate",
                             "trace")
         self.assert_refused([*url, "--trace-speed", "2"], "--trace-speed", "trace")
+        self.assert_refused([*url, "--trace-jitter-s", "2"], "--trace-jitter-s", "trace")
 
     def test_a_bad_api_exits_2_naming_the_flag(self):
         url = ["--url", "http://127.0.0.1:9", "--out", os.path.join(self.tmp, "o")]

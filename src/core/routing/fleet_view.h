@@ -36,6 +36,16 @@ enum class KvEventState : uint8_t {
                // the slice may lack blocks; a precise-mode caller treats it as approximate
 };
 
+// A router's own load on one backend (BackendState's accounting below): what a gateway replica
+// tells its peers, and, summed over them, what it learns of theirs (placement_gossip.h).
+struct BackendLoad {
+  int64_t in_flight = 0;
+  int64_t outstanding_prefill_tokens = 0;
+  int64_t running_decodes = 0;
+  int64_t decode_context_tokens = 0;
+  bool operator==(const BackendLoad&) const = default;
+};
+
 struct BackendState {
   std::string name;
   std::vector<std::string> models;  // served models; empty = any
@@ -58,6 +68,17 @@ struct BackendState {
   int64_t decode_context_tokens = 0;  // Σ (prompt + max_tokens) of running decodes
   int64_t dispatched_total = 0;
   int64_t prefill_tokens_total = 0;  // Σ predicted uncached prompt tokens dispatched
+
+  // What the other gateway replicas in front of the fleet have here, as they last reported it
+  // (placement gossip, Router::SetPeerLoad); zero without peers. A policy that prices queueing
+  // counts it with its own: at N replicas, its own accounting is about 1/N of the backend's load.
+  BackendLoad peers;
+  BackendLoad own_load() const {
+    return {.in_flight = in_flight,
+            .outstanding_prefill_tokens = outstanding_prefill_tokens,
+            .running_decodes = running_decodes,
+            .decode_context_tokens = decode_context_tokens};
+  }
 
   std::optional<EngineMetricsSample> metrics;
 

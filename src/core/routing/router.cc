@@ -64,7 +64,7 @@ struct Router::InFlight {
   BackendId backend = 0;       // where it is now
   int64_t uncached = 0;        // predicted uncached prompt tokens counted as outstanding
   int32_t matched_before = 0;  // blocks `backend` held before the speculative insert
-  int64_t prefill_ahead = 0;   // backend's outstanding prefill tokens at dispatch
+  int64_t prefill_ahead = 0;   // backend's outstanding prefill tokens at dispatch, peers' too
   int64_t decode_tokens = 0;   // prompt + max_tokens, counted while decoding
   TimePoint dispatched_at{};
   std::optional<Duration> ttft;
@@ -143,6 +143,16 @@ void Router::SetDispatchDomain(uint64_t request_id, const DispatchDomain& domain
 void Router::ApplyIndexUpdates(BackendId backend, const IndexUpdates& updates) {
   if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
   updates.ApplyTo(*index_, backend);
+}
+
+void Router::ApplyPeerPlacement(BackendId backend, std::span<const uint64_t> chain) {
+  if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
+  index_->Insert(backend, chain, 0);
+}
+
+void Router::SetPeerLoad(BackendId backend, const BackendLoad& load) {
+  if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
+  fleet_.mutable_backend(backend).peers = load;
 }
 
 void Router::ClearIndex(BackendId backend) {
@@ -346,7 +356,8 @@ void Router::Account(InFlight& flight, BackendId backend) {
   const int64_t prompt = PromptTokens(flight.request);
   flight.backend = backend;
   flight.uncached = std::max<int64_t>(0, prompt - flight.decision.predicted_cached_tokens);
-  flight.prefill_ahead = state.outstanding_prefill_tokens;
+  flight.prefill_ahead =
+      state.outstanding_prefill_tokens + state.peers.outstanding_prefill_tokens;
   flight.decode_tokens = prompt + std::max<int64_t>(0, flight.request.max_tokens);
   flight.dispatched_at = clock_.Now();
   flight.ttft.reset();
@@ -371,6 +382,7 @@ void Router::InsertChain(InFlight& flight) {
   index_->Insert(flight.backend, flight.request.key.block_hashes,
                  static_cast<size_t>(std::max(0, flight.matched_before)));
   flight.inserted = true;
+  if (observer_) observer_(flight.backend, flight.request.key.block_hashes);
   if (flight.domain.first_block != 0) {
     attribution_.Record(flight.backend, flight.domain.first_block, flight.domain.record);
   }

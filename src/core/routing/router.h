@@ -14,6 +14,8 @@
 //   Reroute()      the dispatch failed before any byte reached the client: move it to the next
 //                  eligible alternate (retry); the failed backend's accounting and speculative
 //                  insert are undone.
+//                  (The prefill queued ahead of it, for the prefill-rate sample, includes what
+//                  peer gateway replicas report: SetPeerLoad.)
 //   OnFirstToken() prefill done: outstanding prefill → running decode; the TTFT is recorded.
 //   OnFinished()   the engine reported usage.prompt_tokens_details.cached_tokens (if known):
 //                  the TTFT becomes a prefill-rate sample (RouterOptions::min_rate_sample_tokens
@@ -57,8 +59,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -187,6 +191,19 @@ class Router {
   void SetKvEventState(BackendId backend, KvEventState state);
   const DomainAttribution& attribution() const { return attribution_; }
 
+  // Several gateway replicas (placement_gossip.h). The observer sees every insert of a
+  // dispatch's chain (CommitInsert, or the first token or the end when not committed before;
+  // again after a reroute) with its backend: what this router tells its peers. It is called
+  // inside the call that inserts and must not change the Router.
+  using PlacementObserver = std::function<void(BackendId, std::span<const uint64_t> chain)>;
+  void SetPlacementObserver(PlacementObserver observer) { observer_ = std::move(observer); }
+  // A peer's placement on `backend`: its chain is inserted into the backend's slice, as a
+  // speculative insert is. A no-op for an unknown or removed backend.
+  void ApplyPeerPlacement(BackendId backend, std::span<const uint64_t> chain);
+  // The other gateway replicas' load on `backend`, summed (BackendState::peers). A no-op for an
+  // unknown or removed backend.
+  void SetPeerLoad(BackendId backend, const BackendLoad& load);
+
   // The policy's homes of request's prefix (Policy::Homes) among the backends that could take
   // it now: present, serving request.model, in request.pools, and eligible (healthy, not
   // draining). Empty when the policy has no deterministic homes. Changes no routing state.
@@ -228,6 +245,7 @@ class Router {
   // allocate them.
   std::vector<BackendId> candidates_;
   std::vector<int32_t> matched_;
+  PlacementObserver observer_;
 };
 
 }  // namespace warmroute::routing

@@ -40,12 +40,15 @@ void WarmroutePolicy::Homes(const RoutingRequest& request, const FleetView& flee
 }
 
 double WarmroutePolicy::QueuedPrefillTokens(const BackendState& backend, TimePoint now) const {
+  const double peers =
+      static_cast<double>(std::max<int64_t>(0, backend.peers.outstanding_prefill_tokens));
   const double outstanding =
       static_cast<double>(std::max<int64_t>(0, backend.outstanding_prefill_tokens));
-  if (outstanding <= 0) return 0;
+  if (outstanding <= 0) return peers;
   const double rate = std::max(1.0, backend.prefill_tokens_per_s);
   const double by_time = ToSeconds(backend.prefill_done_at - now) * rate;
-  return std::clamp(by_time, std::min(outstanding, options_.step_overhead_tokens), outstanding);
+  return peers +
+         std::clamp(by_time, std::min(outstanding, options_.step_overhead_tokens), outstanding);
 }
 
 double WarmroutePolicy::PredictedTtft(const BackendState& backend, int64_t prompt_tokens,
@@ -53,11 +56,12 @@ double WarmroutePolicy::PredictedTtft(const BackendState& backend, int64_t promp
   const double work = QueuedPrefillTokens(backend, now) +
                       static_cast<double>(std::max<int64_t>(0, prompt_tokens - cached_tokens));
   const double steps = std::max(1.0, std::ceil(work / options_.step_tokens));
-  const double per_step = options_.step_overhead_tokens +
-                          options_.decode_context_weight * static_cast<double>(std::max<int64_t>(
-                                                               0, backend.decode_context_tokens)) +
-                          options_.decode_seq_weight *
-                              static_cast<double>(std::max<int64_t>(0, backend.running_decodes));
+  const int64_t context = backend.decode_context_tokens + backend.peers.decode_context_tokens;
+  const int64_t decodes = backend.running_decodes + backend.peers.running_decodes;
+  const double per_step =
+      options_.step_overhead_tokens +
+      options_.decode_context_weight * static_cast<double>(std::max<int64_t>(0, context)) +
+      options_.decode_seq_weight * static_cast<double>(std::max<int64_t>(0, decodes));
   const double rate = std::max(1.0, backend.prefill_tokens_per_s);
   return (work + steps * per_step) / rate;
 }
@@ -139,8 +143,12 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
   }
 
   // 2. Allowed: under the in-flight bound, and within the slack of the best of those.
+  // Every gateway replica's requests count (BackendState::peers: zero with one gateway).
+  auto in_flight = [&](BackendId b) {
+    return ctx.fleet.backend(b).in_flight + ctx.fleet.backend(b).peers.in_flight;
+  };
   int64_t total_in_flight = 0;
-  for (BackendId b : ctx.candidates) total_in_flight += ctx.fleet.backend(b).in_flight;
+  for (BackendId b : ctx.candidates) total_in_flight += in_flight(b);
   const double bound =
       options_.balance_factor > 0
           ? std::ceil(options_.balance_factor * static_cast<double>(total_in_flight + 1) /
@@ -157,7 +165,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     exempt = it == in_flight_by_prefix_.end() || it->second == 0;
   }
   auto under_bound = [&](BackendId b) {
-    return exempt || static_cast<double>(ctx.fleet.backend(b).in_flight + 1) <= bound;
+    return exempt || static_cast<double>(in_flight(b) + 1) <= bound;
   };
   double best_allowed = std::numeric_limits<double>::infinity();
   for (BackendId b : ctx.candidates) {
@@ -182,13 +190,17 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
   auto rank_homes = [&](size_t top) { RankHomes(request, ctx.fleet, ctx.candidates, top); };
 
   // Earliest available: when each backend's queued prefill is (expected to be) done; a backend
-  // past its expected time with prefill still outstanding counts as available now.
+  // past its expected time with prefill still outstanding counts as available now. Peers'
+  // outstanding prefill, known by its tokens only, comes after its own.
   auto available_at = [&](BackendId b) {
     const BackendState& state = ctx.fleet.backend(b);
     const TimePoint at = state.outstanding_prefill_tokens > 0
                              ? std::max(state.prefill_done_at, ctx.now)
                              : std::min(state.prefill_done_at, ctx.now);
-    return ToSeconds(at.time_since_epoch());
+    const double peers =
+        static_cast<double>(std::max<int64_t>(0, state.peers.outstanding_prefill_tokens)) /
+        std::max(1.0, state.prefill_tokens_per_s);
+    return ToSeconds(at.time_since_epoch()) + peers;
   };
   auto earliest_in_w = [&]() {
     return ArgMin(
