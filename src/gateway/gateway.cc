@@ -28,6 +28,7 @@
 #include "gateway/fleet/prewarmer.h"
 #include "gateway/keys/model_tokenizers.h"
 #include "gateway/keys/parity_prober.h"
+#include "gateway/fleet/gossip.h"
 #include "gateway/kv_events/kv_event_subscriber.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/dashboard_history.h"
@@ -208,6 +209,12 @@ class Gateway::Impl {
                                                 prewarmer_.get());
     kv_events_ = std::make_unique<KvEventSubscriber>(*backends_, metrics_, clock_,
                                                      [this] { return WantedFeeds(); });
+    if (config_.gossip.enabled()) {
+      absl::StatusOr<std::unique_ptr<Gossip>> gossip = Gossip::Create(
+          control_io_.get_executor(), *backends_, metrics_, clock_, config_.gossip, OsSeed());
+      if (!gossip.ok()) return gossip.status();
+      gossip_ = *std::move(gossip);
+    }
     parity_ = std::make_unique<ParityProber>(
         control_io_.get_executor(), *backends_, clock_, metrics_, [this] { return Models(); },
         config_.parity_check_interval, config_.health.probe_timeout);
@@ -291,6 +298,7 @@ class Gateway::Impl {
         discovery_->Stop();
         parity_->Stop();
         kv_events_->Stop();
+        if (gossip_ != nullptr) gossip_->Stop();
         boost::system::error_code ec;
         signals.cancel(ec);
         drain_timer_.cancel();
@@ -304,6 +312,7 @@ class Gateway::Impl {
     discovery_->Start();
     parity_->Start();
     kv_events_->Start();
+    if (gossip_ != nullptr) gossip_->Start();
     std::vector<std::thread> threads;
     for (auto& w : workers_) {
       w->server->Start();
@@ -845,6 +854,7 @@ class Gateway::Impl {
   std::unique_ptr<DnsDiscovery> discovery_;
   std::unique_ptr<ParityProber> parity_;
   std::unique_ptr<KvEventSubscriber> kv_events_;
+  std::unique_ptr<Gossip> gossip_;  // null: gossip off (config gossip, read at start)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex run_mu_;
   std::function<void()> stop_control_;

@@ -1,15 +1,17 @@
 """Several gateway replicas in front of one fleet (docs/many-gateways.md): two `warmroute serve`
-processes with the same config, each subscribed to every engine's KV events, agree on where a
-prefix lives although only one of them routed it — the engines' events are the state they share.
-
-Skipped when the Qwen 3 tokenizer files are absent (the build unpacks them)."""
+processes with the same config agree on where a prefix lives although only one of them routed
+it — in precise mode the engines' KV events are the state they share (skipped when the Qwen 3
+tokenizer files are absent: the build unpacks them), in approximate mode their placement
+gossip."""
+import socket
 import unittest
 import uuid
 
+from emulator_process import EmulatorProcess
 from gateway_process import GatewayProcess
 from test_gateway import metric_sum
-from test_precise_events import (SKIP, Engine, admin_backends, chat, chat_lines, gateway_config,
-                                 system_prompt)
+from test_precise_events import (SKIP, TOKEN, Engine, admin_backends, chat, chat_lines,
+                                 gateway_config, system_prompt)
 from test_precise_keys import wait_for
 
 
@@ -60,3 +62,70 @@ class ManyGatewaysTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class GossipTest(unittest.TestCase):
+    """Two gateways in approximate mode (no KV events) that tell each other their placements
+    (config section `gossip`): what one placed, the other predicts as cached."""
+
+    def post(self, gw, system, user):
+        before = len(chat_lines(gw))
+        status, h, data = gw.request("POST", "/v1/chat/completions", {
+            "model": "tiny", "max_tokens": 4,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]})
+        self.assertEqual(status, 200, data[:400])
+        line = wait_for(lambda: chat_lines(gw)[before:], what="the access-log line")[0]
+        return h["x-warmroute-backend"], line
+
+    def test_a_gateway_predicts_what_another_gateway_placed(self):
+        ports = [free_udp_port(), free_udp_port()]
+        peers = [f"127.0.0.1:{p}" for p in ports]  # both, as a headless Service lists them
+        with EmulatorProcess(["--profile", "tiny", "--no-jitter", "--replicas", "4"],
+                             replicas=4) as engine:
+            def config(port):
+                return {"backends": [{"name": f"e{r.index}", "url": f"http://{r.host}:{r.port}"}
+                                     for r in engine.replicas],
+                        "policy": {"name": "warmroute"},
+                        "health": {"probe_interval_ms": 100},
+                        "admin": {"token": TOKEN},
+                        "gossip": {"port": port, "host": "127.0.0.1", "peers": peers,
+                                   "interval_ms": 10}}
+            with GatewayProcess(config(ports[0])) as a, GatewayProcess(config(ports[1])) as b:
+                def heard(gw):
+                    return metric_sum(gw.metrics_text(), "warmroute_gossip_peers") == 1
+                wait_for(lambda: heard(a) and heard(b), timeout=10, what="both peers heard")
+                for n in range(4):
+                    system = f"You are assistant {n} {uuid.uuid4()}. " + "Be brief. " * 300
+                    held = {name: s["index_entries"] for name, s in admin_backends(b).items()}
+                    placed, first = self.post(a, system, "What time is it?")
+                    # New to both: at most the chat template's opening is shared.
+                    self.assertLess(first["predicted_cached_tokens"], 64, first)
+                    wait_for(lambda: admin_backends(b)[placed]["index_entries"] > held[placed],
+                             timeout=5, what="a's placement in b's index")
+                    routed, line = self.post(b, system, "And in Zurich?")
+                    self.assertEqual(routed, placed, line)
+                    # b never routed this prompt: its prediction comes from a's placement.
+                    half = line["prompt_tokens"] / 2
+                    self.assertGreater(line["predicted_cached_tokens"], half, line)
+                    self.assertGreater(line["cached_tokens"], half, line)
+                self.assertGreater(metric_sum(a.metrics_text(), "warmroute_gossip_messages_total",
+                                              direction="received"), 0)
+                # A datagram that is not gossip, from a peer's address, is counted and dropped;
+                # one from an address no peer resolves to is not read.
+                for source in ("127.0.0.1", "127.0.0.2"):
+                    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                        s.bind((source, 0))
+                        s.sendto(b"GET / HTTP/1.1\r\n\r\n", ("127.0.0.1", ports[1]))
+                wait_for(lambda: metric_sum(b.metrics_text(), "warmroute_gossip_dropped_total",
+                                            reason="malformed") == 1 and
+                         metric_sum(b.metrics_text(), "warmroute_gossip_dropped_total",
+                                    reason="not_a_peer") == 1, timeout=5,
+                         what="the stray datagrams counted")
+                status, _, _ = b.request("GET", "/health")
+                self.assertEqual(status, 200)

@@ -223,18 +223,23 @@ absl::Status GossipReceiver::OnDatagram(std::string_view datagram, TimePoint now
     ++counters_.malformed;
     return message.status();
   }
-  if (message->sender == self_) return absl::OkStatus();
+  Apply(*std::move(message), now, router);
+  return absl::OkStatus();
+}
+
+void GossipReceiver::Apply(GossipMessage message, TimePoint now, Router& router) {
+  if (message.sender == self_) return;
   ++counters_.messages;
-  auto [it, added] = peers_.try_emplace(message->sender);
+  auto [it, added] = peers_.try_emplace(message.sender);
   Peer& peer = it->second;
-  if (!added && message->sequence > peer.next_sequence) {
-    counters_.lost += static_cast<int64_t>(message->sequence - peer.next_sequence);
+  if (!added && message.sequence > peer.next_sequence) {
+    counters_.lost += static_cast<int64_t>(message.sequence - peer.next_sequence);
   }
-  peer.next_sequence = std::max(peer.next_sequence, message->sequence + 1);
+  peer.next_sequence = std::max(peer.next_sequence, message.sequence + 1);
   peer.last_heard = now;
-  if (!message->placements.empty()) {
+  if (!message.placements.empty()) {
     const absl::flat_hash_map<std::string_view, BackendId> ids = PresentByName(router);
-    for (const PeerPlacement& p : message->placements) {
+    for (const PeerPlacement& p : message.placements) {
       auto id = ids.find(p.backend);
       if (id == ids.end()) {
         ++counters_.unknown;
@@ -244,8 +249,7 @@ absl::Status GossipReceiver::OnDatagram(std::string_view datagram, TimePoint now
       ++counters_.placements;
     }
   }
-  if (message->has_load) ReplaceLoad(peer, std::move(message->load), router);
-  return absl::OkStatus();
+  if (message.has_load) ReplaceLoad(peer, std::move(message.load), router);
 }
 
 void GossipReceiver::ReplaceLoad(Peer& peer, std::vector<PeerBackendLoad> table, Router& router) {

@@ -128,6 +128,8 @@ class GossipReceiver {
   // place of the sender's previous one. InvalidArgument (counted as malformed, nothing applied)
   // when it is not a whole gossip message.
   absl::Status OnDatagram(std::string_view datagram, TimePoint now, Router& router);
+  // The same for a message decoded already (DecodeGossip), e.g. outside the caller's lock.
+  void Apply(GossipMessage message, TimePoint now, Router& router);
   // Forgets the peers silent for longer than peer_expiry (their load no longer counts).
   void Tick(TimePoint now, Router& router);
 

@@ -498,6 +498,7 @@ absl::StatusOr<GatewayConfig> ParseDocument(const ConfigNode& doc) {
     WR_RETURN_IF_ERROR(ParseModels(*models, &config.models));
   }
   WR_RETURN_IF_ERROR(ParseSection(root, "discovery", &ParseDiscoveryConfig, &config.discovery));
+  WR_RETURN_IF_ERROR(ParseSection(root, "gossip", &ParseGossipConfig, &config.gossip));
   WR_RETURN_IF_ERROR(ParseSection(root, "timeouts", &ParseTimeouts, &config.timeouts));
   WR_RETURN_IF_ERROR(ReadSmallInt(root.Get("retries"), "retries", 0, 2, &config.retries));
   WR_RETURN_IF_ERROR(ParseSection(root, "health", &ParseHealth, &config.health));
@@ -650,6 +651,7 @@ std::string EffectiveConfigJson(const GatewayConfig& config) {
   w.EndArray();
 
   WriteDiscoveryConfig(config.discovery, w);
+  WriteGossipConfig(config.gossip, w);
   WriteNormalizeConfig(config.normalize, w);
 
   w.Key("models").BeginArray();

@@ -30,6 +30,8 @@
 //                  timeout_ms, resolver, and a backend's kind, models, kv_capacity_tokens, pool,
 //                  kv_events ("{host}" in its endpoints: each discovered address)}: backends
 //                  from DNS (discovery_config.h, docs/discovery.md)
+//   gossip:        {port, host, peers, interval_ms, resolve_interval_ms}: placement gossip between
+//                  the gateway replicas of one fleet (gossip_config.h, docs/many-gateways.md)
 //   timeouts:      connect_ms, first_byte_ms (request sent -> response head), idle_stream_ms
 //                  (between two body reads of a response)
 //   retries:       0..2
@@ -74,6 +76,7 @@
 #include "core/routing/prefix_key.h"
 #include "gateway/config/backend_config.h"
 #include "gateway/config/discovery_config.h"
+#include "gateway/config/gossip_config.h"
 #include "gateway/config/kv_events_config.h"
 #include "gateway/config/normalize_config.h"
 #include "gateway/config/tenancy_config.h"
@@ -199,6 +202,7 @@ struct GatewayConfig {
   std::vector<ModelConfig> models;
   std::vector<BackendConfig> backends;  // may be empty (backends added by the admin API)
   DiscoveryConfig discovery;            // disabled: no backends from DNS
+  GossipConfig gossip;                  // disabled: this gateway shares nothing with others
   TimeoutsConfig timeouts;
   int retries = 2;  // 0..2
   HealthConfig health;

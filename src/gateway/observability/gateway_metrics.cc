@@ -162,6 +162,29 @@ struct GatewayMetrics::State {
           .Name("warmroute_prewarm_tokens_total")
           .Help("Prompt tokens of the prewarm requests sent to a backend, by reason")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& gossip_messages =
+      prometheus::BuildCounter()
+          .Name("warmroute_gossip_messages_total")
+          .Help("Placement gossip datagrams sent to and received from the other gateway "
+                "replicas, by direction")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& gossip_dropped =
+      prometheus::BuildCounter()
+          .Name("warmroute_gossip_dropped_total")
+          .Help("Gossip datagrams dropped, by reason (malformed, not_a_peer, send_failed) and "
+                "lost on the way (lost: gaps in a peer's sequence numbers)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& gossip_placements =
+      prometheus::BuildCounter()
+          .Name("warmroute_gossip_placements_total")
+          .Help("Peers' placements received, by result (applied, unknown_backend)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& gossip_peers_family =
+      prometheus::BuildGauge()
+          .Name("warmroute_gossip_peers")
+          .Help("Other gateway replicas heard from within the peer expiry")
+          .Register(*registry);
+  prometheus::Gauge& gossip_peers = gossip_peers_family.Add({});
   prometheus::Family<prometheus::Gauge>& model_precise =
       prometheus::BuildGauge()
           .Name("warmroute_prefix_key_precise")
@@ -521,6 +544,24 @@ void GatewayMetrics::OnDiscoveryResolution(const DiscoveryResolution& resolution
 }
 
 void GatewayMetrics::OnDiscoveryStopped() { state_->discovery.Clear(); }
+
+void GatewayMetrics::OnGossip(const GossipCounts& delta, int64_t peers) {
+  State& s = *state_;
+  auto add = [](prometheus::Family<prometheus::Counter>& family, const char* key,
+                const char* value, int64_t n) {
+    prometheus::Counter& counter = family.Add({{key, value}});  // present from the first call
+    if (n > 0) counter.Increment(static_cast<double>(n));
+  };
+  add(s.gossip_messages, "direction", "sent", delta.sent);
+  add(s.gossip_messages, "direction", "received", delta.received);
+  add(s.gossip_dropped, "reason", "malformed", delta.malformed);
+  add(s.gossip_dropped, "reason", "not_a_peer", delta.not_a_peer);
+  add(s.gossip_dropped, "reason", "send_failed", delta.send_failed);
+  add(s.gossip_dropped, "reason", "lost", delta.lost);
+  add(s.gossip_placements, "result", "applied", delta.placements);
+  add(s.gossip_placements, "result", "unknown_backend", delta.unknown_backend);
+  s.gossip_peers.Set(static_cast<double>(peers));
+}
 
 void GatewayMetrics::OnRedisResult(bool redis_up) {
   state_->redis_up.Set(redis_up ? 1 : 0);

@@ -84,6 +84,9 @@
 //   warmroute_discovery_resolutions_total{dns}, warmroute_discovery_resolve_failures_total{dns},
 //   warmroute_discovery_healthy{dns}, warmroute_discovery_last_success_timestamp_seconds{dns},
 //   warmroute_discovery_backends{dns}
+// Placement gossip between gateway replicas (gateway/fleet/gossip.h), once gossip runs:
+//   warmroute_gossip_messages_total{direction}, warmroute_gossip_dropped_total{reason},
+//   warmroute_gossip_placements_total{result}, warmroute_gossip_peers
 // Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
 //
 // Thread-safety: every method is thread-safe. OnRequest, called for every request by every worker
@@ -129,6 +132,18 @@ struct RequestRecord {
   std::array<std::string_view, 3> normalized{};
 };
 
+// What placement gossip did since its last report (gateway/fleet/gossip.h).
+struct GossipCounts {
+  int64_t sent = 0;  // datagrams, one per peer address
+  int64_t received = 0;
+  int64_t malformed = 0;
+  int64_t not_a_peer = 0;  // from an address no peer resolves to
+  int64_t send_failed = 0;
+  int64_t lost = 0;  // gaps in the peers' sequence numbers
+  int64_t placements = 0;
+  int64_t unknown_backend = 0;
+};
+
 class GatewayMetrics {
  public:
   GatewayMetrics();
@@ -154,6 +169,8 @@ class GatewayMetrics {
   // DNS discovery finished a resolution / was turned off (discovery_metrics.h).
   void OnDiscoveryResolution(const DiscoveryResolution& resolution);
   void OnDiscoveryStopped();
+  // Placement gossip's counts since its last call, and the peers heard from now.
+  void OnGossip(const GossipCounts& delta, int64_t peers);
 
   // Lags (seconds, engine timestamp → applied) of KV-event batches of `backend` just applied.
   void OnKvEventLags(std::string_view backend, std::span<const double> lags_s);
