@@ -83,8 +83,12 @@ struct BackendState {
   std::optional<EngineMetricsSample> metrics;
 
   // Online estimate of uncached prompt tokens computed per second, learned from observed TTFTs
-  // (see router.h); starts at RouterOptions::initial_prefill_tokens_per_s.
+  // (see router.h); starts at RouterOptions::initial_prefill_tokens_per_s. Until its first sample
+  // it follows the median of the backends that have one: a fleet faster than the prior would
+  // otherwise make the backends a policy tried first look faster than the others, which, priced
+  // slower, got no request at light load and so never learned.
   double prefill_tokens_per_s = 0;
+  int64_t prefill_rate_samples = 0;
 
   // True if new requests may be sent here.
   bool Eligible() const { return present && healthy && !draining; }

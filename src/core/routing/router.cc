@@ -91,10 +91,13 @@ void Router::ApplySlice(BackendId backend) {
   index_->SetCapacity(backend, slice_blocks_[backend]);
 }
 
-double Router::PriorPrefillRate() const {
+double Router::PriorPrefillRate(bool learned_only) const {
   std::vector<double> rates;
   for (BackendId b = 0; b < fleet_.size(); ++b) {
-    if (fleet_.backend(b).present) rates.push_back(fleet_.backend(b).prefill_tokens_per_s);
+    const BackendState& state = fleet_.backend(b);
+    if (state.present && (!learned_only || state.prefill_rate_samples > 0)) {
+      rates.push_back(state.prefill_tokens_per_s);
+    }
   }
   if (rates.empty()) return options_.initial_prefill_tokens_per_s;
   const size_t mid = rates.size() / 2;
@@ -112,8 +115,9 @@ BackendId Router::AddBackend(const BackendSpec& spec) {
   state.models = spec.models;
   state.pool = spec.pool;
   state.kv_capacity_tokens = spec.kv_capacity_tokens;
-  state.prefill_tokens_per_s = PriorPrefillRate();
+  state.prefill_tokens_per_s = PriorPrefillRate(/*learned_only=*/false);
   const BackendId id = fleet_.Add(std::move(state));
+  ++unlearned_backends_;
   capacity_blocks_.push_back(0);
   slice_blocks_.push_back(0);
   SetKvCapacity(id, spec.kv_capacity_tokens);
@@ -123,6 +127,7 @@ BackendId Router::AddBackend(const BackendSpec& spec) {
 void Router::RemoveBackend(BackendId backend) {
   if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
   fleet_.mutable_backend(backend).present = false;
+  if (fleet_.backend(backend).prefill_rate_samples == 0) --unlearned_backends_;
   index_->SetCapacity(backend, 0);
   attribution_.Forget(backend);
   fleet_.mutable_backend(backend).kv_events = KvEventState::kNone;
@@ -491,6 +496,15 @@ void Router::LearnPrefillRate(const InFlight& flight, std::optional<int64_t> cac
   const double sample = std::clamp(static_cast<double>(flight.prefill_ahead + own) / seconds,
                                    current / 8, current * 8);
   state.prefill_tokens_per_s = current + options_.prefill_rate_alpha * (sample - current);
+  // A backend removed before its first sample was already taken off the count (RemoveBackend).
+  if (state.prefill_rate_samples++ == 0 && state.present) --unlearned_backends_;
+  // The backends with no sample yet follow the learned ones' median (fleet_view.h).
+  if (unlearned_backends_ == 0) return;
+  const double median = PriorPrefillRate(/*learned_only=*/true);
+  for (BackendId b = 0; b < fleet_.size(); ++b) {
+    BackendState& other = fleet_.mutable_backend(b);
+    if (other.present && other.prefill_rate_samples == 0) other.prefill_tokens_per_s = median;
+  }
 }
 
 void Router::CloseLoop(const InFlight& flight, int64_t cached_tokens) {

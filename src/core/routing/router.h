@@ -144,7 +144,9 @@ class Router {
   // replica added to a fleet is most likely like the others), or at
   // RouterOptions::initial_prefill_tokens_per_s when none is present. With the fixed prior alone,
   // a backend added after the router had learned a fleet faster than the prior looked slower
-  // than all the others to a policy that prices TTFT, got nothing, and so never learned.
+  // than all the others to a policy that prices TTFT, got nothing, and so never learned. Until
+  // its own first sample it then follows the median of the backends that have one (fleet_view.h):
+  // the same holds for the backends a fresh router has not sent a request to yet.
   BackendId AddBackend(const BackendSpec& spec);
   // Removal keeps the id (never reused) but forgets the backend's index entries.
   void RemoveBackend(BackendId backend);
@@ -217,7 +219,9 @@ class Router {
  private:
   struct InFlight;
   void ApplySlice(BackendId backend);
-  double PriorPrefillRate() const;
+  // The median prefill-rate estimate of the present backends (only of those with a sample, when
+  // learned_only), or RouterOptions::initial_prefill_tokens_per_s when there is none.
+  double PriorPrefillRate(bool learned_only) const;
   // OK when request.pinned may take the pinned request (see Route).
   absl::Status CheckPinned(const RoutingRequest& request) const;
   void Account(InFlight& request, BackendId backend);
@@ -241,6 +245,7 @@ class Router {
   // given to the index), which the closed loop shrinks and grows within [min, capacity].
   std::vector<int64_t> capacity_blocks_;
   std::vector<int64_t> slice_blocks_;
+  size_t unlearned_backends_ = 0;  // present backends without a prefill-rate sample
   // Route's scratch (the candidates, the matched depths), reused so that a decision does not
   // allocate them.
   std::vector<BackendId> candidates_;
