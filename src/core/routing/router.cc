@@ -23,7 +23,11 @@
 // min_rate_sample_tokens and at least the prefill tokens queued ahead of it at dispatch. The
 // sample is (queued ahead + own uncached) / TTFT — FCFS engines prefill what was queued ahead
 // first — clamped to [1/8, 8] x the current estimate against outliers, then averaged into the
-// estimate with weight prefill_rate_alpha.
+// estimate with weight max(prefill_rate_alpha, 1/n) for the backend's n-th sample: the mean of
+// its first samples, then an EWMA. With the EWMA alone from the prior, the backends that learned
+// first crept toward a fleet faster than the prior (10% of the way per sample) while the others,
+// following the learned median, already looked faster: at light load the first ones then got
+// nothing more and stayed slow in the router's eyes.
 
 #include "core/routing/router.h"
 
@@ -495,7 +499,9 @@ void Router::LearnPrefillRate(const InFlight& flight, std::optional<int64_t> cac
   const double current = state.prefill_tokens_per_s;
   const double sample = std::clamp(static_cast<double>(flight.prefill_ahead + own) / seconds,
                                    current / 8, current * 8);
-  state.prefill_tokens_per_s = current + options_.prefill_rate_alpha * (sample - current);
+  const double weight = std::max(options_.prefill_rate_alpha,
+                                 1.0 / static_cast<double>(state.prefill_rate_samples + 1));
+  state.prefill_tokens_per_s = current + weight * (sample - current);
   // A backend removed before its first sample was already taken off the count (RemoveBackend).
   if (state.prefill_rate_samples++ == 0 && state.present) --unlearned_backends_;
   // The backends with no sample yet follow the learned ones' median (fleet_view.h).

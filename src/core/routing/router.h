@@ -88,6 +88,7 @@ struct RouterOptions {
   // present; one added later starts at the median of the present backends' estimates (AddBackend).
   double initial_prefill_tokens_per_s = 10000;
   // Weight of a new sample in the prefill-rate EWMA.
+  // (A backend's n-th sample weighs max(prefill_rate_alpha, 1/n): the first ones are averaged.)
   double prefill_rate_alpha = 0.1;
   // Prefill-rate samples: a finished request gives one when its own uncached prompt tokens are
   // at least this many (below it, fixed per-step and network costs dominate its TTFT) and at

@@ -446,8 +446,14 @@ TEST_F(RouterTest, PrefillRateLearnsFromTtftDominatedByOwnPrefill) {
   router->OnFirstToken(1);
   EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 10000);  // learned at finish
   router->OnFinished(1, 0);
-  // Sample 4,000 / 0.2 s = 20,000 tokens/s; EWMA with alpha 0.1.
-  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 11000);
+  // Sample 4,000 / 0.2 s = 20,000 tokens/s: the first sample weighs 1, the prior nothing.
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 20000);
+  // The n-th weighs max(alpha, 1/n): the second, 4,000 / 0.4 s = 10,000, makes it their mean.
+  ASSERT_TRUE(Dispatch(*router, Request(2, Chain(2, 10), 4000)).ok());
+  clock_.Advance(std::chrono::milliseconds(400));
+  router->OnFirstToken(2);
+  router->OnFinished(2, 0);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 15000);
 }
 
 TEST_F(RouterTest, PrefillRateUsesReportedCachedTokens) {
@@ -457,7 +463,7 @@ TEST_F(RouterTest, PrefillRateUsesReportedCachedTokens) {
   clock_.Advance(std::chrono::milliseconds(100));
   router->OnFirstToken(1);
   router->OnFinished(1, 2000);  // only 2,000 computed: 20,000 tokens/s
-  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 11000);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 20000);
 }
 
 TEST_F(RouterTest, BackendAddedLaterStartsAtTheFleetsMedianPrefillRate) {
@@ -466,25 +472,24 @@ TEST_F(RouterTest, BackendAddedLaterStartsAtTheFleetsMedianPrefillRate) {
   router->AddBackend({.name = "b"});
   router->AddBackend({.name = "c"});
   // One 4,000-token prefill each, in 0.1 s on a, 0.2 s on b and 0.4 s on c: samples of 40k, 20k
-  // and 10k tokens/s (EWMA, alpha 0.1). a: 13,000; b, following a until its sample: 13,700; c,
-  // following the median of those: 13,350, then 13,015.
+  // and 10k tokens/s, each a backend's first (weight 1), whatever it followed before.
   for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(Dispatch(*router, Request(id, {}, 4000)).ok());
   for (uint64_t id = 1; id <= 3; ++id) {
     clock_.Advance(std::chrono::milliseconds(100) * (id == 3 ? 2 : 1));
     router->OnFirstToken(id);
     router->OnFinished(id, 0);
   }
-  ASSERT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 13000);
-  ASSERT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 13700);
-  ASSERT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 13015);
+  ASSERT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 40000);
+  ASSERT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 20000);
+  ASSERT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 10000);
   const BackendId d = router->AddBackend({.name = "d"});
-  EXPECT_DOUBLE_EQ(router->fleet().backend(d).prefill_tokens_per_s, 13015);
-  // Removed backends do not count: the median of {13,700, 13,015, 13,015} is 13,015; of
-  // {13,000, 13,700}, without c and d, the mean of the two.
+  EXPECT_DOUBLE_EQ(router->fleet().backend(d).prefill_tokens_per_s, 20000);
+  // Removed backends do not count: the median of {40,000, 20,000}, without c and d, is the mean
+  // of the two.
   router->RemoveBackend(2);
   router->RemoveBackend(d);
   EXPECT_DOUBLE_EQ(router->fleet().backend(router->AddBackend({.name = "e"})).prefill_tokens_per_s,
-                   13350);
+                   30000);
 }
 
 // A fleet faster than the prior: the backends the first requests went to learn it, and the
@@ -492,21 +497,21 @@ TEST_F(RouterTest, BackendAddedLaterStartsAtTheFleetsMedianPrefillRate) {
 TEST_F(RouterTest, BackendsWithoutASampleFollowTheLearnedMedian) {
   auto router = Make("round_robin");
   for (std::string name : {"a", "b", "c", "d"}) router->AddBackend({.name = name});
-  // 4,000 tokens in 0.05 s on a, 0.1 s on b: samples of 80k and 40k -> 17,000 and 13,000.
+  // 4,000 tokens in 0.05 s on a, 0.1 s on b: samples of 80k and 40k, each its backend's first.
   for (uint64_t id = 1; id <= 2; ++id) ASSERT_TRUE(Dispatch(*router, Request(id, {}, 4000)).ok());
   clock_.Advance(std::chrono::milliseconds(50));
   router->OnFirstToken(1);
   router->OnFinished(1, 0);
-  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 17000);
-  EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 17000);
-  EXPECT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 17000);  // no sample yet
+  EXPECT_DOUBLE_EQ(router->fleet().backend(0).prefill_tokens_per_s, 80000);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 80000);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 80000);  // no sample yet
   clock_.Advance(std::chrono::milliseconds(50));
   router->OnFirstToken(2);
-  router->OnFinished(2, 0);  // b: 17,000 + 0.1 x (40,000 - 17,000)
-  EXPECT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 19300);
-  // c and d: the median of 17,000 and 19,300.
-  EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 18150);
-  EXPECT_DOUBLE_EQ(router->fleet().backend(3).prefill_tokens_per_s, 18150);
+  router->OnFinished(2, 0);  // b: its own first sample
+  EXPECT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 40000);
+  // c and d: the median of 80,000 and 40,000.
+  EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 60000);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(3).prefill_tokens_per_s, 60000);
 }
 
 // A backend removed with its first request in flight left the count of backends without a sample
@@ -521,9 +526,9 @@ TEST_F(RouterTest, RemovedBackendsLateSampleKeepsTheOthersFollowing) {
   router->RemoveBackend(0);
   router->OnFinished(1, 0);  // a, removed: learns, but c has no learned present backend to follow
   EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 10000);
-  router->OnFinished(2, 0);  // b: 10,000 + 0.1 x (40,000 - 10,000); c, still without a sample, too
-  EXPECT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 13000);
-  EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 13000);
+  router->OnFinished(2, 0);  // b: 40,000; c, still without a sample, follows it
+  EXPECT_DOUBLE_EQ(router->fleet().backend(1).prefill_tokens_per_s, 40000);
+  EXPECT_DOUBLE_EQ(router->fleet().backend(2).prefill_tokens_per_s, 40000);
 }
 
 TEST_F(RouterTest, PrefillRateIgnoresQueueDominatedAndTinySamples) {
