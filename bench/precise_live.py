@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -75,6 +76,14 @@ def event_lag(host):
     return total / count, at(0.5), at(0.99)
 
 
+def metric(host, name, labels=""):
+    """The sum of the samples of `name` on http://host/metrics whose labels contain `labels`."""
+    with urllib.request.urlopen(f"http://{host}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines()
+               if line.startswith(name + "{") and labels in line)
+
+
 def scrape_until(host, stop):
     while not stop.wait(1.0):
         try:
@@ -102,21 +111,11 @@ def start_gateway(a, config, access_log):
     return proc, hosts[0]
 
 
-def run(a, workload, mode, tmp, gateways=1):
-    """One fleet, `gateways` gateway processes with the same config (the bench sends its requests
-    to them in turn), one bench run; the figures (bench/gateways_live.py runs it with several)."""
-    flags, rate = WORKLOADS[workload]
-    pub = free_tcp_port(2 * REPLICAS)
-    replay = pub + REPLICAS
-    events = json.dumps({"enable_kv_cache_events": True, "publisher": "zmq",
-                         "endpoint": f"tcp://127.0.0.1:{pub}",
-                         "replay_endpoint": f"tcp://127.0.0.1:{replay}", "topic": "kv"})
-    engine, hosts = start_engine(a, REPLICAS, 1, "--tokenizer", a.tokenizer,
-                                 "--kv-events-config", events)
-    tag = f"{workload}-{mode}-{gateways}"
-    config = os.path.join(tmp, f"{tag}.yaml")
-    logs = [os.path.join(tmp, f"{tag}.{g}.access.jsonl") for g in range(gateways)]
-    with open(config, "w") as f:
+def write_config(a, path, mode, hosts, pub, replay):
+    """The gateways' config: policy a.policy, prefix_key.mode `mode`, the replicas at `hosts`
+    with their KV events (publishers from port `pub`, replay endpoints from `replay`) unless the
+    mode is approximate."""
+    with open(path, "w") as f:
         f.write(f"policy: {{name: {a.policy}}}\n")
         f.write(f"prefix_key: {{mode: {mode}}}\n")
         f.write(f"models:\n  - {{name: {MODEL}, tokenizer: {a.tokenizer}, block_size: 16}}\n")
@@ -126,11 +125,49 @@ def run(a, workload, mode, tmp, gateways=1):
             if mode != "approximate":
                 f.write(f"    kv_events: {{endpoint: 'tcp://127.0.0.1:{pub + i}', topic: kv, "
                         f"replay_endpoint: 'tcp://127.0.0.1:{replay + i}'}}\n")
+
+
+def free_udp_ports(n):
+    """n UDP ports free on 127.0.0.1 a moment ago."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def run(a, workload, mode, tmp, gateways=1, gossip=False):
+    """One fleet, `gateways` gateway processes with the same config (the bench sends its requests
+    to them in turn), one bench run; the figures (bench/gateways_live.py runs it with several).
+    `gossip`: the gateways tell each other their placements (config section `gossip`, each on
+    its own UDP port, every gateway listed as a peer)."""
+    flags, rate = WORKLOADS[workload]
+    pub = free_tcp_port(2 * REPLICAS)
+    replay = pub + REPLICAS
+    events = json.dumps({"enable_kv_cache_events": True, "publisher": "zmq",
+                         "endpoint": f"tcp://127.0.0.1:{pub}",
+                         "replay_endpoint": f"tcp://127.0.0.1:{replay}", "topic": "kv"})
+    engine, hosts = start_engine(a, REPLICAS, 1, "--tokenizer", a.tokenizer,
+                                 "--kv-events-config", events)
+    tag = f"{workload}-{mode}-{gateways}{'-gossip' if gossip else ''}"
+    logs = [os.path.join(tmp, f"{tag}.{g}.access.jsonl") for g in range(gateways)]
+    configs = [os.path.join(tmp, f"{tag}.{g}.yaml") for g in range(gateways)]
+    ports = free_udp_ports(gateways)
+    for g, config in enumerate(configs):
+        write_config(a, config, mode, hosts, pub, replay)
+        if gossip:
+            with open(config, "a") as f:
+                peers = ", ".join(f"'127.0.0.1:{p}'" for p in ports)
+                f.write(f"gossip: {{port: {ports[g]}, host: 127.0.0.1, peers: [{peers}]}}\n")
     procs, gw = [], []
-    for log in logs:
+    for config, log in zip(configs, logs):
         proc, host = start_gateway(a, config, log)
         procs.append(proc)
         gw.append(host)
+
     try:
         # A backend's lag series appear at the first scrape of /metrics after its first event,
         # as Prometheus would scrape: every second here.
@@ -153,6 +190,8 @@ def run(a, workload, mode, tmp, gateways=1):
         stop.set()
         scraper.join()
         lag = event_lag(gw[0])
+        placements = sum(metric(h, "warmroute_gossip_placements_total", 'result="applied"')
+                         for h in gw)
     finally:
         for proc in [*procs, engine]:
             proc.terminate()
@@ -170,7 +209,7 @@ def run(a, workload, mode, tmp, gateways=1):
     return {"error": statistics.mean(errors) if errors else float("nan"), "n": len(errors),
             "keys": modes, "hit": s.get("engine_hit_rate"),
             "ttft50": s["ttft_s"]["p50"] / a.time_scale, "ttft90": s["ttft_s"]["p90"] / a.time_scale,
-            "failed": s["failed"], "lag": lag}
+            "failed": s["failed"], "lag": lag, "gossip_placements": placements}
 
 
 def fleet_parser(doc, **defaults):
