@@ -441,6 +441,7 @@ class Gateway::Impl {
                       previous.observability.sample_rate != next.observability.sample_rate,
                   "observability.sample_requests");
     needs_restart(previous.prewarm != next.prewarm, "prewarm");
+    needs_restart(previous.gossip != next.gossip, "gossip");
     // What needs a restart runs on as it was, and the stored config (GET /admin/config) says so.
     // The shutdown grace is read when a signal arrives: a reload changes it.
     const Millis grace = next.listen.shutdown_grace;
@@ -449,6 +450,7 @@ class Gateway::Impl {
     next.policy = previous.policy;
     next.admission = previous.admission;
     next.prewarm = previous.prewarm;
+    next.gossip = previous.gossip;
     next.observability.access_log = previous.observability.access_log;
     next.observability.sample_file = previous.observability.sample_file;
     next.observability.sample_rate = previous.observability.sample_rate;

@@ -105,6 +105,10 @@ std::vector<PeerBackendLoad> OwnLoad(const Router& router) {
 
 void GossipOutbox::Add(std::string_view backend, std::span<const uint64_t> chain) {
   if (backend.empty() || backend.size() > 0xFF) return;
+  if (pending_.size() >= options_.max_pending) {
+    ++dropped_;
+    return;
+  }
   // A placement must fit one datagram on its own.
   const size_t fixed = kHeaderBytes + 1 + backend.size() + 2;
   const size_t room =

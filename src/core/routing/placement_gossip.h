@@ -58,6 +58,8 @@ struct GossipOptions {
   size_t max_message_bytes = 32 * 1024;
   // Blocks of a chain sent at most (16 KB of hashes).
   size_t max_chain_blocks = 2048;
+  // Placements queued at most between two Takes (a stalled sender drops the newest beyond it).
+  size_t max_pending = 65536;
 };
 
 struct PeerPlacement {
@@ -85,9 +87,11 @@ class GossipOutbox {
  public:
   GossipOutbox(uint64_t sender, GossipOptions options) : sender_(sender), options_(options) {}
 
-  // Queues one placement. A backend name longer than 255 bytes is not sent (names are short).
+  // Queues one placement. A backend name longer than 255 bytes is not sent (names are short),
+  // nor a placement beyond max_pending (counted in dropped()).
   void Add(std::string_view backend, std::span<const uint64_t> chain);
   size_t pending() const { return pending_.size(); }
+  int64_t dropped() const { return dropped_; }
   // Encodes every queued placement, and `load` (OwnLoad) in the last datagram, into as few
   // datagrams as fit max_message_bytes (at least one), each with the next sequence number, and
   // empties the queue. Load entries beyond what one datagram holds are left out.
@@ -100,6 +104,7 @@ class GossipOutbox {
   GossipOptions options_;
   uint64_t next_sequence_ = 0;
   std::vector<PeerPlacement> pending_;
+  int64_t dropped_ = 0;
 };
 
 // InvalidArgument, naming what is wrong, for a datagram that is not a whole gossip message.

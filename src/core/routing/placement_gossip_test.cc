@@ -92,6 +92,16 @@ TEST_F(GossipTest, ManyPlacementsSplitIntoDatagramsWithTheTableInTheLast) {
   EXPECT_TRUE(std::equal(cut.begin(), cut.end(), full.begin()));
 }
 
+TEST_F(GossipTest, AStalledSenderQueuesAtMostMaxPending) {
+  GossipOutbox outbox(1, GossipOptions{.max_pending = 3});
+  for (uint64_t i = 0; i < 5; ++i) outbox.Add("r0", Chain(i, 2));
+  EXPECT_EQ(outbox.pending(), 3u);
+  EXPECT_EQ(outbox.dropped(), 2);
+  outbox.Take({});
+  outbox.Add("r0", Chain(9, 2));
+  EXPECT_EQ(outbox.pending(), 1u);
+}
+
 TEST_F(GossipTest, MalformedDatagramsAreRefusedWithAReason) {
   GossipOutbox outbox(1, GossipOptions{});
   outbox.Add("r0", Chain(1, 4));

@@ -157,6 +157,8 @@ void Gossip::SendOnce() {
   {
     std::lock_guard lock(outbox_mu_);
     datagrams = outbox_.Take(load);
+    pending_.queue_full += outbox_.dropped() - reported_dropped_;
+    reported_dropped_ = outbox_.dropped();
   }
   for (const std::string& datagram : datagrams) {
     for (const Udp::endpoint& peer : peers_) {

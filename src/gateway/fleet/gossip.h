@@ -86,6 +86,7 @@ class Gossip {
   // Applied under the routing lock (Backends::WithRouter).
   routing::GossipReceiver receiver_;
   routing::GossipReceiveCounters reported_{};  // receiver_'s counters at the last Report
+  int64_t reported_dropped_ = 0;               // outbox_.dropped() at the last send
 
   // Control thread only.
   std::map<std::string, std::vector<Udp::endpoint>> resolved_;  // by "host:port", last good

@@ -171,8 +171,9 @@ struct GatewayMetrics::State {
   prometheus::Family<prometheus::Counter>& gossip_dropped =
       prometheus::BuildCounter()
           .Name("warmroute_gossip_dropped_total")
-          .Help("Gossip datagrams dropped, by reason (malformed, not_a_peer, send_failed) and "
-                "lost on the way (lost: gaps in a peer's sequence numbers)")
+          .Help("Gossip datagrams dropped, by reason (malformed, not_a_peer, send_failed), "
+                "lost on the way (lost: gaps in a peer's sequence numbers), and placements not "
+                "queued (queue_full)")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& gossip_placements =
       prometheus::BuildCounter()
@@ -557,6 +558,7 @@ void GatewayMetrics::OnGossip(const GossipCounts& delta, int64_t peers) {
   add(s.gossip_dropped, "reason", "malformed", delta.malformed);
   add(s.gossip_dropped, "reason", "not_a_peer", delta.not_a_peer);
   add(s.gossip_dropped, "reason", "send_failed", delta.send_failed);
+  add(s.gossip_dropped, "reason", "queue_full", delta.queue_full);
   add(s.gossip_dropped, "reason", "lost", delta.lost);
   add(s.gossip_placements, "result", "applied", delta.placements);
   add(s.gossip_placements, "result", "unknown_backend", delta.unknown_backend);

@@ -139,7 +139,8 @@ struct GossipCounts {
   int64_t malformed = 0;
   int64_t not_a_peer = 0;  // from an address no peer resolves to
   int64_t send_failed = 0;
-  int64_t lost = 0;  // gaps in the peers' sequence numbers
+  int64_t queue_full = 0;  // placements not queued: the sender fell behind
+  int64_t lost = 0;        // gaps in the peers' sequence numbers
   int64_t placements = 0;
   int64_t unknown_backend = 0;
 };
