@@ -24,7 +24,8 @@ workloads=(
   "conversation|Mooncake conversation trace|--workload trace:workloads/traces/conversation_trace.jsonl --requests 100000 --trace-speed 1"
 )
 echo "Produced by \`bench/gateways_results.sh build/release/src/cli/warmroute $policies $only\`; every run is"
-echo "\`warmroute sim ${common[*]} --prefix-mode MODE --gateways N\` plus the workload's flags below."
+echo "\`warmroute sim ${common[*]} --prefix-mode MODE --gateways N\` plus the workload's flags below;"
+echo "\`warmroute\`'s gateways gossip (\`--gossip on\`, the default)."
 echo
 for entry in "${workloads[@]}"; do
   IFS='|' read -r name title flags <<<"$entry"
