@@ -134,6 +134,10 @@ class GossipTest(unittest.TestCase):
                                  (before[0] + 1, before[1] + 1))
                 status, _, _ = b.request("GET", "/health")
                 self.assertEqual(status, 200)
+                # A peer that stops is forgotten after 2 s of silence: its load no longer counts.
+                a._stop()
+                wait_for(lambda: metric_sum(b.metrics_text(), "warmroute_gossip_peers") == 0,
+                         timeout=10, what="b to forget the stopped peer")
 
     def test_a_gossip_port_in_use_or_a_bad_host_is_refused_at_start(self):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
