@@ -4,7 +4,7 @@
 //   BM_ApproximateKey   the built-in template's text in 64-byte blocks
 //   BM_PreciseKeySeen   the model's template and tokenizer; the system prompt was seen before
 //                       (each iteration asks a new question)
-//   BM_PreciseKeyCold   the same with a new system prompt every iteration (nothing remembered)
+//   BM_PreciseKeyCold   the same with a system prompt not remembered (8,192 of them in turn)
 //   BM_RenderOnly       of BM_PreciseKeySeen, the chat template's render alone
 //   BM_EncodeOnly       of BM_PreciseKeySeen, the rendered chat's encode alone
 //   BM_HashOnly         of BM_PreciseKeySeen, the ids' block hashes and domain alone
