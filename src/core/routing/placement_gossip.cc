@@ -136,7 +136,12 @@ std::vector<std::string> GossipOutbox::Take(std::span<const PeerBackendLoad> loa
            bytes + PlacementBytes(pending_[end]) <= options_.max_message_bytes) {
       bytes += PlacementBytes(pending_[end++]);
     }
-    const bool last = end == pending_.size() && bytes + load_bytes <= options_.max_message_bytes;
+    // Add made each placement fit a datagram alone; one that does not (a max_message_bytes below
+    // a header and a name) still goes, alone, rather than never.
+    if (end == i && end < pending_.size()) bytes += PlacementBytes(pending_[end++]);
+    // Last: every placement is in, and the table fits beside them or has this datagram alone.
+    const bool last =
+        end == pending_.size() && (end == i || bytes + load_bytes <= options_.max_message_bytes);
     std::string out;
     out.reserve(bytes + (last ? load_bytes : 0));
     out.append(kMagic);

@@ -102,6 +102,21 @@ TEST_F(GossipTest, AStalledSenderQueuesAtMostMaxPending) {
   EXPECT_EQ(outbox.pending(), 1u);
 }
 
+// A datagram bound below a header and a name: every placement still goes, alone and without its
+// chain, and the take ends.
+TEST_F(GossipTest, ABoundTooSmallForAPlacementStillSendsEachAlone) {
+  GossipOutbox outbox(1, GossipOptions{.max_message_bytes = 10});
+  outbox.Add("r0", Chain(1, 4));
+  outbox.Add("r1", Chain(2, 4));
+  const std::vector<std::string> datagrams = outbox.Take({});
+  ASSERT_EQ(datagrams.size(), 3u);  // one per placement, then the (empty) table
+  for (const std::string& d : datagrams) {
+    absl::StatusOr<GossipMessage> m = DecodeGossip(d);
+    ASSERT_TRUE(m.ok()) << m.status();
+    for (const PeerPlacement& p : m->placements) EXPECT_TRUE(p.chain.empty());
+  }
+}
+
 TEST_F(GossipTest, MalformedDatagramsAreRefusedWithAReason) {
   GossipOutbox outbox(1, GossipOptions{});
   outbox.Add("r0", Chain(1, 4));
