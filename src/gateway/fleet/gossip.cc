@@ -204,6 +204,7 @@ void Gossip::OnDatagram(std::string_view datagram, const Udp::endpoint& from) {
     }
     return;
   }
+  if (message->sender == outbox_.sender()) return;  // its own, from a peer list that names it
   ++pending_.received;
   backends_.WithRouter(
       [&](routing::Router& router) { receiver_.Apply(*std::move(message), clock_.Now(), router); });
