@@ -170,7 +170,8 @@ class Backends {
 
   // fn(router) under the routing lock, health refreshed first, for the prewarmer
   // (gateway/fleet/prewarmer.h), which plans and paces with the Router's view and routes through
-  // it. fn must not call back into this Backends.
+  // it, and for placement gossip (gateway/fleet/gossip.h), which applies its peers' messages.
+  // fn must not call back into this Backends.
   template <typename Fn>
   void WithRouter(Fn&& fn) {
     std::lock_guard lock(mu_);
