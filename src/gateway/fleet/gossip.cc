@@ -3,12 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -21,8 +21,6 @@ namespace asio = boost::asio;
 using Udp = asio::ip::udp;
 
 constexpr size_t kMaxDatagram = 65'536;
-
-std::string PeerKey(const GossipPeer& peer) { return absl::StrCat(peer.host, ":", peer.port); }
 
 }  // namespace
 
@@ -104,35 +102,36 @@ net::Task<void> Gossip::ResolveLoop() {
 
 net::Task<void> Gossip::ResolveOnce() {
   asio::ip::basic_resolver<Udp, net::Executor> resolver(executor_);
-  for (const GossipPeer& peer : config_.peer_addresses) {
+  resolved_.resize(config_.peer_addresses.size());
+  for (size_t i = 0; i < config_.peer_addresses.size(); ++i) {
+    const GossipPeer& peer = config_.peer_addresses[i];
     auto [ec, results] =
         co_await resolver.async_resolve(peer.host, std::to_string(peer.port),
                                         asio::as_tuple(asio::use_awaitable_t<net::Executor>{}));
     if (stopped_) co_return;
-    const std::string key = PeerKey(peer);
+    const std::string& name = config_.peers[i];
+    Resolved& r = resolved_[i];
     const bool ok = !ec && !results.empty();
-    auto [was, first] = resolve_ok_.try_emplace(key, ok);
-    if (first || was->second != ok) {
+    if (r.ok != ok) {
       if (ok) {
-        spdlog::info("gossip: peer {} resolves to {} address(es)", key, results.size());
+        spdlog::info("gossip: peer {} resolves to {} address(es)", name, results.size());
       } else {
-        spdlog::warn("gossip: peer {} does not resolve ({}); keeping its last addresses", key,
+        spdlog::warn("gossip: peer {} does not resolve ({}); keeping its last addresses", name,
                      ec ? ec.message() : "no address");
       }
-      was->second = ok;
+      r.ok = ok;
     }
     if (!ok) continue;
-    std::vector<Udp::endpoint>& addresses = resolved_[key];
-    addresses.clear();
-    for (const auto& entry : results) addresses.push_back(entry.endpoint());
+    r.addresses.clear();
+    for (const auto& entry : results) r.addresses.push_back(entry.endpoint());
   }
   UpdatePeers();
 }
 
 void Gossip::UpdatePeers() {
   peers_.clear();
-  for (const auto& [key, addresses] : resolved_) {
-    for (const Udp::endpoint& e : addresses) {
+  for (const Resolved& r : resolved_) {
+    for (const Udp::endpoint& e : r.addresses) {
       if (std::find(peers_.begin(), peers_.end(), e) == peers_.end()) peers_.push_back(e);
     }
   }

@@ -18,9 +18,9 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,8 +89,13 @@ class Gossip {
   int64_t reported_dropped_ = 0;               // outbox_.dropped() at the last send
 
   // Control thread only.
-  std::map<std::string, std::vector<Udp::endpoint>> resolved_;  // by "host:port", last good
-  std::map<std::string, bool> resolve_ok_;                      // for the transition logs
+  // Per entry of config_.peers: its last good addresses, and whether its last resolution
+  // worked (unset before the first: every transition is logged once).
+  struct Resolved {
+    std::vector<Udp::endpoint> addresses;
+    std::optional<bool> ok;
+  };
+  std::vector<Resolved> resolved_;
   std::vector<Udp::endpoint> peers_;
   GossipCounts pending_{};         // since the last Report
   bool malformed_logged_ = false;  // the first malformed datagram is logged, the rest counted
