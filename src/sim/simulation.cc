@@ -21,8 +21,8 @@
 #include "core/kv_events/event_encoder.h"
 #include "core/request/tokenizer.h"
 #include "core/routing/domain_attribution.h"
-#include "core/routing/router.h"
 #include "core/routing/placement_gossip.h"
+#include "core/routing/router.h"
 #include "sim/event_queue.h"
 #include "sim/infinite_cache_bound.h"
 #include "sim/prepared_request.h"
@@ -43,9 +43,9 @@ struct Event {
     kMembership,      // SimOptions::membership: a replica is added or removed
     kPrewarmTick,     // the gateways' prewarm planners may send more (pacing)
     // Precise mode (SimOptions::prefix_mode):
-    kKvEventSeen,     // a replica's KV-event message reaches the router (id: its sequence number)
+    kKvEventSeen,      // a replica's KV-event message reaches the router (id: its sequence number)
     kReplayAtReplica,  // a replay request reaches the replica (id: the first wanted sequence)
-    kReplaySeen,      // the replica's replay reply reaches the router
+    kReplaySeen,       // the replica's replay reply reaches the router
     // SimOptions::gossip:
     kGossipFlush,  // the gateway sends the placements it made since its last message
     kGossipSeen,   // a peer's message reaches the gateway
@@ -93,7 +93,7 @@ using Prewarm = routing::PrewarmPlanner<engine::EngineRequest>;
 
 struct Gateway {
   std::unique_ptr<routing::Router> router;
-  std::unique_ptr<Prewarm> prewarm;  // null: prewarm off
+  std::unique_ptr<Prewarm> prewarm;                          // null: prewarm off
   absl::flat_hash_map<uint64_t, Prewarm::Job> prewarm_sent;  // by request id, until it ends
   std::vector<std::unique_ptr<kv_events::BackendEventFeed>> feeds;
   std::vector<std::deque<Message>> in_transit;
@@ -188,14 +188,14 @@ class EventLoop {
       if (options_.prewarm) gateway.prewarm = std::make_unique<Prewarm>(*options_.prewarm);
       if (gossip_) {
         const auto sender = static_cast<uint64_t>(g);
-        gateway.outbox =
-            std::make_unique<routing::GossipOutbox>(sender, routing::GossipOptions{});
-        gateway.receiver = std::make_unique<routing::GossipReceiver>(
-            sender, routing::GossipReceiverOptions{});
+        gateway.outbox = std::make_unique<routing::GossipOutbox>(sender, routing::GossipOptions{});
+        gateway.receiver =
+            std::make_unique<routing::GossipReceiver>(sender, routing::GossipReceiverOptions{});
         gateway.router->SetPlacementObserver(
             [router = gateway.router.get(), outbox = gateway.outbox.get()](
-                routing::BackendId b, std::span<const uint64_t> chain) {
-              outbox->Add(router->fleet().backend(b).name, chain);
+                routing::BackendId b, std::span<const uint64_t> chain,
+                const routing::DispatchDomain& domain) {
+              outbox->Add(router->fleet().backend(b).name, chain, domain);
             });
       }
       gateway.feeds.resize(n);
@@ -265,8 +265,7 @@ class EventLoop {
   // jobs pending.
   void SendPrewarm();
   // A prewarm request ended (finished: cached tokens known; else failed).
-  void EndPrewarm(const Flight& flight, uint64_t id, std::optional<int64_t> cached,
-                  int64_t prompt);
+  void EndPrewarm(const Flight& flight, uint64_t id, std::optional<int64_t> cached, int64_t prompt);
   void CountHit(TimePoint arrival, int64_t prompt, int64_t cached);
   // Precise mode: replica r's step produced KV events: one message to every gateway, maybe lost
   // on its way to each.
@@ -323,11 +322,11 @@ void EventLoop::AddBackend(uint32_t r) {
     }
     if (precise_) {
       gateway.feeds[r] = std::make_unique<kv_events::BackendEventFeed>(
-          id, kv_events::BackendEventFeedOptions{
-                  .block_size = block_size_,
-                  .dp_ranks = 1,
-                  .stream = {.replay_configured = options_.event_replay},
-                  .max_blocks_per_backend = size_t{1} << 22});
+          id,
+          kv_events::BackendEventFeedOptions{.block_size = block_size_,
+                                             .dp_ranks = 1,
+                                             .stream = {.replay_configured = options_.event_replay},
+                                             .max_blocks_per_backend = size_t{1} << 22});
     }
   }
   replica_of_backend_.push_back(r);
@@ -339,9 +338,9 @@ void EventLoop::ScheduleScrapes(uint32_t r, TimePoint from) {
   const int64_t gateways = options_.gateways;
   for (int64_t g = 0; g < gateways; ++g) {
     const Duration phase = options_.scrape_interval * (r * gateways + g) / (n * gateways);
-    events_.Push(from + phase, Event{.kind = Event::Kind::kScrape,
-                                     .gateway = static_cast<uint16_t>(g),
-                                     .replica = r});
+    events_.Push(
+        from + phase,
+        Event{.kind = Event::Kind::kScrape, .gateway = static_cast<uint16_t>(g), .replica = r});
   }
 }
 
@@ -372,9 +371,8 @@ void EventLoop::ApplyMembershipChange() {
       }
     }
     // Scraped at once by the first gateway; the others follow at their phases.
-    ScheduleScrapes(change.replica,
-                    now() - options_.scrape_interval * change.replica /
-                                static_cast<int64_t>(options_.replicas.size()));
+    ScheduleScrapes(change.replica, now() - options_.scrape_interval * change.replica /
+                                                static_cast<int64_t>(options_.replicas.size()));
   } else {
     for (Gateway& gateway : gateways_) {
       const routing::BackendId leaving = *backend_of_replica_[change.replica];
@@ -671,10 +669,11 @@ void EventLoop::Handle(const Event& event) {
     case Event::Kind::kMetricsSeen: {
       const std::optional<routing::BackendId> backend = backend_of_replica_[event.replica];
       if (!backend) return;  // removed while the scrape was on its way
-      gateways_[event.gateway].router->OnMetrics(*backend, routing::EngineMetricsSample{.num_running = event.a,
-                                                                .num_waiting = event.b,
-                                                                .kv_usage = event.x,
-                                                                .scraped_at = event.scraped_at});
+      gateways_[event.gateway].router->OnMetrics(
+          *backend, routing::EngineMetricsSample{.num_running = event.a,
+                                                 .num_waiting = event.b,
+                                                 .kv_usage = event.x,
+                                                 .scraped_at = event.scraped_at});
       return;
     }
     case Event::Kind::kSeriesTick:
@@ -752,8 +751,8 @@ void EventLoop::Publish(uint32_t r) {
       ++result_.kv_events.lost;
       continue;
     }
-    gateways_[g].in_transit[r].emplace_back(seq, g + 1 < gateways_.size() ? payload
-                                                                           : std::move(payload));
+    gateways_[g].in_transit[r].emplace_back(
+        seq, g + 1 < gateways_.size() ? payload : std::move(payload));
     events_.Push(now() + event_delay_, Event{.kind = Event::Kind::kKvEventSeen,
                                              .gateway = static_cast<uint16_t>(g),
                                              .replica = r,
@@ -791,9 +790,9 @@ void EventLoop::OnReplayAtReplica(const Event& event) {
     if (seq >= event.id) reply.emplace_back(seq, payload);
   }
   gateways_[event.gateway].replies_in_transit[event.replica].push_back(std::move(reply));
-  events_.Push(now() + event_delay_, Event{.kind = Event::Kind::kReplaySeen,
-                                           .gateway = event.gateway,
-                                           .replica = event.replica});
+  events_.Push(
+      now() + event_delay_,
+      Event{.kind = Event::Kind::kReplaySeen, .gateway = event.gateway, .replica = event.replica});
 }
 
 void EventLoop::OnReplaySeen(const Event& event) {
@@ -944,10 +943,9 @@ absl::StatusOr<RunResult> SimulateFleet(const SimOptions& options,
   if (options.gateways != 1) {
     return InvalidParam("gateways", "one policy instance serves one gateway: give a PolicyFactory");
   }
-  return SimulateFleet(options,
-                       [&]() -> absl::StatusOr<std::unique_ptr<routing::Policy>> {
-                         return std::move(policy);
-                       });
+  return SimulateFleet(options, [&]() -> absl::StatusOr<std::unique_ptr<routing::Policy>> {
+    return std::move(policy);
+  });
 }
 
 absl::StatusOr<RunResult> SimulatePooled(const SimOptions& options, bool infinite_bound) {
@@ -967,7 +965,8 @@ absl::StatusOr<RunResult> SimulatePooled(const SimOptions& options, bool infinit
   config.max_num_seqs *= n;
 
   EventLoop loop(options, std::move(workload), "pooled-cache bound");
-  loop.AddReplica(config, profile, /*publish=*/false);  // `profile` outlives the loop's engines: Run() returns first
+  loop.AddReplica(config, profile,
+                  /*publish=*/false);  // `profile` outlives the loop's engines: Run() returns first
   if (infinite_bound) loop.EnableInfiniteBound(config.block_size);
   return loop.Run();
 }

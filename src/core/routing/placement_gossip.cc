@@ -10,7 +10,7 @@ namespace warmroute::routing {
 
 namespace {
 
-constexpr std::string_view kMagic = "wrg1";
+constexpr std::string_view kMagic = "wrg2";
 constexpr size_t kHeaderBytes = 4 + 8 + 8 + 1 + 2;
 constexpr size_t kMaxEntries = 0xFFFF;  // placements or load entries in one datagram
 constexpr uint8_t kHasLoad = 1;
@@ -23,8 +23,11 @@ void PutU32(std::string& out, int64_t value) {
   PutLe(out, static_cast<uint64_t>(std::clamp<int64_t>(value, 0, 0xFFFFFFFF)), 4);
 }
 
+constexpr size_t kDomainBytes = 4 * 8;
+
 size_t PlacementBytes(const PeerPlacement& p) {
-  return 1 + p.backend.size() + 2 + 8 * p.chain.size();
+  return 1 + p.backend.size() + 2 + 8 * p.chain.size() + 1 +
+         (p.domain.first_block != 0 ? kDomainBytes : 0);
 }
 size_t LoadBytes(const PeerBackendLoad& l) { return 1 + l.backend.size() + 16; }
 
@@ -103,20 +106,23 @@ std::vector<PeerBackendLoad> OwnLoad(const Router& router) {
   return table;
 }
 
-void GossipOutbox::Add(std::string_view backend, std::span<const uint64_t> chain) {
+void GossipOutbox::Add(std::string_view backend, std::span<const uint64_t> chain,
+                       const DispatchDomain& domain) {
   if (backend.empty() || backend.size() > 0xFF) return;
   if (pending_.size() >= options_.max_pending) {
     ++dropped_;
     return;
   }
   // A placement must fit one datagram on its own.
-  const size_t fixed = kHeaderBytes + 1 + backend.size() + 2;
+  const size_t fixed =
+      kHeaderBytes + 1 + backend.size() + 2 + 1 + (domain.first_block != 0 ? kDomainBytes : 0);
   const size_t room =
       (options_.max_message_bytes - std::min(options_.max_message_bytes, fixed)) / 8;
   const size_t blocks = std::min({chain.size(), options_.max_chain_blocks, room});
   PeerPlacement& p = pending_.emplace_back();
   p.backend.assign(backend);
   p.chain.assign(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(blocks));
+  p.domain = domain;
 }
 
 std::vector<std::string> GossipOutbox::Take(std::span<const PeerBackendLoad> load) {
@@ -155,6 +161,14 @@ std::vector<std::string> GossipOutbox::Take(std::span<const PeerBackendLoad> loa
       out.append(p.backend);
       PutLe(out, p.chain.size(), 2);
       for (uint64_t hash : p.chain) PutLe(out, hash, 8);
+      const bool has_domain = p.domain.first_block != 0;
+      PutLe(out, has_domain ? 1 : 0, 1);
+      if (has_domain) {
+        PutLe(out, p.domain.first_block, 8);
+        PutLe(out, p.domain.record.root, 8);
+        PutLe(out, p.domain.record.model_fp, 8);
+        PutLe(out, p.domain.record.salt_fp, 8);
+      }
     }
     if (last) {
       PutLe(out, load_entries, 2);
@@ -189,9 +203,9 @@ absl::StatusOr<GossipMessage> DecodeGossip(std::string_view datagram) {
   in.Get(message.sequence, 8);
   in.Get(flags, 1);
   in.Get(count, 2);
-  // Each placement takes at least 3 bytes: a count beyond what is left is a truncation, found
+  // Each placement takes at least 4 bytes: a count beyond what is left is a truncation, found
   // below without reserving for it.
-  message.placements.reserve(std::min<uint64_t>(count, in.left() / 3));
+  message.placements.reserve(std::min<uint64_t>(count, in.left() / 4));
   for (uint64_t i = 0; i < count; ++i) {
     PeerPlacement& p = message.placements.emplace_back();
     uint64_t blocks = 0;
@@ -201,6 +215,17 @@ absl::StatusOr<GossipMessage> DecodeGossip(std::string_view datagram) {
     }
     p.chain.resize(blocks);
     for (uint64_t& hash : p.chain) in.Get(hash, 8);
+    uint64_t has_domain = 0;
+    if (!in.Get(has_domain, 1) || has_domain > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gossip message has no valid domain flag in placement ", i + 1, " of ", count));
+    }
+    if (has_domain == 1 && (!in.Get(p.domain.first_block, 8) || !in.Get(p.domain.record.root, 8) ||
+                            !in.Get(p.domain.record.model_fp, 8) ||
+                            !in.Get(p.domain.record.salt_fp, 8) || p.domain.first_block == 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gossip message truncated in the domain of placement ", i + 1, " of ", count));
+    }
   }
   message.has_load = (flags & kHasLoad) != 0;
   if (message.has_load) {
@@ -254,7 +279,7 @@ void GossipReceiver::Apply(GossipMessage message, TimePoint now, Router& router)
         ++counters_.unknown;
         continue;
       }
-      router.ApplyPeerPlacement(id->second, p.chain);
+      router.ApplyPeerPlacement(id->second, p.chain, p.domain);
       ++counters_.placements;
     }
   }

@@ -8,7 +8,10 @@
 //   - every placement it made since its last message: the backend's name and the request's
 //     prefix chain (the block hashes of its key, the same on every replica with the same
 //     config), which a receiver inserts into that backend's slice as a speculative insert
-//     (Router::ApplyPeerPlacement);
+//     (Router::ApplyPeerPlacement); in precise mode also the dispatch's domain
+//     (DispatchDomain), which the receiver records as its own dispatches' are, so that the
+//     engine's KV events for that request, answer blocks included, are attributed and indexed
+//     there too (domain_attribution.h);
 //   - its own load on each backend (BackendLoad: in flight, outstanding prefill tokens, running
 //     decodes): a receiver keeps each peer's latest table and gives the Router the sum over its
 //     peers (Router::SetPeerLoad). A peer silent for GossipReceiverOptions::peer_expiry (stopped,
@@ -22,12 +25,14 @@
 // loss) carry the very same bytes.
 //
 // Wire format (little-endian), one datagram:
-//   "wrg1"                 magic and version
+//   "wrg2"                 magic and version
 //   u64 sender             random per gateway process: a receiver drops its own messages
 //   u64 sequence           per sender, from 0: a receiver counts gaps as lost messages
 //   u8 flags               bit 0: a load table follows the placements
 //   u16 count              placements that follow
-//   count x { u8 name length, name bytes, u16 blocks, blocks x u64 hash }
+//   count x { u8 name length, name bytes, u16 blocks, blocks x u64 hash, u8 has domain,
+//             [has domain: u64 first block, u64 root, u64 model fingerprint, u64 salt
+//              fingerprint] }
 //   [u16 entries, entries x { u8 name length, name bytes, u32 in flight, u32 outstanding prefill
 //    tokens, u32 running decodes, u32 decode context tokens }]
 // A chain longer than GossipOptions::max_chain_blocks is cut to its first blocks (the shared
@@ -47,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "core/routing/domain_attribution.h"
 #include "core/routing/fleet_view.h"
 
 namespace warmroute::routing {
@@ -65,6 +71,7 @@ struct GossipOptions {
 struct PeerPlacement {
   std::string backend;          // the backend's name
   std::vector<uint64_t> chain;  // block hashes, parent first
+  DispatchDomain domain{};      // precise mode's dispatch domain; first_block 0: none
 };
 
 struct PeerBackendLoad {
@@ -87,9 +94,11 @@ class GossipOutbox {
  public:
   GossipOutbox(uint64_t sender, GossipOptions options) : sender_(sender), options_(options) {}
 
-  // Queues one placement. A backend name longer than 255 bytes is not sent (names are short),
-  // nor a placement beyond max_pending (counted in dropped()).
-  void Add(std::string_view backend, std::span<const uint64_t> chain);
+  // Queues one placement, with its dispatch domain when it has one (first_block != 0). A
+  // backend name longer than 255 bytes is not sent (names are short), nor a placement beyond
+  // max_pending (counted in dropped()).
+  void Add(std::string_view backend, std::span<const uint64_t> chain,
+           const DispatchDomain& domain = {});
   size_t pending() const { return pending_.size(); }
   int64_t dropped() const { return dropped_; }
   // Encodes every queued placement, and `load` (OwnLoad) in the last datagram, into as few

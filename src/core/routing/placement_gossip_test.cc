@@ -32,7 +32,9 @@ class GossipTest : public ::testing::Test {
 TEST_F(GossipTest, PlacementsAndTheLoadTableRoundTrip) {
   GossipOutbox outbox(/*sender=*/42, GossipOptions{});
   const std::vector<uint64_t> chain = Chain(7, 30);
-  outbox.Add("r1", chain);
+  const DispatchDomain domain = {.first_block = 11,
+                                 .record = {.root = 12, .model_fp = 13, .salt_fp = 0}};
+  outbox.Add("r1", chain, domain);
   outbox.Add("r0", std::vector<uint64_t>{});
   const std::vector<PeerBackendLoad> load = {{.backend = "r1",
                                               .load = {.in_flight = 3,
@@ -49,7 +51,12 @@ TEST_F(GossipTest, PlacementsAndTheLoadTableRoundTrip) {
   ASSERT_EQ(m->placements.size(), 2u);
   EXPECT_EQ(m->placements[0].backend, "r1");
   EXPECT_EQ(m->placements[0].chain, chain);
+  EXPECT_EQ(m->placements[0].domain.first_block, 11u);
+  EXPECT_EQ(m->placements[0].domain.record.root, 12u);
+  EXPECT_EQ(m->placements[0].domain.record.model_fp, 13u);
+  EXPECT_EQ(m->placements[0].domain.record.salt_fp, 0u);
   EXPECT_TRUE(m->placements[1].chain.empty());
+  EXPECT_EQ(m->placements[1].domain.first_block, 0u);
   ASSERT_TRUE(m->has_load);
   ASSERT_EQ(m->load.size(), 1u);
   EXPECT_EQ(m->load[0].backend, "r1");
@@ -119,7 +126,7 @@ TEST_F(GossipTest, ABoundTooSmallForAPlacementStillSendsEachAlone) {
 
 TEST_F(GossipTest, MalformedDatagramsAreRefusedWithAReason) {
   GossipOutbox outbox(1, GossipOptions{});
-  outbox.Add("r0", Chain(1, 4));
+  outbox.Add("r0", Chain(1, 4), {.first_block = 5, .record = {.root = 6, .model_fp = 7}});
   const std::string good =
       outbox.Take(std::vector<PeerBackendLoad>{{.backend = "r0", .load = {.in_flight = 1}}})[0];
   ASSERT_TRUE(DecodeGossip(good).ok());
@@ -132,6 +139,12 @@ TEST_F(GossipTest, MalformedDatagramsAreRefusedWithAReason) {
     EXPECT_FALSE(DecodeGossip(good.substr(0, n)).ok()) << n;
   }
   EXPECT_NE(DecodeGossip(good + "x").status().message().find("after its end"), std::string::npos);
+  // The placement's domain flag (after the 23-byte header, the name and the 4 hashes) is 0 or 1.
+  std::string bad_flag = good;
+  const size_t flag_at = 23 + 1 + 2 + 2 + 4 * 8;
+  ASSERT_EQ(bad_flag[flag_at], 1);
+  bad_flag[flag_at] = 2;
+  EXPECT_NE(DecodeGossip(bad_flag).status().message().find("domain flag"), std::string::npos);
   // A count far beyond the bytes that follow.
   std::string huge = good.substr(0, 21) + std::string("\xff\xff", 2);
   EXPECT_NE(DecodeGossip(huge).status().message().find("truncated in placement 1 of 65535"),
@@ -142,12 +155,17 @@ TEST_F(GossipTest, APeersPlacementsWarmTheIndexAndItsOwnAreIgnored) {
   auto sender = MakeRouter(3);
   auto receiver = MakeRouter(3);
   GossipOutbox outbox(/*sender=*/1, GossipOptions{});
-  sender->SetPlacementObserver([&](BackendId b, std::span<const uint64_t> chain) {
-    outbox.Add(sender->fleet().backend(b).name, chain);
-  });
+  sender->SetPlacementObserver(
+      [&](BackendId b, std::span<const uint64_t> chain, const DispatchDomain& domain) {
+        outbox.Add(sender->fleet().backend(b).name, chain, domain);
+      });
   const RoutingRequest request = Request(1, Chain(5, 40), 640);
   absl::StatusOr<Decision> d = sender->Route(request);
   ASSERT_TRUE(d.ok());
+  // Precise mode: the dispatch's domain, which the receiver must record for its KV events.
+  const DispatchDomain domain = {.first_block = 0xF1,
+                                 .record = {.root = 0xA, .model_fp = 0xB, .salt_fp = 0xC}};
+  sender->SetDispatchDomain(request.id, domain);
   EXPECT_EQ(outbox.pending(), 0u);  // at the insert, not the decision
   sender->CommitInsert(request.id);
   EXPECT_EQ(outbox.pending(), 1u);
@@ -162,6 +180,14 @@ TEST_F(GossipTest, APeersPlacementsWarmTheIndexAndItsOwnAreIgnored) {
   ASSERT_TRUE(peer.OnDatagram(datagrams[0], clock_.Now(), *receiver).ok());
   EXPECT_EQ(receiver->index().Match(request.key.block_hashes)[d->backend], 40);
   EXPECT_EQ(peer.counters().placements, 1);
+  // The peer's domain is recorded where it placed the request: the engine's events for that
+  // dispatch (its answer's blocks too) are attributed here as if this gateway had sent it.
+  const std::span<const DomainRecord> candidates =
+      receiver->attribution().Candidates(d->backend, domain.first_block);
+  ASSERT_EQ(candidates.size(), 1u);
+  EXPECT_EQ(candidates[0].root, 0xAu);
+  EXPECT_EQ(candidates[0].model_fp, 0xBu);
+  EXPECT_EQ(candidates[0].salt_fp, 0xCu);
   // The receiver now sends the request's next turn where the sender put the first.
   absl::StatusOr<Decision> next = receiver->Route(Request(2, Chain(5, 41), 656));
   ASSERT_TRUE(next.ok());

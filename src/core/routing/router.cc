@@ -154,9 +154,11 @@ void Router::ApplyIndexUpdates(BackendId backend, const IndexUpdates& updates) {
   updates.ApplyTo(*index_, backend);
 }
 
-void Router::ApplyPeerPlacement(BackendId backend, std::span<const uint64_t> chain) {
+void Router::ApplyPeerPlacement(BackendId backend, std::span<const uint64_t> chain,
+                                const DispatchDomain& domain) {
   if (backend >= fleet_.size() || !fleet_.backend(backend).present) return;
   index_->Insert(backend, chain, 0);
+  if (domain.first_block != 0) attribution_.Record(backend, domain.first_block, domain.record);
 }
 
 void Router::SetPeerLoad(BackendId backend, const BackendLoad& load) {
@@ -365,8 +367,7 @@ void Router::Account(InFlight& flight, BackendId backend) {
   const int64_t prompt = PromptTokens(flight.request);
   flight.backend = backend;
   flight.uncached = std::max<int64_t>(0, prompt - flight.decision.predicted_cached_tokens);
-  flight.prefill_ahead =
-      state.outstanding_prefill_tokens + state.peers.outstanding_prefill_tokens;
+  flight.prefill_ahead = state.outstanding_prefill_tokens + state.peers.outstanding_prefill_tokens;
   flight.decode_tokens = prompt + std::max<int64_t>(0, flight.request.max_tokens);
   flight.dispatched_at = clock_.Now();
   flight.ttft.reset();
@@ -391,7 +392,7 @@ void Router::InsertChain(InFlight& flight) {
   index_->Insert(flight.backend, flight.request.key.block_hashes,
                  static_cast<size_t>(std::max(0, flight.matched_before)));
   flight.inserted = true;
-  if (observer_) observer_(flight.backend, flight.request.key.block_hashes);
+  if (observer_) observer_(flight.backend, flight.request.key.block_hashes, flight.domain);
   if (flight.domain.first_block != 0) {
     attribution_.Record(flight.backend, flight.domain.first_block, flight.domain.record);
   }

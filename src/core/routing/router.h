@@ -196,13 +196,17 @@ class Router {
 
   // Several gateway replicas (placement_gossip.h). The observer sees every insert of a
   // dispatch's chain (CommitInsert, or the first token or the end when not committed before;
-  // again after a reroute) with its backend: what this router tells its peers. It is called
-  // inside the call that inserts and must not change the Router.
-  using PlacementObserver = std::function<void(BackendId, std::span<const uint64_t> chain)>;
+  // again after a reroute) with its backend and its DispatchDomain (SetDispatchDomain's;
+  // first_block 0 when none was given): what this router tells its peers. It is called inside
+  // the call that inserts and must not change the Router.
+  using PlacementObserver =
+      std::function<void(BackendId, std::span<const uint64_t> chain, const DispatchDomain& domain)>;
   void SetPlacementObserver(PlacementObserver observer) { observer_ = std::move(observer); }
   // A peer's placement on `backend`: its chain is inserted into the backend's slice, as a
-  // speculative insert is. A no-op for an unknown or removed backend.
-  void ApplyPeerPlacement(BackendId backend, std::span<const uint64_t> chain);
+  // speculative insert is, and its domain (when first_block != 0) is recorded for KV-event
+  // attribution as this router's own dispatches' are. A no-op for an unknown or removed backend.
+  void ApplyPeerPlacement(BackendId backend, std::span<const uint64_t> chain,
+                          const DispatchDomain& domain = {});
   // The other gateway replicas' load on `backend`, summed (BackendState::peers). A no-op for an
   // unknown or removed backend.
   void SetPeerLoad(BackendId backend, const BackendLoad& load);

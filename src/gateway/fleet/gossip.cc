@@ -68,11 +68,12 @@ uint16_t Gossip::port() const {
 
 void Gossip::Start() {
   backends_.WithRouter([this](routing::Router& router) {
-    router.SetPlacementObserver(
-        [this, &router](routing::BackendId backend, std::span<const uint64_t> chain) {
-          std::lock_guard lock(outbox_mu_);
-          outbox_.Add(router.fleet().backend(backend).name, chain);
-        });
+    router.SetPlacementObserver([this, &router](routing::BackendId backend,
+                                                std::span<const uint64_t> chain,
+                                                const routing::DispatchDomain& domain) {
+      std::lock_guard lock(outbox_mu_);
+      outbox_.Add(router.fleet().backend(backend).name, chain, domain);
+    });
   });
   spdlog::info("gossip: UDP {}:{}, {} peer name(s), every {} ms", config_.host, port(),
                config_.peer_addresses.size(), config_.interval.count());
