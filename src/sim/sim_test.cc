@@ -515,5 +515,19 @@ TEST(SimGatewaysTest, GossipKeepsTheHitRateOfOneGateway) {
   EXPECT_EQ(Line(lost), Line(alone));
 }
 
+// In precise mode a gossiped placement carries its dispatch domain, so the engine's events for a
+// request another gateway routed are attributed here too, answer blocks included: the next turn
+// is predicted in full, as by one gateway (without the domain, short by the previous answer).
+TEST(SimGatewaysTest, GossipedDomainsKeepThePreciseIndexExact) {
+  SimOptions options = PreciseOptions();
+  options.workload.name = "multi-turn";
+  const RunResult one = MustRunGateways(options, "warmroute");
+  options.gateways = 4;
+  options.gossip = SimOptions::Gossip{};
+  const RunResult gossip = MustRunGateways(options, "warmroute");
+  EXPECT_LE(gossip.index_error(), one.index_error() + 0.001)
+      << "one gateway " << one.index_error() << ", 4 gossiping " << gossip.index_error();
+}
+
 }  // namespace
 }  // namespace warmroute::sim
