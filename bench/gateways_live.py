@@ -12,10 +12,11 @@ log.
 
 With --gossip on,off (the default) every run with more than one gateway is made twice: with the
 gateways telling each other their placements and load (config section `gossip`, each gateway on
-its own UDP port with every gateway listed as a peer) and without.
+its own UDP port with every gateway listed as a peer) and without; --off-at 4 makes the run
+without gossip at 4 gateways only.
 
 Usage: /usr/bin/python3 bench/gateways_live.py [--gateways 1,2,4] [--modes approximate,precise]
-       [--workloads support-bot,multi-turn] [--gossip on,off] [--requests 300]
+       [--workloads support-bot,multi-turn] [--gossip on,off] [--off-at 2,4] [--requests 300]
        (and bench/precise_live.py's flags)
 """
 import sys
@@ -25,9 +26,11 @@ from precise_live import REPLICAS, parse_args, run
 
 
 def main():
-    a = parse_args(__doc__, "support-bot,multi-turn", gateways="1,2,4", gossip="on,off")
+    a = parse_args(__doc__, "support-bot,multi-turn", gateways="1,2,4", gossip="on,off",
+                   off_at="")
     counts = [int(n) for n in a.gateways.split(",")]
     gossips = [g == "on" for g in a.gossip.split(",")]
+    off_at = {int(n) for n in a.off_at.split(",")} if a.off_at else set(counts)
     tmp = tempfile.mkdtemp(prefix="wr-gateways-live-")
     print("| workload | mode | gateways | gossip | hit rate | TTFT p50 ms | TTFT p90 ms | "
           "index error | hit / 1 gateway | p50 / 1 gateway | failed |")
@@ -37,6 +40,8 @@ def main():
             base = None
             for n in counts:
                 for gossip in (gossips if n > 1 else [False]):
+                    if not gossip and n > 1 and n not in off_at:
+                        continue
                     r = run(a, workload, mode, tmp, gateways=n, gossip=gossip)
                     base = base or r
                     hit = r["hit"] if r["hit"] is not None else float("nan")

@@ -45,6 +45,9 @@ WORKLOADS = {
     "support-bot": (["--workload", "support-bot", "--workload-param", "system_prompts=60",
                      "--workload-param", "zipf_exponent=0.6"], 6),
     "multi-turn": (["--workload", "multi-turn"], 6),
+    # SGLang's generated-shared-prefix shape scaled to 300 requests: 16 groups of a 2,048-token
+    # system prompt, each request a new 128-token question.
+    "shared-prefix": (["--workload", "shared-prefix", "--workload-param", "groups=16"], 6),
     "conversation-trace": (["--workload",
                             "trace:" + os.path.join(ROOT, "workloads/traces/conversation_trace.jsonl")],
                            None),
@@ -236,7 +239,7 @@ def parse_args(doc, workloads, **more):
     ap.add_argument("--modes", default="approximate,precise")
     ap.add_argument("--requests", type=int, default=300)
     for name, default in more.items():
-        ap.add_argument(f"--{name}", default=default)
+        ap.add_argument(f"--{name.replace('_', '-')}", dest=name, default=default)
     a = ap.parse_args()
     a.tokenizer = os.path.abspath(a.tokenizer)
     for w in a.workloads.split(","):
