@@ -73,6 +73,19 @@ absl::StatusOr<Value> GetAttr(const Value& object, std::string_view name) {
   return Value::Undefined(NoAttributeMessage(object, name));
 }
 
+bool IsBoundMethod(const Value& object, std::string_view name) {
+  switch (object.kind()) {
+    case Value::Kind::kDict:
+      return !object.is_namespace() && IsDictMethod(name);
+    case Value::Kind::kString:
+      return IsStringMethod(name);
+    case Value::Kind::kList:
+      return IsListMethod(name);
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<Value> GetItem(const Value& object, const Value& key) {
   if (object.is_undefined()) return absl::InvalidArgumentError(UndefinedMessage(object));
   if (object.is_dict() && !object.is_namespace() && key.is_string()) {
@@ -129,16 +142,15 @@ absl::StatusOr<Value> GetSlice(const Value& object, std::optional<int64_t> start
   };
   const int64_t lo = clamp(start, step < 0 ? n - 1 : 0);
   const int64_t hi = clamp(stop, step < 0 ? -1 : n);
-  std::vector<int64_t> picks;
-  for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) picks.push_back(i);
+  const auto picked = [&](int64_t i) { return step > 0 ? i < hi : i > hi; };
   if (object.is_list()) {
     std::vector<Value> out;
-    out.reserve(picks.size());
-    for (int64_t i : picks) out.push_back(object.items()[i]);
+    if (picked(lo)) out.reserve(static_cast<size_t>((hi - lo) / step) + 1);
+    for (int64_t i = lo; picked(i); i += step) out.push_back(object.items()[i]);
     return Value::MakeList(std::move(out), object.is_tuple());
   }
   std::string out;
-  for (int64_t i : picks) AppendUtf8(cps[i], out);
+  for (int64_t i = lo; picked(i); i += step) AppendUtf8(cps[i], out);
   return Value::String(std::move(out));
 }
 

@@ -23,6 +23,9 @@ namespace warmroute::jinja {
 std::string UndefinedMessage(const Value& v);
 
 absl::StatusOr<Value> GetAttr(const Value& object, std::string_view name);
+// Whether GetAttr(object, name) is a method bound to `object` (`text.startswith`): then calling
+// it is CallMethod(object, name, ...), which a call expression does without making the method.
+bool IsBoundMethod(const Value& object, std::string_view name);
 absl::StatusOr<Value> GetItem(const Value& object, const Value& key);
 // object[start:stop:step]; a missing part is nullopt.
 absl::StatusOr<Value> GetSlice(const Value& object, std::optional<int64_t> start,

@@ -130,6 +130,25 @@ bool IsGlobalFunction(std::string_view name) {
   return false;
 }
 
+const Value* GlobalFunction(std::string_view name) {
+  // One value per global, as kGlobals orders them: a lookup of `namespace` in a render costs no
+  // allocation.
+  static const std::vector<Value>* const kValues = [] {
+    auto* values = new std::vector<Value>();
+    for (std::string_view g : kGlobals) {
+      auto c = std::make_shared<Callable>();
+      c->type = Callable::Type::kGlobal;
+      c->name = std::string(g);
+      values->push_back(Value::MakeCallable(std::move(c)));
+    }
+    return values;
+  }();
+  for (size_t i = 0; i < std::size(kGlobals); ++i) {
+    if (kGlobals[i] == name) return &(*kValues)[i];
+  }
+  return nullptr;
+}
+
 const Value* CallArgs::Get(size_t index, std::string_view name) const {
   if (index < positional.size()) return &positional[index];
   for (const auto& [key, value] : keyword) {

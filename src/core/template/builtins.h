@@ -103,6 +103,8 @@ bool IsKnownMethod(std::string_view name);
 bool IsMutatingMethod(std::string_view name);
 // Whether `name` is one of the globals above.
 bool IsGlobalFunction(std::string_view name);
+// The callable value of the global `name` (made once, shared by every render), or nullptr.
+const Value* GlobalFunction(std::string_view name);
 
 struct CallArgs {
   std::vector<Value> positional;

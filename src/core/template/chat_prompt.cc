@@ -19,7 +19,7 @@ Value TextPart(std::string text) {
 }
 
 // A message's content: one string, or (`as_parts`) the list of its text parts. `borrow`: the
-// string refers to the request's (which then outlives the variables).
+// string refers to the request's (which then outlives the variables), as its role does.
 Value Content(const ChatMessage& m, bool as_parts, bool borrow) {
   if (!as_parts || m.role == "tool") {
     return borrow ? Value::BorrowedString(m.content) : Str(m.content);
@@ -67,7 +67,7 @@ absl::StatusOr<Value> ToolCall(const Value& call) {
 absl::StatusOr<Value> Message(const ChatMessage& m, bool as_parts, bool borrow) {
   auto out = std::make_shared<Dict>();
   out->Reserve(4);
-  out->Add("role", Str(m.role));
+  out->Add("role", borrow ? Value::BorrowedString(m.role) : Str(m.role));
   out->Add("content", Content(m, as_parts, borrow));
   if (m.role == "assistant") {
     if (!m.tool_calls.empty()) {
@@ -153,7 +153,8 @@ bool IsApplyParam(std::string_view key) {
 }
 
 // ChatTemplateVariables; `borrow`: the messages' contents refer to the request's instead of
-// copying them (REQUIRES: the request outlives the variables).
+// copying them (REQUIRES: the request outlives the variables), and the model's special tokens
+// are left out (the render reads them as fallback variables, RenderOptions).
 absl::StatusOr<Value> Variables(const request::InferenceRequest& request,
                                 const ModelTemplate& model, bool borrow) {
   using request::Endpoint;
@@ -172,13 +173,19 @@ absl::StatusOr<Value> Variables(const request::InferenceRequest& request,
   const bool as_parts = t.loops_over_message_content();
 
   auto vars = std::make_shared<Dict>();
-  vars->Reserve(model.special_tokens().dict().size() + 8);
-  for (const auto& [key, value] : model.special_tokens().dict().entries()) vars->Set(key, value);
+  if (!borrow) {
+    vars->Reserve(model.special_tokens().dict().size() + 8);
+    // A dict's keys are distinct: added without a search.
+    for (const auto& [key, value] : model.special_tokens().dict().entries()) vars->Add(key, value);
+  } else {
+    vars->Reserve(8);
+  }
 
   // chat_template_kwargs, overridden by the request's own fields (protocol.py build_chat_params,
   // params.py merge_kwargs), then kept when the template reads them (hf.py
   // resolve_chat_template_kwargs).
-  Value kwargs = Value::MakeDict(std::make_shared<Dict>());
+  static const Value* const kNoKwargs = new Value(Value::MakeDict(std::make_shared<Dict>()));
+  Value kwargs = *kNoKwargs;
   if (!request.chat_template_kwargs.empty()) {
     WR_ASSIGN_OR_RETURN(kwargs, ValueFromJson(request.chat_template_kwargs));
   }
@@ -245,6 +252,9 @@ absl::StatusOr<std::string> RenderChatPrompt(const request::InferenceRequest& re
   // The variables die with the render, before the request.
   WR_ASSIGN_OR_RETURN(Value vars, Variables(request, model, /*borrow=*/true));
   RenderOptions sized = options;
+  // Read where the variables lack a name: a key of chat_template_kwargs, set in the variables,
+  // still hides a special token of the same name.
+  sized.fallback_variables = &model.special_tokens();
   if (sized.expected_bytes == 0) {
     // The messages' text, and some for what the template adds around each and at the end.
     sized.expected_bytes = 1024;

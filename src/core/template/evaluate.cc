@@ -445,6 +445,18 @@ absl::StatusOr<CallArgs> Renderer::EvalArgs(const Expr& e) {
 }
 
 absl::StatusOr<Value> Renderer::EvalCall(const Expr& e) {
+  if (e.object->kind == ExprKind::kGetattr) {
+    // `text.strip(...)`: the method is called on its receiver without being made first (the
+    // attribute cannot fail for a method, so the arguments are evaluated after it as before).
+    WR_ASSIGN_OR_RETURN(Value receiver, Eval(*e.object->object));
+    if (IsBoundMethod(receiver, e.object->name)) {
+      WR_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e));
+      return CallMethod(receiver, e.object->name, args, env_);
+    }
+    WR_ASSIGN_OR_RETURN(Value callee, GetAttr(receiver, e.object->name));
+    WR_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e));
+    return Call(callee, args, e.line);
+  }
   WR_ASSIGN_OR_RETURN(Value callee, Eval(*e.object));
   WR_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e));
   return Call(callee, args, e.line);

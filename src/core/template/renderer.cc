@@ -49,8 +49,13 @@ absl::Status RaisedError(std::string_view message) {
 }
 
 Renderer::Renderer(const Body& program, const Value& variables, const Limits& limits,
-                   BuiltinEnv env)
-    : program_(program), variables_(variables), limits_(limits), env_(std::move(env)) {
+                   BuiltinEnv env, const Value* fallback)
+    : program_(program),
+      variables_(variables),
+      fallback_(fallback),
+      limits_(limits),
+      env_(std::move(env)) {
+  frames_.reserve(8);  // the top level and a few nested loops, without growing
   frames_.emplace_back();
 }
 
@@ -139,9 +144,9 @@ absl::Status Renderer::ExecStmt(const Stmt& stmt, std::string& out) {
       return absl::OkStatus();
     case StmtKind::kScope: {
       // transformers renders {% generation %} as a call block: a scope of its own.
-      frames_.emplace_back();
+      PushFrame();
       absl::Status status = Exec(stmt.body, out);
-      frames_.pop_back();
+      PopFrame();
       return status;
     }
   }
@@ -151,28 +156,35 @@ absl::Status Renderer::ExecStmt(const Stmt& stmt, std::string& out) {
 absl::Status Renderer::ExecFor(const Stmt& stmt, std::string& out) {
   absl::StatusOr<Value> iterable = Eval(*stmt.expr);
   if (!iterable.ok()) return AtLine(iterable.status(), stmt.line);
-  absl::StatusOr<std::vector<Value>> all = Iterate(*iterable);
-  if (!all.ok()) return AtLine(all.status(), stmt.line);
-  std::vector<Value> items;
-  if (stmt.condition) {
-    // The inline "if" filters the items first: loop.* counts only those kept.
-    for (Value& item : *all) {
-      frames_.emplace_back();
-      absl::Status bound = Bind(stmt.targets, item, stmt.line);
-      absl::StatusOr<Value> keep =
-          bound.ok() ? Eval(*stmt.condition) : absl::StatusOr<Value>(bound);
-      frames_.pop_back();
-      if (!keep.ok()) return AtLine(keep.status(), stmt.line);
-      if (Truthy(*keep)) items.push_back(std::move(item));
-    }
+  // A list is iterated in place (lists are never modified once built, and `iterable` holds it
+  // for the loop); anything else, or a filtered list, as a copy of its items.
+  std::vector<Value> owned;
+  const std::vector<Value>* items = &owned;
+  if (iterable->is_list() && !stmt.condition) {
+    items = &iterable->items();
   } else {
-    items = *std::move(all);
+    absl::StatusOr<std::vector<Value>> all = Iterate(*iterable);
+    if (!all.ok()) return AtLine(all.status(), stmt.line);
+    if (stmt.condition) {
+      // The inline "if" filters the items first: loop.* counts only those kept.
+      for (Value& item : *all) {
+        PushFrame();
+        absl::Status bound = Bind(stmt.targets, item, stmt.line);
+        absl::StatusOr<Value> keep =
+            bound.ok() ? Eval(*stmt.condition) : absl::StatusOr<Value>(bound);
+        PopFrame();
+        if (!keep.ok()) return AtLine(keep.status(), stmt.line);
+        if (Truthy(*keep)) owned.push_back(std::move(item));
+      }
+    } else {
+      owned = *std::move(all);
+    }
   }
-  const int64_t length = static_cast<int64_t>(items.size());
+  const int64_t length = static_cast<int64_t>(items->size());
   // `loop`: one dict for the whole loop, updated at each iteration, as Jinja2 keeps one
   // LoopContext (a `loop` kept past its iteration shows the iteration the loop is at).
-  const Value no_previous = Value::Undefined("there is no previous item");
-  const Value no_next = Value::Undefined("there is no next item");
+  static const Value* const no_previous = new Value(Value::Undefined("there is no previous item"));
+  static const Value* const no_next = new Value(Value::Undefined("there is no next item"));
   enum : size_t { kIndex, kIndex0, kRevindex, kRevindex0, kFirst, kLast, kPrevitem = 9, kNextitem };
   auto loop = std::make_shared<Dict>();
   if (length > 0) {
@@ -197,16 +209,16 @@ absl::Status Renderer::ExecFor(const Stmt& stmt, std::string& out) {
     loop->SetAt(kRevindex0, Value::Int(length - i - 1));
     loop->SetAt(kFirst, Value::Bool(i == 0));
     loop->SetAt(kLast, Value::Bool(i == length - 1));
-    loop->SetAt(kPrevitem, i > 0 ? items[i - 1] : no_previous);
-    loop->SetAt(kNextitem, i + 1 < length ? items[i + 1] : no_next);
-    frames_.emplace_back();
+    loop->SetAt(kPrevitem, i > 0 ? (*items)[i - 1] : *no_previous);
+    loop->SetAt(kNextitem, i + 1 < length ? (*items)[i + 1] : *no_next);
+    PushFrame();
     frames_.back().reserve(stmt.targets.size() + 4);  // the targets, `loop` and a few `set`s
-    absl::Status status = Bind(stmt.targets, items[i], stmt.line);
+    absl::Status status = Bind(stmt.targets, (*items)[i], stmt.line);
     if (status.ok()) {
       frames_.back().emplace_back("loop", Value::MakeDict(loop));
       status = Exec(stmt.body, out);
     }
-    frames_.pop_back();
+    PopFrame();
     WR_RETURN_IF_ERROR(status);
     if (flow_ == Flow::kBreak) {
       flow_ = Flow::kNormal;
@@ -254,6 +266,21 @@ absl::Status Renderer::Bind(const std::vector<std::string>& targets, const Value
   return absl::OkStatus();
 }
 
+void Renderer::PushFrame() {
+  if (spare_frames_.empty()) {
+    frames_.emplace_back();
+    return;
+  }
+  frames_.push_back(std::move(spare_frames_.back()));
+  spare_frames_.pop_back();
+}
+
+void Renderer::PopFrame() {
+  frames_.back().clear();
+  spare_frames_.push_back(std::move(frames_.back()));
+  frames_.pop_back();
+}
+
 void Renderer::Assign(std::string name, Value value) {
   Frame& frame = frames_.back();
   for (auto& entry : frame) {
@@ -279,12 +306,10 @@ Value Renderer::Lookup(std::string_view name) const {
     if (const Value* v = find(frames_[0])) return *v;
   }
   if (const Value* v = variables_.dict().Find(name)) return *v;
-  if (IsGlobalFunction(name)) {
-    auto c = std::make_shared<Callable>();
-    c->type = Callable::Type::kGlobal;
-    c->name = std::string(name);
-    return Value::MakeCallable(std::move(c));
+  if (fallback_ != nullptr) {
+    if (const Value* v = fallback_->dict().Find(name)) return *v;
   }
+  if (const Value* global = GlobalFunction(name)) return *global;
   return Value::Undefined(Cat("'", name, "' is undefined"));
 }
 
@@ -311,8 +336,7 @@ absl::StatusOr<Value> Renderer::CallMacro(const Callable& callable, const CallAr
   }
   // Parameters and defaults are evaluated in the macro's own scope.
   const size_t saved_base = frame_base_;
-  std::vector<Frame> saved_frames;
-  frames_.emplace_back();
+  PushFrame();
   frame_base_ = frames_.size() - 1;
   ++macro_depth_;
   absl::Status status;
@@ -336,7 +360,7 @@ absl::StatusOr<Value> Renderer::CallMacro(const Callable& callable, const CallAr
   if (status.ok()) status = Exec(macro.body, out);
   flow_ = Flow::kNormal;
   --macro_depth_;
-  frames_.pop_back();
+  PopFrame();
   frame_base_ = saved_base;
   if (!status.ok()) return AtLine(status, line);
   return Value::String(std::move(out));

@@ -4,7 +4,7 @@
 //     scope of its own, new for each iteration (its `set`s end with the iteration); if blocks
 //     are not scopes; a macro's body sees its parameters and the template's top level;
 //   - a variable is looked up in the scopes from the innermost out, then in the render's
-//     variables, then in the globals (range, namespace, dict, raise_exception, strftime_now);
+//     variables (and their fallback), then in the globals (range, namespace, dict, raise_exception, strftime_now);
 //   - Undefined prints as "", iterates as nothing and is false; using it otherwise
 //     (x.attr, x + 1) is an error;
 //   - raise_exception(message) ends the render with InvalidArgument(message).
@@ -34,8 +34,10 @@ struct Limits {
 
 class Renderer {
  public:
-  // `variables` must be a dict; `program` must outlive the renderer.
-  Renderer(const Body& program, const Value& variables, const Limits& limits, BuiltinEnv env);
+  // `variables` must be a dict, and `fallback` null or a dict whose names `variables` lacks are
+  // seen too; `program` and both dicts must outlive the renderer.
+  Renderer(const Body& program, const Value& variables, const Limits& limits, BuiltinEnv env,
+           const Value* fallback = nullptr);
   Renderer(const Renderer&) = delete;
   Renderer& operator=(const Renderer&) = delete;
 
@@ -55,6 +57,10 @@ class Renderer {
   absl::Status Bind(const std::vector<std::string>& targets, const Value& value, int line);
   void Assign(std::string name, Value value);
   Value Lookup(std::string_view name) const;
+  // Opens a scope (a new innermost frame) and closes the innermost one. A closed frame's storage
+  // is kept for the next scope: a loop opens one per iteration.
+  void PushFrame();
+  void PopFrame();
   absl::StatusOr<Value> CallMacro(const Callable& macro, const CallArgs& args, int line);
 
   // Expressions (evaluate.cc).
@@ -71,9 +77,11 @@ class Renderer {
 
   const Body& program_;
   const Value& variables_;
+  const Value* const fallback_;
   const Limits limits_;
   const BuiltinEnv env_;
   std::vector<Frame> frames_;  // frames_[0]: the template's top level
+  std::vector<Frame> spare_frames_;  // closed frames, empty, their storage kept
   size_t frame_base_ = 0;      // lookups see frames_[frame_base_...] and frames_[0]
   Flow flow_ = Flow::kNormal;
   int64_t iterations_ = 0;

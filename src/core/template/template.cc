@@ -37,7 +37,11 @@ absl::StatusOr<std::string> Template::Render(const Value& variables,
   env.time_zone = options.time_zone;
   env.has_clock = options.clock != nullptr;
   if (options.clock != nullptr) env.now = options.clock->Now();
-  Renderer renderer(program_->body, variables, program_->limits, std::move(env));
+  if (options.fallback_variables != nullptr && !options.fallback_variables->is_dict()) {
+    return absl::InvalidArgumentError("template fallback variables must be a dict");
+  }
+  Renderer renderer(program_->body, variables, program_->limits, std::move(env),
+                    options.fallback_variables);
   return renderer.Run(std::min(options.expected_bytes, program_->limits.max_output_bytes));
 }
 

@@ -38,6 +38,9 @@ struct RenderOptions {
   absl::TimeZone time_zone = absl::UTCTimeZone();
   // The output's expected size, reserved at the start (the output is the same whatever it is).
   size_t expected_bytes = 0;
+  // A dict of variables read where `variables` has no such name (a model's special tokens,
+  // shared by every render instead of copied into each one's variables); null: none.
+  const Value* fallback_variables = nullptr;
 };
 
 class Template {
