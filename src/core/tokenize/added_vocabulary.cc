@@ -1,5 +1,9 @@
 #include "core/tokenize/added_vocabulary.h"
 
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 #include "core/tokenize/char_classes.h"
 #include "core/tokenize/json_fields.h"
@@ -64,7 +68,14 @@ void AddedVocabulary::Trie::Add(std::string_view pattern, int32_t token_index) {
     node = it->second;
   }
   token_at[node] = token_index;
-  first_byte[static_cast<unsigned char>(pattern[0])] = true;
+  const auto first = static_cast<unsigned char>(pattern[0]);
+  const bool first_pattern = std::count(std::begin(first_byte), std::end(first_byte), true) == 0;
+  if (first_pattern) {
+    only_first_byte = first;
+  } else if (only_first_byte != first) {
+    only_first_byte = -1;
+  }
+  first_byte[first] = true;
 }
 
 size_t AddedVocabulary::Trie::LongestAt(std::string_view text, size_t at, int32_t* token) const {
@@ -179,7 +190,11 @@ void AddedVocabulary::Find(std::string_view text, bool normalized, std::vector<S
   if (!trie.token_at.empty()) {
     size_t at = 0;
     while (at < text.size()) {
-      if (!trie.first_byte[static_cast<unsigned char>(text[at])]) {
+      if (trie.only_first_byte >= 0) {
+        const void* next = std::memchr(text.data() + at, trie.only_first_byte, text.size() - at);
+        if (next == nullptr) break;
+        at = static_cast<size_t>(static_cast<const char*>(next) - text.data());
+      } else if (!trie.first_byte[static_cast<unsigned char>(text[at])]) {
         ++at;
         continue;
       }

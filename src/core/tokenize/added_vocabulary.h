@@ -74,6 +74,9 @@ class AddedVocabulary {
     std::vector<uint32_t> below;                      // per node: longest pattern below it
     absl::flat_hash_map<uint64_t, int32_t> children;  // node << 8 | byte -> node
     bool first_byte[256] = {};
+    // The one byte every pattern starts with ('<' for "<|im_end|>", "<think>", ...), or -1:
+    // then a search skips to its next occurrence with memchr instead of testing every byte.
+    int only_first_byte = -1;
     void Add(std::string_view pattern, int32_t token_index);
     // The end of the longest pattern at `at`, with *token its token index; 0 when none.
     size_t LongestAt(std::string_view text, size_t at, int32_t* token) const;

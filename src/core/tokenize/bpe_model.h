@@ -49,6 +49,8 @@ class BpeModel {
   // part (`piece` itself) for byte-level models, with a subword prefix or suffix, or when
   // ignore_merges finds `piece` whole in the vocabulary.
   void SplitWord(std::string_view piece, std::vector<std::string_view>* parts) const;
+  // False when SplitWord never cuts (then it gives `piece` itself, and need not be called).
+  bool may_split_words() const { return split_words_; }
 
   // The id of the vocabulary entry `token` (as written in the file), if any.
   std::optional<int32_t> TokenId(std::string_view token) const;
