@@ -137,6 +137,29 @@ PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenan
   return key;
 }
 
+PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
+                                  std::span<const uint64_t> known, std::span<const int32_t> rest,
+                                  const PrefixKeyOptions& options) {
+  PrefixKey key;
+  if (options.block_tokens <= 0) {
+    key.prompt_tokens = static_cast<int64_t>(rest.size());
+    return key;
+  }
+  const auto block = static_cast<size_t>(options.block_tokens);
+  key.prompt_tokens = static_cast<int64_t>(known.size() * block + rest.size());
+  key.tokens_per_block = options.block_tokens;
+  const size_t max_blocks = MaxBlocks(options.max_tokens, options.block_tokens);
+  const size_t taken = std::min(known.size(), max_blocks);
+  key.block_hashes.reserve(std::min(max_blocks, taken + rest.size() / block));
+  key.block_hashes.assign(known.begin(), known.begin() + static_cast<ptrdiff_t>(taken));
+  if (taken < known.size()) return key;
+  const std::vector<uint64_t> after = HashChain(
+      reinterpret_cast<const char*>(rest.data()), rest.size_bytes(), sizeof(int32_t) * block,
+      max_blocks - taken, taken > 0 ? known[taken - 1] : RootHash(model, tenant_or_salt));
+  key.block_hashes.insert(key.block_hashes.end(), after.begin(), after.end());
+  return key;
+}
+
 PrefixKey MakePrefixKey(const request::InferenceRequest& request, std::string_view tenant,
                         const PrefixKeyOptions& options) {
   const std::string salt = PrefixKeySalt(tenant, request.cache_salt);

@@ -71,6 +71,13 @@ PrefixKey MakePrefixKeyFromText(std::string_view model, std::string_view tenant_
 PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
                                   std::span<const int32_t> tokens, const PrefixKeyOptions& options);
 
+// Same as above for tokens that are known.size() blocks whose chain hashes are `known` (as
+// MakePrefixKeyFromTokens gives them, with the same model, salt and block_tokens), then `rest`:
+// only `rest` is hashed (gateway/keys/block_hash_memo.h keeps such hashes).
+PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
+                                  std::span<const uint64_t> known, std::span<const int32_t> rest,
+                                  const PrefixKeyOptions& options);
+
 // What keys the first block besides the model: `tenant` when the request has no cache_salt,
 // `cache_salt` when there is no tenant, else tenant + '\0' + cache_salt (a tenant never contains
 // NUL: it comes from an HTTP header or the config), so requests isolated by either one never

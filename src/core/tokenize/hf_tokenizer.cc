@@ -10,7 +10,8 @@
 
 namespace warmroute::tokenize {
 
-// What one encode collects.
+// What one encode collects. One per thread, reused: its buffers keep their storage from one
+// encode to the next, so that an encode allocates little more than the ids it returns.
 struct HfTokenizer::Sink {
   std::vector<int32_t> ids;
   std::vector<uint32_t>* starts = nullptr;  // per id, its pre-token's start in the text
@@ -21,6 +22,19 @@ struct HfTokenizer::Sink {
   std::vector<std::string_view> words;
   std::vector<uint32_t> lengths;
   std::vector<uint64_t> hashes;  // PieceCache::Hash of each pre-token
+  std::vector<PrefixCache::Checkpoint> cuts;      // the encode's checkpoints
+  std::vector<AddedVocabulary::Span> range_spans;  // EncodeRange's
+  std::vector<AddedVocabulary::Span> part_spans;   // EncodePart's
+
+  // Ready for a new encode.
+  void Reset() {
+    ids.clear();
+    starts = nullptr;
+    checkpoints = nullptr;
+    cache = nullptr;
+    arena.clear();
+    cuts.clear();
+  }
 
   void Checkpoint(size_t cut, bool in_segment) {
     if (checkpoints != nullptr) {
@@ -124,16 +138,23 @@ std::vector<int32_t> HfTokenizer::Encode(std::string_view text,
   return EncodeImpl(text, pieces);
 }
 
+std::vector<int32_t> HfTokenizer::EncodeAfterReuse(std::string_view text, Reuse* reuse) const {
+  return EncodeImpl(text, nullptr, reuse);
+}
+
 std::vector<int32_t> HfTokenizer::EncodeWithSpecialTokens(std::string_view text) const {
   return post_processor_.Apply(EncodeImpl(text, nullptr));
 }
 
 std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
-                                             std::vector<std::string_view>* pieces) const {
-  Sink sink;
+                                             std::vector<std::string_view>* pieces,
+                                             Reuse* reuse) const {
+  if (reuse != nullptr) *reuse = Reuse();
+  thread_local Sink sink;  // an encode never runs inside another on its thread
+  sink.Reset();
   std::vector<uint32_t> starts;
   if (pieces != nullptr) sink.starts = &starts;
-  std::vector<PrefixCache::Checkpoint> checkpoints;
+  std::vector<PrefixCache::Checkpoint>& checkpoints = sink.cuts;
   size_t start = 0;
   bool continuation = false;
   const bool cache =
@@ -150,10 +171,6 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
   }
   if (cache) {
     if (hit.has_value()) {
-      // Room for the rest too (an id per 2 bytes, more than most text needs): appending it then
-      // does not copy the prefix's ids a second time.
-      sink.ids.reserve(hit->checkpoint.ids + (input.size() - hit->checkpoint.cut) / 2 + 16);
-      sink.ids.assign(hit->ids->begin(), hit->ids->begin() + hit->checkpoint.ids);
       start = hit->checkpoint.cut;
       continuation = hit->checkpoint.in_segment;
       checkpoints.push_back(hit->checkpoint);
@@ -164,6 +181,19 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
     const size_t added = input.size() - start;
     if (added >= options_.prefix_min_bytes && (start == 0 || added * 4 >= input.size())) {
       sink.checkpoints = &checkpoints;
+    }
+    if (hit.has_value()) {
+      // Room for the rest (an id per 2 bytes, more than most text needs).
+      const size_t rest = (input.size() - start) / 2 + 16;
+      if (reuse != nullptr && sink.checkpoints == nullptr) {
+        // The caller reads the reused ids where they are remembered: they are not copied.
+        *reuse = Reuse{hit->ids, hit->checkpoint.ids};
+        sink.ids.reserve(rest);
+      } else {
+        // Reserved first, so that appending the rest does not copy the prefix's ids again.
+        sink.ids.reserve(hit->checkpoint.ids + rest);
+        sink.ids.assign(hit->ids->begin(), hit->ids->begin() + hit->checkpoint.ids);
+      }
     }
   }
   if (options_.piece_cache_entries > 0) {
@@ -203,7 +233,7 @@ std::vector<int32_t> HfTokenizer::EncodeImpl(std::string_view text,
 
 void HfTokenizer::EncodeRange(std::string_view text, size_t start, bool continuation,
                               Sink& sink) const {
-  std::vector<AddedVocabulary::Span> spans;
+  std::vector<AddedVocabulary::Span>& spans = sink.range_spans;
   added_.Find(text.substr(start), /*normalized=*/false, &spans);
   for (const AddedVocabulary::Span& span : spans) {
     const size_t begin = start + span.begin, end = start + span.end;
@@ -261,9 +291,14 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
         sink.cache->Prefetch(sink.hashes.back());
       }
     }
+    const bool split_words = model_->may_split_words();
     for (size_t k = 0; k < sink.pre_tokens.size(); ++k) {
       const Piece& pre = sink.pre_tokens[k];
-      model_->SplitWord(pre.text, &sink.words);
+      if (split_words) {
+        model_->SplitWord(pre.text, &sink.words);
+      } else {
+        sink.words.assign(1, pre.text);
+      }
       for (const std::string_view word : sink.words) {
         if (sink.starts != nullptr) {
           sink.lengths.clear();
@@ -297,7 +332,7 @@ void HfTokenizer::EncodePart(std::string_view text, size_t begin, size_t end, bo
     encode_pre_tokens(piece);
     return;
   }
-  std::vector<AddedVocabulary::Span> spans;
+  std::vector<AddedVocabulary::Span>& spans = sink.part_spans;
   added_.Find(piece.text, /*normalized=*/true, &spans);
   for (const AddedVocabulary::Span& span : spans) {
     const Piece sub = piece.Slice(span.begin, span.end);

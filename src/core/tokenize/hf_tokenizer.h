@@ -91,6 +91,17 @@ class HfTokenizer final : public request::Tokenizer {
   std::vector<int32_t> Encode(std::string_view text) const override;
   std::vector<int32_t> Encode(std::string_view text,
                               std::vector<std::string_view>* pieces) const override;
+  // The ids an encode took from the prefix cache: the first `ids` of `*remembered`, a remembered
+  // text's ids (never modified); `ids` is 0 when it took none.
+  struct Reuse {
+    std::shared_ptr<const std::vector<int32_t>> remembered;
+    size_t ids = 0;
+  };
+  // Encode(text) in two parts: the ids it took from the prefix cache, said in `*reuse`, and the
+  // ids after them, returned; Encode(text) is their concatenation. A caller that only counts or
+  // hashes the ids then copies no remembered one, and can reuse what it derived from them before
+  // (gateway/keys/block_hash_memo.h). REQUIRES: reuse != nullptr.
+  std::vector<int32_t> EncodeAfterReuse(std::string_view text, Reuse* reuse) const;
   // The ids with the post-processor's special tokens (add_special_tokens=True).
   std::vector<int32_t> EncodeWithSpecialTokens(std::string_view text) const;
 
@@ -126,8 +137,9 @@ class HfTokenizer final : public request::Tokenizer {
   // Encodes one part of a piece: normalize, cut out normalized added tokens, pre-tokenize, BPE.
   void EncodePart(std::string_view text, size_t begin, size_t end, bool at_piece_start,
                   Sink& sink) const;
-  std::vector<int32_t> EncodeImpl(std::string_view text,
-                                  std::vector<std::string_view>* pieces) const;
+  // `reuse` not null: EncodeAfterReuse's split (the reused ids left out of the result).
+  std::vector<int32_t> EncodeImpl(std::string_view text, std::vector<std::string_view>* pieces,
+                                  Reuse* reuse = nullptr) const;
 
   Options options_;
   Normalizer normalizer_;

@@ -151,6 +151,35 @@ TEST_F(RequestKeyTest, ALongChatIsKeyedWhole) {
   EXPECT_GT(key.key.block_hashes.size(), 16384u / 64);  // beyond the approximate max_chars
 }
 
+// Chats that share a long system prompt: from the second one on, the encode restarts from the
+// remembered system prompt and the key reuses its block hashes (block_hash_memo.h). Every key,
+// its token count and its domain must be those of the chat's full ids, whatever the salt.
+TEST_F(RequestKeyTest, ChatsThatShareASystemPromptAreKeyedByTheirFullIds) {
+  std::string system;
+  for (int i = 0; system.size() < 6000; ++i) {
+    system += "Rule " + std::to_string(i) + ": answer politely, cite the policy section.\\n";
+  }
+  for (const std::string salt : {"", "", "tenant-a", "", "tenant-a"}) {
+    for (int n = 0; n < 3; ++n) {
+      const std::string body = R"({"model": "qwen16", "messages": [{"role": "system", "content": ")" +
+                               system + R"("}, {"role": "user", "content": "Ticket )" +
+                               std::to_string(n) + salt + R"(: where is my order?"}]})";
+      const request::InferenceRequest r = Parse(Endpoint::kChatCompletions, body);
+      const RequestKey key = Key(r, body, PrefixKeyMode::kPrecise, salt);
+      ASSERT_TRUE(key.precise) << key.reason;
+      absl::StatusOr<std::vector<int32_t>> ids =
+          EnginePromptIds(r, *(*models_)->Find("qwen16")->files(), kClock);
+      ASSERT_TRUE(ids.ok()) << ids.status();
+      EXPECT_EQ(key.key.prompt_tokens, static_cast<int64_t>(ids->size()));
+      EXPECT_THAT(key.key.block_hashes, ElementsAreArray(EngineHashes("qwen16", salt, *ids, 16)));
+      const routing::DispatchDomain domain =
+          routing::DomainOfTokenPrompt("qwen16", "", salt, *ids, 16);
+      EXPECT_EQ(key.domain.first_block, domain.first_block);
+      EXPECT_EQ(key.domain.record.root, domain.record.root);
+    }
+  }
+}
+
 TEST_F(RequestKeyTest, FallsBackToTheApproximateKeyWithItsReason) {
   const auto expect_fallback = [&](const std::string& model, Endpoint endpoint,
                                    const std::string& rest, std::string_view reason,
