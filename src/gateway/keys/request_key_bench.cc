@@ -6,8 +6,10 @@
 //                       (each iteration asks a new question)
 //   BM_PreciseKeyCold   the same with a system prompt not remembered (8,192 of them in turn)
 //   BM_RenderOnly       of BM_PreciseKeySeen, the chat template's render alone
-//   BM_EncodeOnly       of BM_PreciseKeySeen, the rendered chat's encode alone
-//   BM_HashOnly         of BM_PreciseKeySeen, the ids' block hashes and domain alone
+//   BM_EncodeOnly       of BM_PreciseKeySeen, the rendered chat's encode alone (the ids after those
+//                       reused from the prefix cache, HfTokenizer::EncodeAfterReuse, as the key)
+//   BM_HashOnly         of BM_PreciseKeySeen, the ids' block hashes and domain alone (the reused
+//                       ids' blocks from the memo, block_hash_memo.h, as the key)
 // The parse of the body, common to both, is not timed in these.
 //
 // BM_Decision: the whole routing decision of the admit stage, one request at a time, each timed
@@ -38,6 +40,7 @@
 #include "core/routing/prefix_key.h"
 #include "core/routing/router.h"
 #include "core/template/chat_prompt.h"
+#include "gateway/keys/block_hash_memo.h"
 #include "gateway/keys/request_key.h"
 
 namespace warmroute::gateway {
@@ -136,19 +139,28 @@ void BM_EncodeOnly(benchmark::State& state) {
                                              {.clock = &kClock}));
   }
   size_t n = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(files.tokenizer->Encode(texts[n++ % texts.size()]));
+  tokenize::HfTokenizer::Reuse reuse;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(files.tokenizer->EncodeAfterReuse(texts[n++ % texts.size()], &reuse));
+  }
 }
 void BM_HashOnly(benchmark::State& state) {
   const TokenizerFiles& files = *Models().Find("qwen")->files();
-  const std::vector<int32_t> ids = files.tokenizer->Encode(*jinja::RenderChatPrompt(
-      Chat(SystemPrompt(0), Question(0)), *files.chat_template, {.clock = &kClock}));
+  const std::string text = *jinja::RenderChatPrompt(Chat(SystemPrompt(0), Question(0)),
+                                                    *files.chat_template, {.clock = &kClock});
+  files.tokenizer->Encode(text);  // remembered, if no other benchmark did
+  tokenize::HfTokenizer::Reuse reuse;
+  const std::vector<int32_t> rest = files.tokenizer->EncodeAfterReuse(text, &reuse);
   routing::PrefixKeyOptions options;
   options.block_tokens = 16;
-  options.max_tokens = static_cast<int64_t>(ids.size());
+  options.max_tokens = static_cast<int64_t>(reuse.ids + rest.size());
+  BlockHashMemo memo;
+  std::vector<int32_t> first(reuse.remembered->begin(), reuse.remembered->begin() + 16);
   for (auto _ : state) {
-    benchmark::DoNotOptimize(routing::MakePrefixKeyFromTokens("qwen", "", ids, options));
-    benchmark::DoNotOptimize(routing::DomainOfTokenPrompt("qwen", "", "", ids, 16));
+    benchmark::DoNotOptimize(memo.MakeKey("qwen", "", reuse, rest, options));
+    benchmark::DoNotOptimize(routing::DomainOfTokenPrompt("qwen", "", "", first, 16));
   }
+  state.counters["reused_ids"] = static_cast<double>(reuse.ids);
 }
 
 // The chat's body as a client sends it.
