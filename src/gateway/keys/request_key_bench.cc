@@ -146,9 +146,12 @@ void BM_EncodeOnly(benchmark::State& state) {
 }
 void BM_HashOnly(benchmark::State& state) {
   const TokenizerFiles& files = *Models().Find("qwen")->files();
-  const std::string text = *jinja::RenderChatPrompt(Chat(SystemPrompt(0), Question(0)),
-                                                    *files.chat_template, {.clock = &kClock});
-  files.tokenizer->Encode(text);  // remembered, if no other benchmark did
+  const auto render = [&](uint64_t question) {
+    return *jinja::RenderChatPrompt(Chat(SystemPrompt(0), Question(question)),
+                                    *files.chat_template, {.clock = &kClock});
+  };
+  files.tokenizer->Encode(render(0));  // the system prompt remembered, if no other run did it
+  const std::string text = render(1 << 30);  // a question never encoded
   tokenize::HfTokenizer::Reuse reuse;
   const std::vector<int32_t> rest = files.tokenizer->EncodeAfterReuse(text, &reuse);
   routing::PrefixKeyOptions options;
@@ -160,6 +163,7 @@ void BM_HashOnly(benchmark::State& state) {
     benchmark::DoNotOptimize(memo.MakeKey("qwen", "", reuse, rest, options));
     benchmark::DoNotOptimize(routing::DomainOfTokenPrompt("qwen", "", "", first, 16));
   }
+  state.counters["ids"] = static_cast<double>(reuse.ids + rest.size());
   state.counters["reused_ids"] = static_cast<double>(reuse.ids);
 }
 
