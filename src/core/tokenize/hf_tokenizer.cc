@@ -26,14 +26,30 @@ struct HfTokenizer::Sink {
   std::vector<AddedVocabulary::Span> range_spans;  // EncodeRange's
   std::vector<AddedVocabulary::Span> part_spans;   // EncodePart's
 
-  // Ready for a new encode.
+  // Ready for a new encode. What a huge text grew is not kept: a buffer over kKeptElements is
+  // freed, so that a thread holds at most a few hundred KB between encodes.
   void Reset() {
     ids.clear();
     starts = nullptr;
     checkpoints = nullptr;
     cache = nullptr;
     arena.clear();
-    cuts.clear();
+    Clear(pre_tokens);
+    Clear(words);
+    Clear(lengths);
+    Clear(hashes);
+    Clear(cuts);
+    Clear(range_spans);
+    Clear(part_spans);
+  }
+  static constexpr size_t kKeptElements = size_t{1} << 14;
+  template <typename T>
+  static void Clear(std::vector<T>& v) {
+    if (v.capacity() > kKeptElements) {
+      std::vector<T>().swap(v);
+    } else {
+      v.clear();
+    }
   }
 
   void Checkpoint(size_t cut, bool in_segment) {
