@@ -4,7 +4,8 @@
 //     scope of its own, new for each iteration (its `set`s end with the iteration); if blocks
 //     are not scopes; a macro's body sees its parameters and the template's top level;
 //   - a variable is looked up in the scopes from the innermost out, then in the render's
-//     variables (and their fallback), then in the globals (range, namespace, dict, raise_exception, strftime_now);
+//     variables (and their fallback), then in the globals (range, namespace, dict, raise_exception,
+//     strftime_now);
 //   - Undefined prints as "", iterates as nothing and is false; using it otherwise
 //     (x.attr, x + 1) is an error;
 //   - raise_exception(message) ends the render with InvalidArgument(message).

@@ -22,7 +22,7 @@ struct HfTokenizer::Sink {
   std::vector<std::string_view> words;
   std::vector<uint32_t> lengths;
   std::vector<uint64_t> hashes;  // PieceCache::Hash of each pre-token
-  std::vector<PrefixCache::Checkpoint> cuts;      // the encode's checkpoints
+  std::vector<PrefixCache::Checkpoint> cuts;       // the encode's checkpoints
   std::vector<AddedVocabulary::Span> range_spans;  // EncodeRange's
   std::vector<AddedVocabulary::Span> part_spans;   // EncodePart's
 

@@ -28,11 +28,12 @@ const BlockHashMemo::Entry& BlockHashMemo::Find(
   routing::PrefixKeyOptions all;
   all.block_tokens = block_tokens;
   all.max_tokens = 0;  // every full block
-  Entry entry{.owner = remembered,
-              .model = std::string(model),
-              .salt = std::string(salt),
-              .block_tokens = block_tokens,
-              .hashes = routing::MakePrefixKeyFromTokens(model, salt, *remembered, all).block_hashes};
+  Entry entry{
+      .owner = remembered,
+      .model = std::string(model),
+      .salt = std::string(salt),
+      .block_tokens = block_tokens,
+      .hashes = routing::MakePrefixKeyFromTokens(model, salt, *remembered, all).block_hashes};
   if (it != entries_.end()) {
     // Another model, salt or block size for the same text, or a vector that took the place of
     // one no longer held: replaced (it keeps its place in the order).
@@ -52,10 +53,9 @@ routing::PrefixKey BlockHashMemo::MakeKey(std::string_view model, std::string_vi
                                           std::span<const int32_t> rest,
                                           const routing::PrefixKeyOptions& options) {
   const std::span<const int32_t> reused =
-      reuse.remembered != nullptr
-          ? std::span<const int32_t>(*reuse.remembered).first(std::min(reuse.ids,
-                                                                         reuse.remembered->size()))
-          : std::span<const int32_t>();
+      reuse.remembered != nullptr ? std::span<const int32_t>(*reuse.remembered)
+                                        .first(std::min(reuse.ids, reuse.remembered->size()))
+                                  : std::span<const int32_t>();
   const size_t blocks =
       options.block_tokens > 0 ? reused.size() / static_cast<size_t>(options.block_tokens) : 0;
   // What is hashed: the reused ids past the last full block inside them, then `rest`.
@@ -66,9 +66,8 @@ routing::PrefixKey BlockHashMemo::MakeKey(std::string_view model, std::string_vi
   after.insert(after.end(), rest.begin(), rest.end());
   if (blocks == 0) return routing::MakePrefixKeyFromTokens(model, salt, after, options);
   const Entry& entry = Find(model, salt, options.block_tokens, reuse.remembered);
-  return routing::MakePrefixKeyFromTokens(model, salt,
-                                          std::span<const uint64_t>(entry.hashes).first(blocks),
-                                          after, options);
+  return routing::MakePrefixKeyFromTokens(
+      model, salt, std::span<const uint64_t>(entry.hashes).first(blocks), after, options);
 }
 
 }  // namespace warmroute::gateway

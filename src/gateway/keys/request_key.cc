@@ -112,8 +112,7 @@ RequestKey MakeRequestKey(const request::InferenceRequest& request, const KeyInp
       // The domain reads the first block only (its length tells whether there is one).
       .domain = routing::DomainOfTokenPrompt(
           request.model, "", inputs.precise_salt,
-          FirstIds(reuse, *ids, static_cast<size_t>(model->block_size())),
-          model->block_size())};
+          FirstIds(reuse, *ids, static_cast<size_t>(model->block_size())), model->block_size())};
 }
 
 }  // namespace warmroute::gateway

@@ -20,8 +20,9 @@
 // root of {model, "", S}). A LoRA adapter is named by the request's model, which keys the root.
 // Cost: rendering plus one HfTokenizer encode; a prompt that begins with a text the tokenizer saw
 // before (a shared system prompt) costs only its new part (hf_tokenizer.h), and so does hashing
-// its ids (block_hash_memo.h, one memo per thread): the reused ids are neither copied nor hashed. Prompts whose
-// rendered text exceeds kMaxPreciseBytes fall back, so no request costs more than that.
+// its ids (block_hash_memo.h, one memo per thread): the reused ids are neither copied nor
+// hashed. Prompts whose rendered text exceeds kMaxPreciseBytes fall back, so no request costs
+// more than that.
 //
 // Fallback (never an error to the client: the request goes upstream unchanged, the engine decides
 // what is valid), with its reason:

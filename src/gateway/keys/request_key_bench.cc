@@ -147,10 +147,10 @@ void BM_EncodeOnly(benchmark::State& state) {
 void BM_HashOnly(benchmark::State& state) {
   const TokenizerFiles& files = *Models().Find("qwen")->files();
   const auto render = [&](uint64_t question) {
-    return *jinja::RenderChatPrompt(Chat(SystemPrompt(0), Question(question)),
-                                    *files.chat_template, {.clock = &kClock});
+    return *jinja::RenderChatPrompt(Chat(SystemPrompt(0), Question(question)), *files.chat_template,
+                                    {.clock = &kClock});
   };
-  files.tokenizer->Encode(render(0));  // the system prompt remembered, if no other run did it
+  files.tokenizer->Encode(render(0));        // the system prompt remembered, if no other run did it
   const std::string text = render(1 << 30);  // a question never encoded
   tokenize::HfTokenizer::Reuse reuse;
   const std::vector<int32_t> rest = files.tokenizer->EncodeAfterReuse(text, &reuse);

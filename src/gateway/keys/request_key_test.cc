@@ -161,9 +161,10 @@ TEST_F(RequestKeyTest, ChatsThatShareASystemPromptAreKeyedByTheirFullIds) {
   }
   for (const std::string salt : {"", "", "tenant-a", "", "tenant-a"}) {
     for (int n = 0; n < 3; ++n) {
-      const std::string body = R"({"model": "qwen16", "messages": [{"role": "system", "content": ")" +
-                               system + R"("}, {"role": "user", "content": "Ticket )" +
-                               std::to_string(n) + salt + R"(: where is my order?"}]})";
+      const std::string body =
+          R"({"model": "qwen16", "messages": [{"role": "system", "content": ")" + system +
+          R"("}, {"role": "user", "content": "Ticket )" + std::to_string(n) + salt +
+          R"(: where is my order?"}]})";
       const request::InferenceRequest r = Parse(Endpoint::kChatCompletions, body);
       const RequestKey key = Key(r, body, PrefixKeyMode::kPrecise, salt);
       ASSERT_TRUE(key.precise) << key.reason;
