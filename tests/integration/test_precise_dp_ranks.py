@@ -35,13 +35,15 @@ PREFIXES, WAVES = 8, 6  # the traffic: WAVES waves of PREFIXES concurrent chats
 class DpEngine(Engine):
     """One `warmroute engine --data-parallel-size N` process (one replica) on fixed ports."""
 
-    def __init__(self, ranks):  # not Engine.__init__: one range holds the HTTP port and every rank's
-        base = free_tcp_port(1 + 2 * ranks)
+    def __init__(self, ranks):
         self.ranks = ranks
+        super().__init__(["--data-parallel-size", str(ranks)])
+
+    def pick_ports(self):
+        # One range holds the HTTP port and every rank's publisher and replay ports.
+        base = free_tcp_port(1 + 2 * self.ranks)
         self.http_port = base
-        self.pub_port, self.replay_port = base + 1, base + 1 + ranks  # rank r: + r
-        self.extra_args = ["--data-parallel-size", str(ranks)]
-        self.proc = None
+        self.pub_port, self.replay_port = base + 1, base + 1 + self.ranks  # rank r: + r
 
     def chat_on_rank(self, rank, body):
         """A chat sent to the engine itself, pinned to `rank`; returns the response object."""

@@ -42,13 +42,18 @@ class Engine:
     it can be restarted where the gateway expects it."""
 
     def __init__(self, extra_args=(), replay=True):
+        self.replay = replay
+        self.pick_ports()
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.started = False
+
+    def pick_ports(self):
         # One block of ports: separate free_tcp_port() calls may hand out the same port twice.
         base = free_tcp_port(3)
         self.http_port = base
         self.pub_port = base + 1
-        self.replay_port = base + 2 if replay else None
-        self.extra_args = list(extra_args)
-        self.proc = None
+        self.replay_port = base + 2 if self.replay else None
 
     def kv_events_config(self):
         c = {"enable_kv_cache_events": True, "publisher": "zmq",
@@ -58,11 +63,23 @@ class Engine:
         return json.dumps(c)
 
     def start(self):
-        self.proc = EmulatorProcess(["--profile", "tiny", "--no-jitter", "--model", MODEL,
-                                     "--tokenizer", QWEN3, "--kv-events-config",
-                                     self.kv_events_config(), *self.extra_args],
-                                    port=self.http_port)
-        self.proc.__enter__()
+        # The ports were free when picked, but a concurrent test's process may take one before
+        # the engine binds it: a first start picks new ones and tries again (a restart keeps
+        # its ports, where the gateway expects them).
+        for attempt in range(3):
+            self.proc = EmulatorProcess(["--profile", "tiny", "--no-jitter", "--model", MODEL,
+                                         "--tokenizer", QWEN3, "--kv-events-config",
+                                         self.kv_events_config(), *self.extra_args],
+                                        port=self.http_port)
+            try:
+                self.proc.__enter__()
+                break
+            except RuntimeError as e:
+                self.proc = None
+                if self.started or attempt == 2 or "Address already in use" not in str(e):
+                    raise
+                self.pick_ports()
+        self.started = True
         return self
 
     def stop(self):
