@@ -126,15 +126,7 @@ PrefixKey MakePrefixKeyFromText(std::string_view model, std::string_view tenant_
 PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
                                   std::span<const int32_t> tokens,
                                   const PrefixKeyOptions& options) {
-  PrefixKey key;
-  key.prompt_tokens = static_cast<int64_t>(tokens.size());
-  if (options.block_tokens <= 0) return key;
-  key.tokens_per_block = options.block_tokens;
-  key.block_hashes = HashChain(reinterpret_cast<const char*>(tokens.data()), tokens.size_bytes(),
-                               sizeof(int32_t) * static_cast<size_t>(options.block_tokens),
-                               MaxBlocks(options.max_tokens, options.block_tokens),
-                               RootHash(model, tenant_or_salt));
-  return key;
+  return MakePrefixKeyFromTokens(model, tenant_or_salt, {}, tokens, options);
 }
 
 PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
@@ -150,12 +142,19 @@ PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenan
   key.tokens_per_block = options.block_tokens;
   const size_t max_blocks = MaxBlocks(options.max_tokens, options.block_tokens);
   const size_t taken = std::min(known.size(), max_blocks);
-  key.block_hashes.reserve(std::min(max_blocks, taken + rest.size() / block));
-  key.block_hashes.assign(known.begin(), known.begin() + static_cast<ptrdiff_t>(taken));
-  if (taken < known.size()) return key;
-  const std::vector<uint64_t> after = HashChain(
+  if (taken < known.size()) {
+    key.block_hashes.assign(known.begin(), known.begin() + static_cast<ptrdiff_t>(taken));
+    return key;
+  }
+  std::vector<uint64_t> after = HashChain(
       reinterpret_cast<const char*>(rest.data()), rest.size_bytes(), sizeof(int32_t) * block,
       max_blocks - taken, taken > 0 ? known[taken - 1] : RootHash(model, tenant_or_salt));
+  if (taken == 0) {
+    key.block_hashes = std::move(after);
+    return key;
+  }
+  key.block_hashes.reserve(taken + after.size());
+  key.block_hashes.assign(known.begin(), known.begin() + static_cast<ptrdiff_t>(taken));
   key.block_hashes.insert(key.block_hashes.end(), after.begin(), after.end());
   return key;
 }

@@ -73,7 +73,8 @@ PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenan
 
 // Same as above for tokens that are known.size() blocks whose chain hashes are `known` (as
 // MakePrefixKeyFromTokens gives them, with the same model, salt and block_tokens), then `rest`:
-// only `rest` is hashed (gateway/keys/block_hash_memo.h keeps such hashes).
+// only `rest` is hashed (gateway/keys/block_hash_memo.h keeps such hashes). With `known` empty,
+// the key of `rest` alone: the overload above.
 PrefixKey MakePrefixKeyFromTokens(std::string_view model, std::string_view tenant_or_salt,
                                   std::span<const uint64_t> known, std::span<const int32_t> rest,
                                   const PrefixKeyOptions& options);
