@@ -135,6 +135,21 @@ TEST(HfTokenizerTest, EncodesIllFormedUtf8AsReplacementCharacters) {
   EXPECT_EQ(joined, text);
 }
 
+// The file at `path` twice: with the default caches, and with none (every encode a full one).
+// Null where the file does not load.
+struct CachedAndPlain {
+  std::unique_ptr<HfTokenizer> cached;
+  std::unique_ptr<HfTokenizer> plain;
+};
+CachedAndPlain LoadCachedAndPlain(const std::string& path) {
+  HfTokenizer::Options no_cache;
+  no_cache.prefix_cache_bytes = 0;
+  no_cache.piece_cache_entries = 0;
+  absl::StatusOr<std::unique_ptr<HfTokenizer>> cached = HfTokenizer::FromFile(path);
+  absl::StatusOr<std::unique_ptr<HfTokenizer>> plain = HfTokenizer::FromFile(path, no_cache);
+  return {cached.ok() ? *std::move(cached) : nullptr, plain.ok() ? *std::move(plain) : nullptr};
+}
+
 // Texts of random fragments, many sharing long beginnings: with the prefix cache (restarts),
 // every text gets the ids of a tokenizer without caches.
 TEST(HfTokenizerTest, RestartsFromRememberedPrefixesGiveFullEncodeIds) {
@@ -171,12 +186,8 @@ TEST(HfTokenizerTest, RestartsFromRememberedPrefixesGiveFullEncodeIds) {
   for (const std::string name : {"qwen3", "llama3_1", "deepseek_v3", "gemma3"}) {
     const std::string path = testing::TokenizerPath(name);
     if (!testing::Exists(path)) continue;
-    absl::StatusOr<std::unique_ptr<HfTokenizer>> cached = HfTokenizer::FromFile(path);
-    HfTokenizer::Options no_cache;
-    no_cache.prefix_cache_bytes = 0;
-    no_cache.piece_cache_entries = 0;
-    absl::StatusOr<std::unique_ptr<HfTokenizer>> plain = HfTokenizer::FromFile(path, no_cache);
-    ASSERT_TRUE(cached.ok() && plain.ok());
+    const auto [cached, plain] = LoadCachedAndPlain(path);
+    ASSERT_TRUE(cached != nullptr && plain != nullptr);
     std::mt19937 rng(11);
     std::uniform_int_distribution<size_t> pick(0, std::size(fragments) - 1);
     std::vector<std::string> bases;
@@ -192,10 +203,49 @@ TEST(HfTokenizerTest, RestartsFromRememberedPrefixesGiveFullEncodeIds) {
       for (int k = std::uniform_int_distribution<int>(0, 60)(rng); k > 0; --k) {
         text += fragments[pick(rng)];
       }
-      ASSERT_EQ((*cached)->Encode(text), (*plain)->Encode(text)) << name << ": " << text;
+      ASSERT_EQ(cached->Encode(text), plain->Encode(text)) << name << ": " << text;
     }
-    EXPECT_GT((*cached)->prefix_hits(), 60u) << name;
+    EXPECT_GT(cached->prefix_hits(), 60u) << name;
   }
+}
+
+// A chat that only adds a question to a remembered system prompt restarts from it and is not
+// remembered itself (what it adds is under prefix_min_bytes): the prefix cache neither grows nor
+// evicts per request. A text that adds at least prefix_min_bytes and a quarter of its length is
+// remembered. Either way the ids are a full encode's.
+TEST(HfTokenizerTest, RemembersOnlyTextsThatAddEnoughToARememberedOne) {
+  const std::string path = testing::TokenizerPath("qwen3");
+  if (!testing::Exists(path)) GTEST_SKIP() << path << " is not unpacked";
+  const auto [cached, plain] = LoadCachedAndPlain(path);
+  ASSERT_TRUE(cached != nullptr && plain != nullptr);
+  std::string system = "<|im_start|>system\nYou are the support assistant.\n";
+  for (int i = 0; system.size() < 11'500; ++i) {
+    system += "Rule " + std::to_string(i) + ": answer politely, cite the policy section.\n";
+  }
+  system += "<|im_end|>\n<|im_start|>user\n";
+  const auto chat = [&](int n, size_t question_bytes) {
+    std::string question = "Ticket " + std::to_string(n) + ": ";
+    while (question.size() < question_bytes) question += "My order arrived damaged. ";
+    return system + question + "<|im_end|>\n<|im_start|>assistant\n";
+  };
+  ASSERT_EQ(cached->Encode(chat(0, 500)), plain->Encode(chat(0, 500)));
+  const size_t remembered_bytes = cached->CacheBytes();
+  const uint64_t hits = cached->prefix_hits();
+  for (int n = 1; n <= 3; ++n) {
+    const std::string text = chat(n, 500);
+    HfTokenizer::Reuse reuse;
+    std::vector<int32_t> ids = cached->EncodeAfterReuse(text, &reuse);
+    ASSERT_NE(reuse.remembered, nullptr);
+    ids.insert(ids.begin(), reuse.remembered->begin(),
+               reuse.remembered->begin() + static_cast<ptrdiff_t>(reuse.ids));
+    EXPECT_EQ(ids, plain->Encode(text)) << n;
+  }
+  EXPECT_EQ(cached->prefix_hits(), hits + 3);
+  EXPECT_EQ(cached->CacheBytes(), remembered_bytes);  // nothing remembered
+  // About 5,000 bytes added to a text of about 16,500: over 1,024 bytes and over a quarter.
+  const std::string longer = chat(4, 5000);
+  EXPECT_EQ(cached->Encode(longer), plain->Encode(longer));
+  EXPECT_GT(cached->CacheBytes(), remembered_bytes);
 }
 
 }  // namespace
