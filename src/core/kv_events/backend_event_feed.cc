@@ -1,5 +1,6 @@
 #include "core/kv_events/backend_event_feed.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,9 @@ BackendEventFeed::BackendEventFeed(routing::BackendId backend, BackendEventFeedO
       writer_({.block_size = options.block_size,
                .max_blocks_per_backend = options.max_blocks_per_backend}) {
   const int ranks = options.dp_ranks < 1 ? 1 : options.dp_ranks;
+  if (!options_.rank_slices.empty() && options_.rank_slices.size() != static_cast<size_t>(ranks)) {
+    std::abort();  // a broken invariant: the caller builds one slice per rank
+  }
   ranks_.reserve(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) ranks_.emplace_back(options.stream);
 }
@@ -54,11 +58,14 @@ void BackendEventFeed::Perform(int rank, const StreamActions& actions, uint64_t 
   for (const StreamAction& a : actions) {
     switch (a.kind) {
       case StreamAction::Kind::kClearSlice:
-        // The rank's own stream started over (a restart, a loss). A restart is the engine's, so
-        // every rank's numbering may have started over too: their histories from seq 0.
-        for (Rank& r : ranks_) r.history_from = 0;
         steps_.push_back(
             {.kind = Step::Kind::kClear, .rank = rank, .batch = 0, .seq = 0, .replayed = false});
+        // With a slice per rank, the rank's own slice is all this clears (each rank's stream
+        // sees its own restart). Sharing one: the rank's stream started over (a restart, a
+        // loss); a restart is the engine's, so every rank's numbering may have started over
+        // too: their histories from seq 0.
+        if (separate()) break;
+        for (Rank& r : ranks_) r.history_from = 0;
         ClearOtherRanks(rank, now);
         break;
       case StreamAction::Kind::kRequestReplay:
@@ -202,8 +209,18 @@ void BackendEventFeed::Clear(TimePoint now) {
     ranks_[i].history_from = 0;
     ClearRank(static_cast<int>(i), 0, now);
   }
-  steps_.push_back(
-      {.kind = Step::Kind::kClear, .rank = 0, .batch = 0, .seq = 0, .replayed = false});
+  const int slices = separate() ? dp_ranks() : 1;
+  for (int r = 0; r < slices; ++r) {
+    steps_.push_back(
+        {.kind = Step::Kind::kClear, .rank = r, .batch = 0, .seq = 0, .replayed = false});
+  }
+}
+
+size_t BackendEventFeed::blocks() const {
+  if (!separate()) return writer_.blocks(backend_);
+  size_t total = 0;
+  for (routing::BackendId slice : options_.rank_slices) total += writer_.blocks(slice);
+  return total;
 }
 
 void BackendEventFeed::ApplyTo(routing::Router& router) {
@@ -211,37 +228,46 @@ void BackendEventFeed::ApplyTo(routing::Router& router) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step step = steps_[i];
     updates_.clear();
+    const routing::BackendId slice = slice_of(step.rank);
     if (step.kind == Step::Kind::kClear) {
-      writer_.Clear(backend_, updates_);
-      router.ApplyIndexUpdates(backend_, updates_);
+      writer_.Clear(slice, updates_);
+      router.ApplyIndexUpdates(slice, updates_);
       continue;
     }
     const EventBatch& batch = batches_[step.batch].batch;
-    absl::Status status = writer_.Apply(backend_, batch, router.attribution(), updates_);
+    absl::Status status = writer_.Apply(slice, batch, router.attribution(), updates_);
     if (!status.ok()) {
       // Phase 1 checked what the writer rejects; should it still reject a batch, it is dropped
       // as malformed and the slice rebuilt, like any unreadable message.
       Malformed(step.rank, std::string(status.message()), pending_now_);
       continue;  // Malformed queued a clear step, performed by this loop
     }
-    router.ApplyIndexUpdates(backend_, updates_);
+    router.ApplyIndexUpdates(slice, updates_);
     ++counters_.applied;
     ++ranks_[static_cast<size_t>(step.rank)].applied;
     if (step.replayed) ++counters_.replayed;
     applied_ts_.push_back(batch.ts);
     for (const Event& e : batch.events) {
       if (e.kind != EventKind::kAllBlocksCleared) continue;
-      // The engine's cache is empty now, and the writer cleared the backend's whole slice.
+      // The rank's cache is empty now, and the writer cleared its slice (the shared one: the
+      // other ranks' blocks went with it).
       ++counters_.clears;
       ranks_[static_cast<size_t>(step.rank)].history_from = step.seq + 1;
       ranks_[static_cast<size_t>(step.rank)].stream.MarkComplete();
-      ClearOtherRanks(step.rank, pending_now_);
+      if (!separate()) ClearOtherRanks(step.rank, pending_now_);
     }
   }
   steps_.clear();
   used_batches_ = 0;
-  router.SetKvEventState(
-      backend_, uncertain() ? routing::KvEventState::kUncertain : routing::KvEventState::kPrecise);
+  auto state_of = [](StreamState s) {
+    return s == StreamState::kPrecise ? routing::KvEventState::kPrecise
+                                      : routing::KvEventState::kUncertain;
+  };
+  if (!separate()) {
+    router.SetKvEventState(backend_, state_of(state()));
+    return;
+  }
+  for (int r = 0; r < dp_ranks(); ++r) router.SetKvEventState(slice_of(r), state_of(rank_state(r)));
 }
 
 std::vector<ReplayRequest> BackendEventFeed::TakeReplayRequests() {

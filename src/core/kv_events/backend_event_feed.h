@@ -23,15 +23,21 @@
 // error_transitions() counts the transitions from "last message fine" to "malformed" per rank,
 // so that the caller logs once per transition rather than once per frame.
 //
-// Data-parallel ranks share the backend's index slice and one writer (ranks' caches are
-// separate, the router addresses the backend): a rank's stream clearing the slice (restart,
-// loss, AllBlocksCleared) takes the other ranks' blocks with it, so their streams are cleared
-// too (EventStream::Clear: uncertain until each rank's history is replayed from seq 0, or
-// rebuilding without a replay endpoint) — an under-prediction, never a stale hit.
-// A rank's AllBlocksCleared makes only that rank's stream complete (MarkComplete), and the
-// other ranks replay only from their own latest AllBlocksCleared on (EventStream::ClearFrom):
-// from seq 0 each rank's replay would bring back its own AllBlocksCleared, clearing the slice
-// and the other ranks' streams again, for ever.
+// Data-parallel ranks, two layouts (one writer either way: it keeps a map per slice):
+//   - a slice per rank (`rank_slices`: rank r's BackendId, when the router addresses each rank
+//     as its own target — the gateway's rank targets): rank r's events change only its own
+//     slice and set only its own KvEventState, and a rank's clear (restart, loss,
+//     AllBlocksCleared) clears only its slice; Clear() (a health flap) clears every rank's.
+//     An engine restart restarts every rank's numbering, so each rank's stream clears its own.
+//   - one shared slice (`rank_slices` empty: the router addresses the backend and the engine's
+//     balancer picks the rank): a rank's stream clearing the slice takes the other ranks'
+//     blocks with it, so their streams are cleared too (EventStream::Clear: uncertain until
+//     each rank's history is replayed from seq 0, or rebuilding without a replay endpoint) — an
+//     under-prediction, never a stale hit. A rank's AllBlocksCleared makes only that rank's
+//     stream complete (MarkComplete), and the other ranks replay only from their own latest
+//     AllBlocksCleared on (EventStream::ClearFrom): from seq 0 each rank's replay would bring
+//     back its own AllBlocksCleared, clearing the slice and the other ranks' streams again, for
+//     ever.
 //
 // Counters (counters()): messages applied (live or replayed), applied from a replay,
 // duplicates, malformed, missed for good; resets by reason: restart (a sequence went back),
@@ -71,6 +77,9 @@ struct BackendEventFeedOptions {
   int dp_ranks = 1;     // publishers (data-parallel ranks) of the backend: ranks 0..dp_ranks-1
   EventStreamOptions stream{};
   size_t max_blocks_per_backend = size_t{1} << 22;
+  // Empty: the ranks share the backend's slice. Else dp_ranks ids, rank r's events feeding
+  // rank_slices[r]'s slice (see "Data-parallel ranks" above).
+  std::vector<routing::BackendId> rank_slices{};
 };
 
 struct FeedCounters {
@@ -110,9 +119,9 @@ class BackendEventFeed {
   void OnReplayFrames(std::span<const std::string_view> frames, TimePoint now, int rank = 0);
   // Replay timeouts, ends of rebuilds, for every rank.
   void Tick(TimePoint now);
-  // The backend's slice can no longer be trusted (a health flap: the engine may have restarted
-  // unseen): every rank's stream clears, then replays its history from seq 0 (or rebuilds,
-  // without a replay endpoint).
+  // The backend's slice (every rank's, with rank_slices) can no longer be trusted (a health flap:
+  // the engine may have restarted unseen): every rank's stream clears, then replays its history
+  // from seq 0 (or rebuilds, without a replay endpoint).
   void Clear(TimePoint now);
 
   // Phase 2: performs what phase 1 left pending, in order, on `router`.
@@ -121,6 +130,10 @@ class BackendEventFeed {
   std::vector<ReplayRequest> TakeReplayRequests();
 
   routing::BackendId backend() const { return backend_; }
+  // The slice rank `rank`'s events change: its own with rank_slices, else the backend's.
+  routing::BackendId slice_of(int rank) const {
+    return separate() ? options_.rank_slices[static_cast<size_t>(rank)] : backend_;
+  }
   int dp_ranks() const { return static_cast<int>(ranks_.size()); }
   // The backend's state: kPrecise when every rank's stream is precise; else the least certain
   // rank's state (kStarting before kAwaitingReplay before kRebuilding).
@@ -133,7 +146,8 @@ class BackendEventFeed {
   bool uncertain() const { return state() != StreamState::kPrecise; }
   const FeedCounters& counters() const { return counters_; }
   const WriterCounters& writer_counters() const { return writer_.counters(); }
-  size_t blocks() const { return writer_.blocks(backend_); }
+  // Engine blocks mapped, over every slice of the backend.
+  size_t blocks() const;
   // The latest malformed input's reason (empty: none yet).
   const std::string& last_error() const { return last_error_; }
   // Transitions into "malformed" (a malformed message after a good one, or the first).
@@ -175,6 +189,7 @@ class BackendEventFeed {
   void ClearRank(int rank, uint64_t from_seq, TimePoint now);
   // A rank's clear clears the shared slice: the other ranks' streams clear too.
   void ClearOtherRanks(int rank, TimePoint now);
+  bool separate() const { return !options_.rank_slices.empty(); }
   // Bookkeeping of a stream's counters before and after a call (restarts, rebuilds, ...).
   void CountStream(const StreamCounters& before, const StreamCounters& after);
 

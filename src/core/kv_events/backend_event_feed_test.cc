@@ -341,5 +341,87 @@ TEST_F(FeedTest, ARanksRestartReplaysTheOtherRanksFromSequenceZero) {
   EXPECT_EQ(requests[0].from_seq, 0u);
 }
 
+// Rank slices: a data-parallel backend whose ranks the router addresses as targets of their own.
+class RankSlicesTest : public FeedTest {
+ protected:
+  RankSlicesTest() {
+    // The prompt dispatched to the second target (rank 1's) too, so that its first block is
+    // attributed there.
+    routing::RoutingRequest r;
+    r.id = 2;
+    r.model = "m";
+    r.key = Key();
+    r.prompt_tokens = static_cast<int64_t>(tokens_.size());
+    r.placement = routing::Placement::kPinned;
+    r.pinned = b1_;
+    EXPECT_EQ(router_.Route(r)->backend, b1_);
+    router_.SetDispatchDomain(2, routing::DomainOfTokenPrompt("m", "", "", tokens_, kBlock));
+    router_.CommitInsert(2);
+    router_.OnFinished(2, 0);
+    router_.ClearIndex(b1_);
+  }
+  int MatchedOn(BackendId b) const { return router_.index().Match(Key().block_hashes)[b]; }
+  KvEventState StateOf(BackendId b) const { return router_.fleet().backend(b).kv_events; }
+
+  BackendId b1_ = 1;
+  BackendEventFeed feed_{0,
+                         {.block_size = kBlock,
+                          .dp_ranks = 2,
+                          .stream = {.replay_configured = true},
+                          .rank_slices = {0, 1}}};
+};
+
+TEST_F(RankSlicesTest, EachRanksEventsFeedItsOwnSliceAndState) {
+  Live(feed_, 0, StorePrompt(0), 0);
+  EXPECT_EQ(MatchedOn(b0_), 4);
+  EXPECT_EQ(MatchedOn(b1_), 0);  // rank 1 stored nothing: its target predicts nothing
+  EXPECT_EQ(StateOf(b0_), KvEventState::kPrecise);
+  EXPECT_EQ(StateOf(b1_), KvEventState::kUncertain);  // rank 1 silent yet
+  EXPECT_EQ(feed_.slice_of(1), b1_);
+
+  Live(feed_, 0, StorePrompt(1), 1);
+  EXPECT_EQ(MatchedOn(b1_), 4);
+  EXPECT_EQ(StateOf(b1_), KvEventState::kPrecise);
+  EXPECT_EQ(feed_.blocks(), 8u);  // both slices' engine blocks
+  EXPECT_EQ(feed_.state(), StreamState::kPrecise);
+}
+
+TEST_F(RankSlicesTest, ARanksResetOrRestartClearsOnlyItsSliceAndReplaysNoOtherRank) {
+  Live(feed_, 0, StorePrompt(0), 0);
+  Live(feed_, 0, StorePrompt(1), 1);
+  Live(feed_, 1, Batch({Cleared()}, 1), 1);  // rank 1's reset
+  EXPECT_EQ(MatchedOn(b1_), 0);
+  EXPECT_EQ(MatchedOn(b0_), 4);  // rank 0's cache holds its blocks still
+  EXPECT_TRUE(feed_.TakeReplayRequests().empty());
+  EXPECT_EQ(feed_.rank_state(0), StreamState::kPrecise);
+  EXPECT_EQ(feed_.counters().clears, 1);
+
+  Live(feed_, 1, Batch({}, 0), 0);
+  Live(feed_, 0, Batch({}, 0), 0);  // rank 0's numbering starts over: its restart
+  EXPECT_EQ(MatchedOn(b0_), 0);
+  EXPECT_EQ(feed_.rank_state(1), StreamState::kPrecise);
+  for (const ReplayRequest& r : feed_.TakeReplayRequests()) EXPECT_EQ(r.rank, 0);
+
+  // A malformed message on rank 1 rebuilds rank 1 alone.
+  Live(feed_, 1, StorePrompt(0), 0);
+  Live(feed_, 2, Batch({}, 0), 1);  // rank 0's batch on rank 1's endpoint
+  EXPECT_EQ(feed_.counters().malformed, 1);
+  EXPECT_EQ(MatchedOn(b0_), 4);
+  EXPECT_EQ(StateOf(b0_), KvEventState::kPrecise);
+  EXPECT_EQ(StateOf(b1_), KvEventState::kUncertain);
+}
+
+TEST_F(RankSlicesTest, AHealthFlapClearsEveryRanksSlice) {
+  Live(feed_, 0, StorePrompt(0), 0);
+  Live(feed_, 0, StorePrompt(1), 1);
+  feed_.Clear(clock_.Now());
+  feed_.ApplyTo(router_);
+  EXPECT_EQ(MatchedOn(b0_), 0);
+  EXPECT_EQ(MatchedOn(b1_), 0);
+  EXPECT_EQ(StateOf(b0_), KvEventState::kUncertain);
+  EXPECT_EQ(StateOf(b1_), KvEventState::kUncertain);
+  EXPECT_EQ(feed_.TakeReplayRequests().size(), 2u);  // each rank's history from seq 0
+}
+
 }  // namespace
 }  // namespace warmroute::kv_events
