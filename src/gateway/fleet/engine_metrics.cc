@@ -8,6 +8,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "net/prometheus_text.h"
 
@@ -147,6 +148,75 @@ std::optional<int64_t> VllmKvCapacityTokens(std::span<const net::MetricSample> s
   return total;
 }
 
+// The whole reading of `samples` (ReadEngineMetrics without its cores).
+absl::StatusOr<ScrapedEngineMetrics> ReadSamples(EngineKind kind,
+                                                 std::span<const net::MetricSample> samples,
+                                                 TimePoint now) {
+  const LoadMetricNames names = NamesOf(kind);
+
+  ScrapedEngineMetrics out;
+  out.sample.scraped_at = now;
+  absl::StatusOr<int64_t> running = SumCounts(samples, names.running);
+  if (!running.ok()) return running.status();
+  out.sample.num_running = *running;
+  absl::StatusOr<int64_t> waiting = SumCounts(samples, names.waiting);
+  if (!waiting.ok()) return waiting.status();
+  out.sample.num_waiting = *waiting;
+
+  absl::StatusOr<std::optional<double>> kv_usage = MeanFraction(samples, names.kv_usage);
+  if (!kv_usage.ok()) return kv_usage.status();
+  if (kv_usage->has_value()) {
+    out.sample.kv_usage = **kv_usage;
+  } else if (names.kv_usage_required) {
+    return absl::FailedPreconditionError(absl::StrCat("metric ", Join(names.kv_usage, " (or "),
+                                                      names.kv_usage.size() > 1 ? ")" : "",
+                                                      " is missing from the engine's metrics"));
+  }
+
+  if (kind == EngineKind::kVllm) out.kv_capacity_tokens = VllmKvCapacityTokens(samples);
+  return out;
+}
+
+// Orders `engine` label values numerically when both are numbers, numbers first.
+bool EngineBefore(const std::string& a, const std::string& b) {
+  int64_t x = 0, y = 0;
+  const bool a_num = absl::SimpleAtoi(a, &x), b_num = absl::SimpleAtoi(b, &y);
+  if (a_num != b_num) return a_num;
+  return a_num ? x < y : a < b;
+}
+
+// The per-core readings (see ScrapedEngineMetrics::cores).
+std::vector<EngineCoreMetrics> ReadCores(EngineKind kind,
+                                         std::span<const net::MetricSample> samples,
+                                         TimePoint now) {
+  const std::string_view running = NamesOf(kind).running;
+  std::vector<std::string> engines;
+  for (const net::MetricSample& sample : samples) {
+    if (sample.name != running) continue;
+    const std::optional<std::string_view> engine = net::FindLabel(sample, "engine");
+    if (!engine.has_value()) return {};
+    if (std::find(engines.begin(), engines.end(), *engine) == engines.end()) {
+      engines.emplace_back(*engine);
+    }
+  }
+  std::sort(engines.begin(), engines.end(), EngineBefore);
+  std::vector<EngineCoreMetrics> cores;
+  std::vector<net::MetricSample> own;
+  for (const std::string& engine : engines) {
+    own.clear();
+    for (const net::MetricSample& sample : samples) {
+      if (net::FindLabel(sample, "engine") == std::optional<std::string_view>(engine)) {
+        own.push_back(sample);
+      }
+    }
+    absl::StatusOr<ScrapedEngineMetrics> core = ReadSamples(kind, own, now);
+    if (!core.ok()) return {};
+    cores.push_back(
+        {.engine = engine, .sample = core->sample, .kv_capacity_tokens = core->kv_capacity_tokens});
+  }
+  return cores;
+}
+
 }  // namespace
 
 absl::StatusOr<EngineKind> ParseEngineKind(std::string_view name) {
@@ -187,28 +257,8 @@ absl::StatusOr<ScrapedEngineMetrics> ReadEngineMetrics(EngineKind kind,
     return absl::InvalidArgumentError(
         absl::StrCat("invalid Prometheus text from the engine: ", samples.status().message()));
   }
-  const LoadMetricNames names = NamesOf(kind);
-
-  ScrapedEngineMetrics out;
-  out.sample.scraped_at = now;
-  absl::StatusOr<int64_t> running = SumCounts(*samples, names.running);
-  if (!running.ok()) return running.status();
-  out.sample.num_running = *running;
-  absl::StatusOr<int64_t> waiting = SumCounts(*samples, names.waiting);
-  if (!waiting.ok()) return waiting.status();
-  out.sample.num_waiting = *waiting;
-
-  absl::StatusOr<std::optional<double>> kv_usage = MeanFraction(*samples, names.kv_usage);
-  if (!kv_usage.ok()) return kv_usage.status();
-  if (kv_usage->has_value()) {
-    out.sample.kv_usage = **kv_usage;
-  } else if (names.kv_usage_required) {
-    return absl::FailedPreconditionError(absl::StrCat("metric ", Join(names.kv_usage, " (or "),
-                                                      names.kv_usage.size() > 1 ? ")" : "",
-                                                      " is missing from the engine's metrics"));
-  }
-
-  if (kind == EngineKind::kVllm) out.kv_capacity_tokens = VllmKvCapacityTokens(*samples);
+  absl::StatusOr<ScrapedEngineMetrics> out = ReadSamples(kind, *samples, now);
+  if (out.ok()) out->cores = ReadCores(kind, *samples, now);
   return out;
 }
 

@@ -2,7 +2,8 @@
 // router's normalised load sample (routing::EngineMetricsSample).
 //
 // Metrics read, per engine kind (each summed over its label sets: one server may expose several
-// models or data-parallel engines; the KV usage fraction is averaged over them instead):
+// models or data-parallel engines; the KV usage fraction is averaged over them instead; and the
+// same per engine core, by the `engine` label, for a data-parallel backend's rank targets):
 //   vllm      vllm:num_requests_running, vllm:num_requests_waiting,
 //             vllm:kv_cache_usage_perc (a fraction in [0, 1] despite its name; vLLM before V1:
 //             vllm:gpu_cache_usage_perc). KV capacity in tokens: num_gpu_blocks x block_size,
@@ -32,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
@@ -54,10 +56,22 @@ std::string EngineKindNames();
 // Whether ReadEngineMetrics can read load metrics of `kind` (false: trtllm, openai).
 bool ExposesLoadMetrics(EngineKind kind);
 
+// One engine core's part of a server's metrics: the series labelled engine="<engine>" (vLLM
+// labels each engine core of a data-parallel deployment by its index).
+struct EngineCoreMetrics {
+  std::string engine;  // the label's value
+  routing::EngineMetricsSample sample;
+  std::optional<int64_t> kv_capacity_tokens;
+};
+
 struct ScrapedEngineMetrics {
   routing::EngineMetricsSample sample;
   // The engine's KV capacity in tokens when its metrics tell it (vLLM), else nullopt.
   std::optional<int64_t> kv_capacity_tokens;
+  // Per engine core, ordered by `engine` (numerically when every value is a number), each read
+  // as the whole is from its own series; empty when the series carry no `engine` label, or one
+  // core's series do not read (a load metric missing or not a count).
+  std::vector<EngineCoreMetrics> cores{};
 };
 
 // The load sample of a /metrics body of an engine of `kind`, stamped `now`.

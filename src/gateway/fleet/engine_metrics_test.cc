@@ -96,6 +96,55 @@ vllm:cache_config_info{block_size="16",engine="1",num_gpu_blocks="500"} 1
   EXPECT_EQ(m->kv_capacity_tokens, 1500 * 16);
 }
 
+TEST(EngineMetricsTest, ReadsEachEngineCoreOnItsOwnInEngineOrder) {
+  // Engines 10 and 2 (numeric order, not text order: 2 first), as a replica of the emulator
+  // whose ranks are engines i*D + r labels them.
+  constexpr std::string_view text = R"(vllm:num_requests_running{engine="10",model_name="m"} 3
+vllm:num_requests_running{engine="2",model_name="m"} 4
+vllm:num_requests_waiting{engine="10",model_name="m"} 1
+vllm:num_requests_waiting{engine="2",model_name="m"} 5
+vllm:kv_cache_usage_perc{engine="10",model_name="m"} 0.2
+vllm:kv_cache_usage_perc{engine="2",model_name="m"} 0.6
+vllm:cache_config_info{block_size="16",engine="10",num_gpu_blocks="1000"} 1
+vllm:cache_config_info{block_size="16",engine="2",num_gpu_blocks="500"} 1
+)";
+  absl::StatusOr<ScrapedEngineMetrics> m = ReadEngineMetrics(EngineKind::kVllm, text, kNow);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->cores.size(), 2u);
+  EXPECT_EQ(m->cores[0].engine, "2");
+  EXPECT_EQ(m->cores[0].sample.num_running, 4);
+  EXPECT_EQ(m->cores[0].sample.num_waiting, 5);
+  EXPECT_DOUBLE_EQ(m->cores[0].sample.kv_usage, 0.6);
+  EXPECT_EQ(m->cores[0].kv_capacity_tokens, 500 * 16);
+  EXPECT_EQ(m->cores[0].sample.scraped_at, kNow);
+  EXPECT_EQ(m->cores[1].engine, "10");
+  EXPECT_EQ(m->cores[1].sample.num_running, 3);
+  EXPECT_EQ(m->cores[1].kv_capacity_tokens, 1000 * 16);
+  EXPECT_EQ(m->sample.num_running, 7);  // the whole as before
+}
+
+TEST(EngineMetricsTest, NoCoresWithoutAnEngineLabelOrWhenACoreDoesNotRead) {
+  absl::StatusOr<ScrapedEngineMetrics> m = ReadEngineMetrics(EngineKind::kSglang, R"(
+sglang:num_running_reqs{model_name="m"} 1
+sglang:num_queue_reqs{model_name="m"} 0
+sglang:token_usage{model_name="m"} 0.5
+)",
+                                                             kNow);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(m->cores.empty());
+  // Engine 1 has no waiting series of its own: the cores are unknown, the whole still reads.
+  m = ReadEngineMetrics(EngineKind::kVllm, R"(vllm:num_requests_running{engine="0"} 3
+vllm:num_requests_running{engine="1"} 4
+vllm:num_requests_waiting{engine="0"} 1
+vllm:kv_cache_usage_perc{engine="0"} 0.2
+vllm:kv_cache_usage_perc{engine="1"} 0.6
+)",
+                        kNow);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->sample.num_running, 7);
+  EXPECT_TRUE(m->cores.empty());
+}
+
 // Each label is at most 2^30, so one sample is at most 2^60 tokens, and nine of them once
 // overflowed the sum (a scrape crashed the gateway's sanitizer build).
 TEST(EngineMetricsTest, ImplausibleVllmCapacityIsUnknown) {
