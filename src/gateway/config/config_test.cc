@@ -55,6 +55,7 @@ backends:
       topic: kv
       replay_endpoint: tcp://127.0.0.1:5600
       dp_ranks: 2
+      route_ranks: false
   - url: http://[::1]:8002
     kv_events: {endpoint: "tcp://[::1]:5557"}
 timeouts:
@@ -158,7 +159,9 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
   EXPECT_EQ(r0.kv_events, (KvEventsConfig{.endpoint = "tcp://127.0.0.1:5557",
                                           .topic = "kv",
                                           .replay_endpoint = "tcp://127.0.0.1:5600",
-                                          .dp_ranks = 2}));
+                                          .dp_ranks = 2,
+                                          .route_ranks = false}));
+  EXPECT_FALSE(r0.kv_events.routes_ranks());
   EXPECT_EQ(KvEventsEndpointOfRank(r0.kv_events.endpoint, 1), "tcp://127.0.0.1:5558");
   const BackendConfig& r1 = config->backends[1];
   EXPECT_EQ(r1.name, "[::1]:8002");  // default: host:port
@@ -169,6 +172,8 @@ TEST(GatewayConfigTest, ReadsEveryKey) {
   EXPECT_EQ(r1.kv_events.endpoint, "tcp://[::1]:5557");
   EXPECT_EQ(KvEventsEndpointOfRank(r1.kv_events.endpoint, 3), "tcp://[::1]:5560");
   EXPECT_EQ(r1.kv_events.dp_ranks, 1);
+  EXPECT_TRUE(r1.kv_events.route_ranks);
+  EXPECT_FALSE(r1.kv_events.routes_ranks());  // one rank: nothing to route
   EXPECT_EQ(config->timeouts.connect, Millis(1000));
   EXPECT_EQ(config->timeouts.first_byte, Millis(200000));
   EXPECT_EQ(config->timeouts.idle_stream, Millis(30000));
@@ -517,7 +522,8 @@ TEST(EffectiveConfigTest, RoundTripsThroughTheParser) {
               HasSubstr(R"({"name":"r0","url":"http://127.0.0.1:8001","kind":"sglang",)"
                         R"("models":["m1","m2"],"kv_capacity_tokens":460000,"pool":"default",)"
                         R"("kv_events":{"endpoint":"tcp://127.0.0.1:5557","topic":"kv",)"
-                        R"("replay_endpoint":"tcp://127.0.0.1:5600","dp_ranks":2}})"));
+                        R"("replay_endpoint":"tcp://127.0.0.1:5600","dp_ranks":2,)"
+                        R"("route_ranks":false}})"));
   absl::StatusOr<GatewayConfig> again = ParseGatewayConfig(json);
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << json;
   EXPECT_EQ(EffectiveConfigJson(*again), json);

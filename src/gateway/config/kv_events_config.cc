@@ -70,6 +70,8 @@ absl::Status ParseKvEventsConfig(MapReader& backend, KvEventsConfig* out) {
   WR_RETURN_IF_ERROR(
       ReadEndpoint(map, "replay_endpoint", out->dp_ranks - 1, &out->replay_endpoint));
   WR_RETURN_IF_ERROR(ReadString(map.Get("topic"), map.PathOf("topic"), &out->topic));
+  WR_RETURN_IF_ERROR(
+      ReadBool(map.Get("route_ranks"), map.PathOf("route_ranks"), &out->route_ranks));
   return map.CheckNoUnknownKeys();
 }
 
@@ -80,6 +82,7 @@ void WriteKvEventsConfig(const KvEventsConfig& config, JsonWriter& w) {
   w.Key("topic").String(config.topic);
   if (!config.replay_endpoint.empty()) w.Key("replay_endpoint").String(config.replay_endpoint);
   w.Key("dp_ranks").Int(config.dp_ranks);
+  if (!config.route_ranks) w.Key("route_ranks").Bool(false);
   w.EndObject();
 }
 

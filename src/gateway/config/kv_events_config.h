@@ -10,6 +10,11 @@
 //     dp_ranks: 1                          data-parallel ranks publishing (1..256): rank r
 //                                          publishes on PORT + r and replays on its PORT + r,
 //                                          as vLLM offsets its endpoints by rank
+//     route_ranks: true                    with dp_ranks > 1: each rank is a routing target of
+//                                          its own ("NAME/rank<r>", its own index slice; the
+//                                          request carries X-data-parallel-rank: r); false: the
+//                                          backend is one target, its ranks share one slice and
+//                                          the engine's balancer picks the rank
 //
 // Only tcp:// endpoints with a numeric port (1..65535, and the port of the last rank too) are
 // accepted: the gateway connects to them. Errors name the key: "backends[0].kv_events.endpoint:
@@ -39,7 +44,10 @@ struct KvEventsConfig {
   std::string topic{};
   std::string replay_endpoint{};  // empty: no replay
   int dp_ranks = 1;
+  bool route_ranks = true;
   bool enabled() const { return !endpoint.empty(); }
+  // Whether the gateway addresses each rank as a target of its own (gateway/fleet/rank_targets.h).
+  bool routes_ranks() const { return enabled() && dp_ranks > 1 && route_ranks; }
   bool operator==(const KvEventsConfig&) const = default;
 };
 
