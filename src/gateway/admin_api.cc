@@ -17,6 +17,61 @@ net::Task<void> ReplyJson(net::ResponseWriter& writer, int status, std::string b
   (void)co_await writer.Reply(std::move(head), std::move(body));
 }
 
+// A scraped load sample (null: none yet); `age_s` < 0: not written.
+void WriteMetrics(JsonWriter& w, const std::optional<routing::EngineMetricsSample>& metrics,
+                  double age_s) {
+  if (!metrics) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("num_running").Int(metrics->num_running);
+  w.Key("num_waiting").Int(metrics->num_waiting);
+  w.Key("kv_usage").Double(metrics->kv_usage);
+  if (age_s >= 0) w.Key("age_s").Double(age_s);
+  w.EndObject();
+}
+
+std::string_view KvEventStateText(routing::KvEventState state) {
+  switch (state) {
+    case routing::KvEventState::kNone:
+      return "none";
+    case routing::KvEventState::kPrecise:
+      return "precise";
+    case routing::KvEventState::kUncertain:
+      return "uncertain";
+  }
+  return "none";
+}
+
+// "routing_targets": null for a backend that is one routing target; else each rank's target
+// (gateway/fleet/rank_targets.h) as the Router sees it, rank 0 first.
+void WriteRanks(JsonWriter& w, const BackendSnapshot& b) {
+  w.Key("routing_targets");
+  if (b.ranks.empty()) {
+    w.Null();
+    return;
+  }
+  w.BeginArray();
+  for (const RankSnapshot& r : b.ranks) {
+    w.BeginObject();
+    w.Key("name").String(r.target->name);
+    w.Key("dp_rank").Int(r.target->dp_rank);
+    w.Key("in_flight").Int(r.in_flight);
+    w.Key("outstanding_prefill_tokens").Int(r.outstanding_prefill_tokens);
+    w.Key("running_decodes").Int(r.running_decodes);
+    w.Key("dispatched_total").Int(r.dispatched_total);
+    w.Key("kv_capacity_tokens").Int(r.kv_capacity_tokens);
+    w.Key("prefill_tokens_per_s").Double(r.prefill_tokens_per_s);
+    w.Key("index_entries").Int(r.index_entries);
+    w.Key("kv_event_state").String(KvEventStateText(r.kv_event_state));
+    w.Key("metrics");
+    WriteMetrics(w, r.metrics, -1);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // The backend's kv_events config and, once subscribed, its feed's state and counts.
 void WriteKvEvents(JsonWriter& w, const BackendSnapshot& b) {
   const KvEventsConfig& config = b.target->kv_events;
@@ -30,6 +85,7 @@ void WriteKvEvents(JsonWriter& w, const BackendSnapshot& b) {
   w.Key("topic").String(config.topic);
   w.Key("replay_endpoint").String(config.replay_endpoint);
   w.Key("dp_ranks").Int(config.dp_ranks);
+  w.Key("route_ranks").Bool(config.routes_ranks());
   w.Key("subscribed").Bool(b.kv_events.subscribed);
   w.Key("state").String(b.kv_events.subscribed ? kv_events::StreamStateName(b.kv_events.state)
                                                : "unsubscribed");
@@ -105,16 +161,8 @@ std::string AdminApi::BackendsJson() const {
     w.Key("ejections").Int(b.ejections);
     WriteKvEvents(w, b);
     w.Key("metrics");
-    if (b.metrics) {
-      w.BeginObject();
-      w.Key("num_running").Int(b.metrics->num_running);
-      w.Key("num_waiting").Int(b.metrics->num_waiting);
-      w.Key("kv_usage").Double(b.metrics->kv_usage);
-      w.Key("age_s").Double(b.metrics_age_s);
-      w.EndObject();
-    } else {
-      w.Null();
-    }
+    WriteMetrics(w, b.metrics, b.metrics_age_s);
+    WriteRanks(w, b);
     w.EndObject();
   }
   w.EndArray().EndObject();

@@ -554,7 +554,8 @@ class Gateway::Impl {
       out.push_back({.backend = t->id,
                      .name = t->name,
                      .kv_events = t->kv_events,
-                     .block_size = *block_size});
+                     .block_size = *block_size,
+                     .rank_slices = t->rank_targets});
     }
     return out;
   }
@@ -643,6 +644,7 @@ class Gateway::Impl {
     for (const BackendSnapshot& b : backends_->Snapshot()) {
       input.backends.push_back({.name = b.target->name, .state = b.state});
       names[b.target->id] = b.target->name;
+      for (const RankSnapshot& r : b.ranks) names[r.target->id] = r.target->name;
     }
     for (const HotPrefix& p : hot) {
       DashboardHotPrefix out{.id = p.id, .requests_per_s = p.requests_per_s, .homes = {}};

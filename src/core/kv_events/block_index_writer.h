@@ -51,9 +51,12 @@
 // AllBlocksCleared (vLLM's reset_prefix_cache) forgets every tier.
 //
 // Data-parallel ranks. A backend whose ranks have separate caches publishes one stream per rank;
-// the writer keeps one map per BackendId, so give each rank its own BackendId when the router
-// can address ranks, or accept that the ranks of one backend share a slice (a rank's removal
-// then drops a block another rank may still hold: an under-prediction, never a false hit).
+// the writer keeps one map per BackendId. The gateway routes each rank as a target of its own
+// (gateway/fleet/rank_targets.h), so each rank's stream is applied under its target's BackendId
+// (BackendEventFeedOptions::rank_slices) and its slice is exactly that rank's cache. Applied
+// under one BackendId (kv_events.route_ranks: false), the ranks share a slice: a rank's removal
+// then drops a block another rank may still hold (an under-prediction, never a false hit), and
+// the slice holds the union, over-predicting a request the engine sends to a rank without it.
 //
 // Usage:
 //   BlockIndexWriter writer({.block_size = 16});

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "core/routing/policies/policy_util.h"
+#include "gateway/fleet/rank_targets.h"
 
 namespace warmroute::gateway {
 
@@ -54,7 +55,7 @@ absl::Status Backends::Remove(const std::string& name) {
   Entry* e = FindLocked(name);
   if (e == nullptr) return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
   e->present = false;
-  router_.RemoveBackend(e->target->id);
+  for (BackendId id : e->routing_ids) router_.RemoveBackend(id);
   ApplyHealth(clock_.Now());
   UpdateFailuresOnRecord();
   return absl::OkStatus();
@@ -72,12 +73,13 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   if (!unique.ok()) return unique;
   old->present = false;
   const bool draining = old->draining;
-  router_.RemoveBackend(old->target->id);
+  for (BackendId id : old->routing_ids) router_.RemoveBackend(id);
   // AddLocked may grow entries_: `old` is not used past here.
   std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
   if (draining) {
-    FindLocked(config.name)->draining = true;
-    router_.SetDraining(added->id, true);
+    Entry* e = FindLocked(config.name);
+    e->draining = true;
+    for (BackendId id : e->routing_ids) router_.SetDraining(id, true);
     ApplyHealth(clock_.Now());
   }
   UpdateFailuresOnRecord();
@@ -89,6 +91,12 @@ Backends::Entry* Backends::FindLocked(const std::string& name) {
     if (e.present && e.target && e.target->name == name) return &e;
   }
   return nullptr;
+}
+
+Backends::Entry* Backends::OwnerLocked(BackendId id) {
+  if (id >= owner_.size()) return nullptr;
+  Entry& e = entries_[owner_[id]];
+  return e.present && e.target ? &e : nullptr;
 }
 
 absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
@@ -109,10 +117,22 @@ absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
 
 std::shared_ptr<const BackendTarget> Backends::AddLocked(
     const BackendConfig& config, std::shared_ptr<net::TlsContext> tls_context) {
-  const BackendId id = router_.AddBackend({.name = config.name,
-                                           .models = config.models,
-                                           .kv_capacity_tokens = config.kv_capacity_tokens,
-                                           .pool = config.pool});
+  const int ranks = config.kv_events.routes_ranks() ? config.kv_events.dp_ranks : 0;
+  std::vector<BackendId> ids;
+  if (ranks == 0) {
+    ids.push_back(router_.AddBackend({.name = config.name,
+                                      .models = config.models,
+                                      .kv_capacity_tokens = config.kv_capacity_tokens,
+                                      .pool = config.pool}));
+  }
+  for (int r = 0; r < ranks; ++r) {
+    ids.push_back(
+        router_.AddBackend({.name = RankTargetName(config.name, r),
+                            .models = config.models,
+                            .kv_capacity_tokens = RankShare(config.kv_capacity_tokens, ranks, r),
+                            .pool = config.pool}));
+  }
+  const BackendId id = ids.front();
   auto target = std::make_shared<BackendTarget>();
   target->id = id;
   target->name = config.name;
@@ -127,9 +147,27 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(
   target->tls = config.tls;
   target->kv_events = config.kv_events;
   target->tls_context = std::move(tls_context);
-  while (entries_.size() <= id) entries_.push_back(Entry(nullptr, ejection_));
-  entries_[id] = Entry(target, ejection_);
-  entries_[id].configured_capacity = config.kv_capacity_tokens;
+  target->backend_name = config.name;
+  if (ranks > 0) target->rank_targets = ids;
+  while (entries_.size() <= ids.back()) entries_.push_back(Entry(nullptr, ejection_));
+  owner_.resize(entries_.size(), 0);
+  routed_.resize(entries_.size());
+  Entry& entry = entries_[id];
+  entry = Entry(target, ejection_);
+  entry.configured_capacity = config.kv_capacity_tokens;
+  entry.routing_ids = ids;
+  for (int r = 0; r < ranks; ++r) {
+    auto rank = std::make_shared<BackendTarget>(*target);
+    rank->id = ids[static_cast<size_t>(r)];
+    rank->name = RankTargetName(config.name, r);
+    rank->dp_rank = r;
+    rank->rank_targets.clear();
+    entry.ranks.push_back(rank);
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    owner_[ids[i]] = id;
+    routed_[ids[i]] = ranks > 0 ? entry.ranks[i] : target;
+  }
   ApplyHealth(clock_.Now());
   return target;
 }
@@ -139,7 +177,7 @@ absl::Status Backends::SetDraining(const std::string& name, bool draining) {
   for (Entry& e : entries_) {
     if (e.present && e.target && e.target->name == name) {
       e.draining = draining;
-      router_.SetDraining(e.target->id, draining);
+      for (BackendId id : e.routing_ids) router_.SetDraining(id, draining);
       ApplyHealth(clock_.Now());
       return absl::OkStatus();
     }
@@ -180,12 +218,13 @@ void Backends::ApplyHealth(TimePoint now) {
   }
   for (const Entry& e : entries_) {
     if (!e.present || !e.target) continue;
-    router_.SetHealthy(e.target->id, panic_ || e.health.Available(now));
+    const bool healthy = panic_ || e.health.Available(now);
+    for (BackendId id : e.routing_ids) router_.SetHealthy(id, healthy);
   }
 }
 
 Dispatch Backends::MakeDispatch(BackendId backend, const routing::Decision& decision) const {
-  return Dispatch{entries_[backend].target, decision.reason, decision.predicted_cached_tokens};
+  return Dispatch{routed_[backend], decision.reason, decision.predicted_cached_tokens};
 }
 
 void Backends::NoteDispatchDomain(uint64_t request_id, const routing::DispatchDomain& domain) {
@@ -221,7 +260,7 @@ std::optional<Dispatch> Backends::Reroute(uint64_t request_id) {
   RefreshHealth(clock_.Now());
   std::optional<BackendId> next = router_.Reroute(request_id);
   if (!next) return std::nullopt;
-  return Dispatch{entries_[*next].target, routing::Reason::kLeastLoad, 0};
+  return Dispatch{routed_[*next], routing::Reason::kLeastLoad, 0};
 }
 
 void Backends::CommitInsert(uint64_t request_id) {
@@ -247,8 +286,9 @@ void Backends::OnFailed(uint64_t request_id) {
 void Backends::OnUpstreamResult(BackendId backend, bool ok) {
   if (ok && !failures_on_record_.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(mu_);
-  if (backend >= entries_.size() || !entries_[backend].present) return;
-  Entry& e = entries_[backend];
+  Entry* owner = OwnerLocked(backend);
+  if (owner == nullptr) return;
+  Entry& e = *owner;
   const TimePoint now = clock_.Now();
   if (ok) {
     e.health.OnSuccess();
@@ -267,8 +307,9 @@ void Backends::UpdateFailuresOnRecord() {
 
 void Backends::OnProbe(BackendId backend, bool ok) {
   std::lock_guard lock(mu_);
-  if (backend >= entries_.size() || !entries_[backend].present) return;
-  Entry& e = entries_[backend];
+  Entry* owner = OwnerLocked(backend);
+  if (owner == nullptr) return;
+  Entry& e = *owner;
   const bool was = e.health.Available(clock_.Now());
   e.health.OnProbe(ok);
   if (e.health.Available(clock_.Now()) != was) ApplyHealth(clock_.Now());
@@ -276,25 +317,33 @@ void Backends::OnProbe(BackendId backend, bool ok) {
 
 void Backends::OnMetrics(BackendId backend, const ScrapedEngineMetrics& metrics) {
   std::lock_guard lock(mu_);
-  if (backend >= entries_.size() || !entries_[backend].present) return;
-  router_.OnMetrics(backend, metrics.sample);
-  // The engine's own KV capacity sizes the backend's index slice, unless the config set one.
-  if (entries_[backend].configured_capacity == 0 && metrics.kv_capacity_tokens &&
-      *metrics.kv_capacity_tokens > 0 &&
-      router_.fleet().backend(backend).kv_capacity_tokens != *metrics.kv_capacity_tokens) {
-    router_.SetKvCapacity(backend, *metrics.kv_capacity_tokens);
+  Entry* e = OwnerLocked(backend);
+  if (e == nullptr) return;
+  e->metrics = metrics.sample;
+  const int ranks = static_cast<int>(e->ranks.size());
+  for (size_t i = 0; i < e->routing_ids.size(); ++i) {
+    const BackendId id = e->routing_ids[i];
+    const ScrapedEngineMetrics own =
+        ranks > 0 ? RankMetrics(metrics, ranks, static_cast<int>(i)) : metrics;
+    router_.OnMetrics(id, own.sample);
+    // The engine's own KV capacity sizes the target's index slice, unless the config set one.
+    if (e->configured_capacity == 0 && own.kv_capacity_tokens && *own.kv_capacity_tokens > 0 &&
+        router_.fleet().backend(id).kv_capacity_tokens != *own.kv_capacity_tokens) {
+      router_.SetKvCapacity(id, *own.kv_capacity_tokens);
+    }
   }
 }
 
 void Backends::OnModelsDiscovered(BackendId backend, std::vector<std::string> models) {
   std::lock_guard lock(mu_);
-  if (backend >= entries_.size() || !entries_[backend].present) return;
+  Entry* e = OwnerLocked(backend);
+  if (e == nullptr) return;
   // A backend configured without models serves what it says it serves: requests for other
   // models are not sent to it (the gateway answers 404 when no backend has the model).
-  if (entries_[backend].target->models.empty() && !models.empty()) {
-    router_.SetModels(backend, models);
+  if (e->target->models.empty() && !models.empty()) {
+    for (BackendId id : e->routing_ids) router_.SetModels(id, models);
   }
-  entries_[backend].discovered_models = std::move(models);
+  e->discovered_models = std::move(models);
 }
 
 std::optional<int64_t> Backends::ApplyKvEvents(BackendId backend,
@@ -320,7 +369,9 @@ void Backends::EndKvEvents(BackendId backend) {
   std::lock_guard lock(mu_);
   if (backend >= entries_.size() || !entries_[backend].present) return;
   entries_[backend].kv_events = KvEventsStatus{};
-  router_.SetKvEventState(backend, routing::KvEventState::kNone);
+  for (BackendId id : entries_[backend].routing_ids) {
+    router_.SetKvEventState(id, routing::KvEventState::kNone);
+  }
 }
 
 std::vector<std::shared_ptr<const BackendTarget>> Backends::Targets() const {
@@ -332,11 +383,19 @@ std::vector<std::shared_ptr<const BackendTarget>> Backends::Targets() const {
   return out;
 }
 
+std::shared_ptr<const BackendTarget> Backends::RoutingTarget(BackendId id) const {
+  std::lock_guard lock(mu_);
+  if (id >= owner_.size() || !entries_[owner_[id]].present) return nullptr;
+  return routed_[id];
+}
+
 std::optional<routing::BackendId> Backends::FindByNameHash(uint64_t name_hash) const {
   std::lock_guard lock(mu_);
   for (const Entry& e : entries_) {
-    if (e.present && e.target && routing::NameHash(e.target->name) == name_hash) {
-      return e.target->id;
+    if (!e.present || !e.target) continue;
+    if (routing::NameHash(e.target->name) == name_hash) return e.target->id;
+    for (const auto& rank : e.ranks) {
+      if (routing::NameHash(rank->name) == name_hash) return rank->id;
     }
   }
   return std::nullopt;
@@ -361,14 +420,50 @@ std::vector<BackendSnapshot> Backends::Snapshot() const {
     snap.prefill_tokens_per_s = s.prefill_tokens_per_s;
     snap.index_entries = static_cast<int64_t>(router_.index().entries(e.target->id));
     snap.metrics = s.metrics;
-    if (s.metrics) snap.metrics_age_s = ToSeconds(now - s.metrics->scraped_at);
     snap.ejections = e.health.ejections();
     snap.discovered_models = e.discovered_models;
     snap.kv_event_state = s.kv_events;
     snap.kv_events = e.kv_events;
+    if (!e.ranks.empty()) AddRanks(e, snap);
+    if (snap.metrics) snap.metrics_age_s = ToSeconds(now - snap.metrics->scraped_at);
     out.push_back(std::move(snap));
   }
   return out;
+}
+
+void Backends::AddRanks(const Entry& e, BackendSnapshot& snap) const {
+  // The counts are the ranks' sums (the backend's id is rank 0's: its figures are rank 0's).
+  snap.in_flight = snap.outstanding_prefill_tokens = snap.running_decodes = 0;
+  snap.dispatched_total = snap.kv_capacity_tokens = snap.index_entries = 0;
+  snap.prefill_tokens_per_s = 0;
+  snap.metrics = e.metrics;
+  bool any_uncertain = false, all_precise = true;
+  for (const std::shared_ptr<const BackendTarget>& rank : e.ranks) {
+    const routing::BackendState& s = router_.fleet().backend(rank->id);
+    RankSnapshot r{.target = rank,
+                   .in_flight = s.in_flight,
+                   .outstanding_prefill_tokens = s.outstanding_prefill_tokens,
+                   .running_decodes = s.running_decodes,
+                   .dispatched_total = s.dispatched_total,
+                   .kv_capacity_tokens = s.kv_capacity_tokens,
+                   .prefill_tokens_per_s = s.prefill_tokens_per_s,
+                   .index_entries = static_cast<int64_t>(router_.index().entries(rank->id)),
+                   .metrics = s.metrics,
+                   .kv_event_state = s.kv_events};
+    snap.in_flight += r.in_flight;
+    snap.outstanding_prefill_tokens += r.outstanding_prefill_tokens;
+    snap.running_decodes += r.running_decodes;
+    snap.dispatched_total += r.dispatched_total;
+    snap.kv_capacity_tokens += r.kv_capacity_tokens;
+    snap.prefill_tokens_per_s += r.prefill_tokens_per_s;
+    snap.index_entries += r.index_entries;
+    any_uncertain |= r.kv_event_state == routing::KvEventState::kUncertain;
+    all_precise &= r.kv_event_state == routing::KvEventState::kPrecise;
+    snap.ranks.push_back(std::move(r));
+  }
+  snap.kv_event_state = any_uncertain ? routing::KvEventState::kUncertain
+                        : all_precise ? routing::KvEventState::kPrecise
+                                      : routing::KvEventState::kNone;
 }
 
 std::vector<std::string> Backends::Models(const std::vector<std::string>& pools) const {

@@ -7,8 +7,13 @@
 // other holds it instead of sleeping (futex calls per proxied request 0.24-0.37 -> 0.05-0.20).
 //
 // Backends are known by name; the Router's ids are never reused, so a removed backend's late
-// events are ignored by the Router. Health is folded into the Router's view lazily: before each
-// decision, backends whose ejection has expired are re-admitted (no timer thread needed).
+// events are ignored by the Router. A backend is one routing target (one Router backend), or,
+// when it routes its data-parallel ranks (rank_targets.h), one per rank: "NAME/rank<r>", each
+// with its own slice, load and capacity in the Router, and with the backend's address, health,
+// draining and models. A Dispatch names the routing target; calls about the backend (probes,
+// metrics, discovery, KV events) take the backend's id, its first target's. Health is folded into
+// the Router's view lazily: before each decision, backends whose ejection has expired are
+// re-admitted (no timer thread needed).
 //
 // Usage:
 //   Backends backends(std::move(policy), router_options, clock, seed, ejection_options);
@@ -59,6 +64,13 @@ struct BackendTarget {
   BackendTlsConfig tls;                          // configured (tls.enabled: an https:// url)
   KvEventsConfig kv_events;                      // configured; disabled: no KV-event subscription
   std::shared_ptr<net::TlsContext> tls_context;  // built from `tls`; null for http://
+  // A rank's routing target (rank_targets.h): the data-parallel rank it addresses with
+  // X-data-parallel-rank; -1 for a backend (then the engine picks the rank).
+  int dp_rank = -1;
+  std::string backend_name;  // the configured backend's name (= name but for a rank target)
+  // A backend that routes its ranks: the Router ids of its ranks' targets, rank 0 first (whose
+  // id is also the backend's). Empty otherwise.
+  std::vector<routing::BackendId> rank_targets;
 };
 
 struct Dispatch {
@@ -84,7 +96,23 @@ struct KvEventsStatus {
   std::vector<KvEventsRankStatus> ranks;  // rank r's stream at [r]
 };
 
-// A backend as the admin API and /metrics show it.
+// One rank's routing target of a backend that routes its ranks, as the Router sees it.
+struct RankSnapshot {
+  std::shared_ptr<const BackendTarget> target;
+  int64_t in_flight = 0;
+  int64_t outstanding_prefill_tokens = 0;
+  int64_t running_decodes = 0;
+  int64_t dispatched_total = 0;
+  int64_t kv_capacity_tokens = 0;
+  double prefill_tokens_per_s = 0;
+  int64_t index_entries = 0;
+  std::optional<routing::EngineMetricsSample> metrics;  // the rank's share of the scrape
+  routing::KvEventState kv_event_state = routing::KvEventState::kNone;
+};
+
+// A backend as the admin API and /metrics show it. For a backend that routes its ranks, the
+// counts are its ranks' sums, `metrics` the whole scrape, `kv_event_state` the least certain
+// rank's, and `ranks` each rank's target.
 struct BackendSnapshot {
   std::shared_ptr<const BackendTarget> target;
   std::string state;  // "up", "ejected", "probe_pending", "probe_failed", "draining"
@@ -102,6 +130,7 @@ struct BackendSnapshot {
   std::vector<std::string> discovered_models;  // from the backend's /v1/models
   routing::KvEventState kv_event_state = routing::KvEventState::kNone;  // the Router's view
   KvEventsStatus kv_events;
+  std::vector<RankSnapshot> ranks;  // rank r at [r]; empty but for a backend routing its ranks
 };
 
 class Backends {
@@ -150,7 +179,8 @@ class Backends {
   void OnFinished(uint64_t request_id, std::optional<int64_t> cached_tokens);
   void OnFailed(uint64_t request_id);
 
-  // Passive health: the outcome of one dispatch to `backend` (ok: a non-5xx response head).
+  // Passive health: the outcome of one dispatch to `backend` (ok: a non-5xx response head); a
+  // rank's target counts for its backend.
   // A success while no backend has a failure on record returns without taking the lock.
   void OnUpstreamResult(routing::BackendId backend, bool ok);
   // Active health and scraping (gateway/fleet/poller.h).
@@ -179,9 +209,12 @@ class Backends {
     fn(router_);
   }
 
-  // Present backends, in the order they were added.
+  // Present backends, in the order they were added (not their ranks' targets).
   std::vector<std::shared_ptr<const BackendTarget>> Targets() const;
-  // The present backend whose name hashes to `name_hash` (routing::NameHash), if any.
+  // The present routing target of Router id `id` (a backend, or a rank's target), or null.
+  std::shared_ptr<const BackendTarget> RoutingTarget(routing::BackendId id) const;
+  // The present backend or rank target whose name hashes to `name_hash` (routing::NameHash), if
+  // any (a backend routing its ranks: its rank 0's target).
   std::optional<routing::BackendId> FindByNameHash(uint64_t name_hash) const;
   std::vector<BackendSnapshot> Snapshot() const;
   // The union of configured and discovered models of the backends in `pools` (all when empty),
@@ -205,6 +238,10 @@ class Backends {
     int64_t configured_capacity = 0;
     std::vector<std::string> discovered_models;
     KvEventsStatus kv_events;
+    // The Router ids of its routing targets: its own, or its ranks' (target->rank_targets).
+    std::vector<routing::BackendId> routing_ids;
+    std::vector<std::shared_ptr<const BackendTarget>> ranks;  // rank r's target at [r]
+    std::optional<routing::EngineMetricsSample> metrics;      // the last scrape, whole
   };
   // Re-evaluates health for the Router's view; call with mu_ held.
   void RefreshHealth(TimePoint now);
@@ -216,12 +253,17 @@ class Backends {
   void ApplyHealth(TimePoint now);
   // The present backend named `name`, or nullptr; call with mu_ held.
   Entry* FindLocked(const std::string& name);
+  // The present backend of routing target `id` (a rank's target: its backend), or nullptr;
+  // call with mu_ held.
+  Entry* OwnerLocked(routing::BackendId id);
   // AlreadyExists when a present backend other than `replacing` has config's name or address;
   // call with mu_ held.
   absl::Status CheckUniqueLocked(const BackendConfig& config, const Entry* replacing) const;
   std::shared_ptr<const BackendTarget> AddLocked(const BackendConfig& config,
                                                  std::shared_ptr<net::TlsContext> tls_context);
   Dispatch MakeDispatch(routing::BackendId backend, const routing::Decision& decision) const;
+  // Fills `snap` of a backend routing its ranks from its ranks' targets; call with mu_ held.
+  void AddRanks(const Entry& e, BackendSnapshot& snap) const;
   // Sets failures_on_record_ from the present backends' records; call with mu_ held.
   void UpdateFailuresOnRecord();
 
@@ -229,7 +271,9 @@ class Backends {
   const Clock& clock_;
   EjectionOptions ejection_;
   routing::Router router_;
-  std::vector<Entry> entries_;  // by BackendId
+  std::vector<Entry> entries_;  // by the backend's BackendId (a rank's: empty, target null)
+  std::vector<routing::BackendId> owner_;                     // by Router id: the backend's id
+  std::vector<std::shared_ptr<const BackendTarget>> routed_;  // by Router id: its target
   // The earliest time an ejected backend comes back (max() when none is ejected).
   TimePoint next_readmission_ = TimePoint::max();
   bool panic_ = false;

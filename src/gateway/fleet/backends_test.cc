@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "core/routing/policies/policy_util.h"
 #include "core/routing/policy_registry.h"
 #include "gateway/config/config.h"
 
@@ -221,6 +222,130 @@ TEST_F(BackendsTest, ANotedDispatchDomainLetsKvEventsAttributeTheFirstBlock) {
   // A removed backend's feed is told to go.
   ASSERT_TRUE(backends_.Remove("a").ok());
   EXPECT_EQ(backends_.ApplyKvEvents((*a)->id, feed), std::nullopt);
+}
+
+// A backend of two data-parallel ranks, each a routing target of its own (rank_targets.h).
+constexpr std::string_view kTwoRanks = R"({"name": "a", "url": "http://10.0.0.1:8000",
+    "kv_events": {"endpoint": "tcp://10.0.0.1:5557", "dp_ranks": 2}})";
+
+std::set<std::string> RoutedNames(Backends& backends, uint64_t first, int requests) {
+  std::set<std::string> names;
+  for (uint64_t id = first; id < first + static_cast<uint64_t>(requests); ++id) {
+    routing::RoutingRequest request;
+    request.id = id;
+    request.model = "m";
+    request.prompt_tokens = 10;
+    absl::StatusOr<Dispatch> d = backends.Route(request);
+    if (!d.ok()) continue;
+    names.insert(d->target->name);
+    backends.OnFinished(id, std::nullopt);
+  }
+  return names;
+}
+
+TEST_F(BackendsTest, EachRankIsARoutingTargetWithTheBackendsAddressAndItsRank) {
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> a = backends_.Add(Backend(
+      R"({"name": "a", "url": "http://10.0.0.1:8000", "kv_capacity_tokens": 1001,
+          "kv_events": {"endpoint": "tcp://10.0.0.1:5557", "dp_ranks": 2}})"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ((*a)->rank_targets.size(), 2u);
+  EXPECT_EQ((*a)->rank_targets[0], (*a)->id);
+  EXPECT_EQ((*a)->dp_rank, -1);
+  EXPECT_EQ(backends_.Targets().size(), 1u);  // the backend, once
+
+  for (int r = 0; r < 2; ++r) {
+    const std::shared_ptr<const BackendTarget> rank =
+        backends_.RoutingTarget((*a)->rank_targets[static_cast<size_t>(r)]);
+    ASSERT_NE(rank, nullptr);
+    EXPECT_EQ(rank->name, "a/rank" + std::to_string(r));
+    EXPECT_EQ(rank->dp_rank, r);
+    EXPECT_EQ(rank->backend_name, "a");
+    EXPECT_EQ(rank->url, "http://10.0.0.1:8000");
+    EXPECT_EQ(rank->address, "10.0.0.1:8000");  // the backend's connection pool
+    EXPECT_EQ(backends_.FindByNameHash(routing::NameHash(rank->name)), rank->id);
+  }
+  EXPECT_EQ(RoutedNames(backends_, 1, 4), (std::set<std::string>{"a/rank0", "a/rank1"}));
+
+  const std::vector<BackendSnapshot> snapshot = backends_.Snapshot();
+  ASSERT_EQ(snapshot.size(), 1u);
+  ASSERT_EQ(snapshot[0].ranks.size(), 2u);
+  EXPECT_EQ(snapshot[0].ranks[0].kv_capacity_tokens, 501);  // the configured 1001, split
+  EXPECT_EQ(snapshot[0].ranks[1].kv_capacity_tokens, 500);
+  EXPECT_EQ(snapshot[0].kv_capacity_tokens, 1001);
+  EXPECT_EQ(snapshot[0].dispatched_total, 4);
+  EXPECT_EQ(snapshot[0].ranks[0].dispatched_total + snapshot[0].ranks[1].dispatched_total, 4);
+}
+
+TEST_F(BackendsTest, WithoutRouteRanksTheRanksAreOneTarget) {
+  ASSERT_TRUE(backends_
+                  .Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000",
+                      "kv_events": {"endpoint": "tcp://10.0.0.1:5557", "dp_ranks": 2,
+                                    "route_ranks": false}})"))
+                  .ok());
+  EXPECT_TRUE(backends_.Targets()[0]->rank_targets.empty());
+  EXPECT_EQ(RoutedNames(backends_, 1, 4), (std::set<std::string>{"a"}));
+  EXPECT_TRUE(backends_.Snapshot()[0].ranks.empty());
+}
+
+TEST_F(BackendsTest, HealthDrainingAndRemovalActOnEveryRank) {
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> a = backends_.Add(Backend(kTwoRanks));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})")).ok());
+  const routing::BackendId rank1 = (*a)->rank_targets[1];
+
+  // Failures of rank 1's dispatches eject the backend: neither rank takes requests.
+  for (int i = 0; i < EjectionOptions{}.eject_after_failures; ++i) {
+    backends_.OnUpstreamResult(rank1, false);
+  }
+  EXPECT_EQ(backends_.Snapshot()[0].state, "ejected");
+  EXPECT_EQ(RoutedNames(backends_, 1, 6), (std::set<std::string>{"b"}));
+  clock_.Advance(std::chrono::seconds(2));  // the ejection ends
+  EXPECT_EQ(RoutedNames(backends_, 10, 6), (std::set<std::string>{"a/rank0", "a/rank1", "b"}));
+
+  backends_.OnProbe((*a)->id, false);  // the backend's probe
+  EXPECT_EQ(RoutedNames(backends_, 20, 6), (std::set<std::string>{"b"}));
+  backends_.OnProbe((*a)->id, true);
+  ASSERT_TRUE(backends_.SetDraining("a", true).ok());
+  EXPECT_EQ(RoutedNames(backends_, 30, 6), (std::set<std::string>{"b"}));
+  ASSERT_TRUE(backends_.SetDraining("a", false).ok());
+
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  EXPECT_EQ(RoutedNames(backends_, 40, 6), (std::set<std::string>{"b"}));
+  EXPECT_EQ(backends_.RoutingTarget(rank1), nullptr);
+  EXPECT_FALSE(backends_.FindByNameHash(routing::NameHash("a/rank1")).has_value());
+}
+
+TEST_F(BackendsTest, EachRankGetsItsEngineCoresLoadAndCapacity) {
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> a = backends_.Add(Backend(kTwoRanks));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ScrapedEngineMetrics scrape;
+  scrape.sample = {.num_running = 3, .num_waiting = 1, .kv_usage = 0.5, .scraped_at = {}};
+  scrape.kv_capacity_tokens = 3000;
+  scrape.cores = {
+      {.engine = "0",
+       .sample = {.num_running = 1, .num_waiting = 0, .kv_usage = 0.25, .scraped_at = {}},
+       .kv_capacity_tokens = 1000},
+      {.engine = "1",
+       .sample = {.num_running = 2, .num_waiting = 1, .kv_usage = 0.75, .scraped_at = {}},
+       .kv_capacity_tokens = 2000}};
+  backends_.OnMetrics((*a)->id, scrape);
+  BackendSnapshot snap = backends_.Snapshot()[0];
+  ASSERT_EQ(snap.ranks.size(), 2u);
+  EXPECT_EQ(snap.ranks[0].kv_capacity_tokens, 1000);
+  EXPECT_EQ(snap.ranks[1].kv_capacity_tokens, 2000);
+  ASSERT_TRUE(snap.ranks[1].metrics.has_value());
+  EXPECT_EQ(snap.ranks[1].metrics->num_running, 2);
+  EXPECT_DOUBLE_EQ(snap.ranks[1].metrics->kv_usage, 0.75);
+  EXPECT_EQ(snap.kv_capacity_tokens, 3000);
+  ASSERT_TRUE(snap.metrics.has_value());
+  EXPECT_EQ(snap.metrics->num_running, 3);  // the whole scrape
+
+  scrape.cores.clear();  // per-core series unknown: the backend's, split evenly
+  backends_.OnMetrics((*a)->id, scrape);
+  snap = backends_.Snapshot()[0];
+  EXPECT_EQ(snap.ranks[0].kv_capacity_tokens, 1500);
+  EXPECT_EQ(snap.ranks[0].metrics->num_running, 2);
+  EXPECT_EQ(snap.ranks[1].metrics->num_running, 1);
 }
 
 }  // namespace

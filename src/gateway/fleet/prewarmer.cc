@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "gateway/fleet/rank_targets.h"
 #include "net/detached.h"
 #include "net/json_object_edit.h"
 
@@ -32,11 +33,12 @@ std::shared_ptr<const BackendTarget> FindTarget(const Backends& backends, std::s
   return nullptr;
 }
 
-std::shared_ptr<const BackendTarget> FindTarget(const Backends& backends, routing::BackendId id) {
-  for (auto& target : backends.Targets()) {
-    if (target->id == id) return target;
-  }
-  return nullptr;
+// Whether the Router's backend named `routed` is the backend named `name` or one of its ranks'
+// targets (rank_targets.h).
+bool IsOf(std::string_view routed, std::string_view name) {
+  if (routed == name) return true;
+  return routed.size() > name.size() && routed.starts_with(name) &&
+         routed.substr(name.size()).starts_with("/rank");
 }
 
 }  // namespace
@@ -120,8 +122,15 @@ void Prewarmer::OnLeaving(const std::string& name) {
   if (target == nullptr) return;
   std::lock_guard lock(mu_);
   const size_t before = planner_.pending();
-  backends_.WithRouter(
-      [&](routing::Router& router) { planner_.PlanHandoff(router, target->id, clock_.Now()); });
+  backends_.WithRouter([&](routing::Router& router) {
+    if (target->rank_targets.empty()) {
+      planner_.PlanHandoff(router, target->id, clock_.Now());
+      return;
+    }
+    for (routing::BackendId rank : target->rank_targets) {
+      planner_.PlanHandoff(router, rank, clock_.Now());
+    }
+  });
   spdlog::info("prewarm: {} leaving: {} handoff requests planned", name,
                planner_.pending() - before);
 }
@@ -136,18 +145,21 @@ std::vector<Prewarmer::Planner::Job> Prewarmer::TickLocked(TimePoint now) {
   backends_.WithRouter([&](routing::Router& router) {
     std::erase_if(joins_, [&](const PendingJoin& join) {
       if (now > join.deadline) return true;
+      // The backend's routing targets: itself, or each of its ranks'.
       const routing::FleetView& fleet = router.fleet();
+      std::vector<routing::BackendId> targets;
       for (routing::BackendId b = 0; b < fleet.size(); ++b) {
         const routing::BackendState& state = fleet.backend(b);
-        if (!state.present || state.name != join.name) continue;
+        if (!state.present || !IsOf(state.name, join.name)) continue;
         if (!state.Eligible()) return false;  // waits for its first probe
-        const size_t before = planner_.pending();
-        planner_.PlanJoin(router, b, now);
-        spdlog::info("prewarm: {} joined: {} prewarm requests planned", join.name,
-                     planner_.pending() - before);
-        return true;
+        targets.push_back(b);
       }
-      return true;  // gone
+      if (targets.empty()) return true;  // gone
+      const size_t before = planner_.pending();
+      for (routing::BackendId b : targets) planner_.PlanJoin(router, b, now);
+      spdlog::info("prewarm: {} joined: {} prewarm requests planned", join.name,
+                   planner_.pending() - before);
+      return true;
     });
     while (std::optional<Planner::Job> job = planner_.Next(router, now)) {
       jobs.push_back(std::move(*job));
@@ -176,7 +188,7 @@ net::Task<void> Prewarmer::Loop() {
 }
 
 net::Task<void> Prewarmer::Send(Planner::Job job) {
-  const std::shared_ptr<const BackendTarget> target = FindTarget(backends_, job.target);
+  const std::shared_ptr<const BackendTarget> target = backends_.RoutingTarget(job.target);
   const std::string_view reason = routing::PrewarmReasonName(job.reason);
   bool ok = false;
   if (target != nullptr && job.payload != nullptr) {
@@ -186,10 +198,11 @@ net::Task<void> Prewarmer::Send(Planner::Job job) {
     absl::StatusOr<Dispatch> dispatch = backends_.Route(std::move(request));
     if (dispatch.ok()) {
       backends_.CommitInsert(id);
-      static const net::HttpHeaders kHeaders = {{"content-type", "application/json"}};
+      net::HttpHeaders headers = {{"content-type", "application/json"}};
+      SetDataParallelRank(headers, dispatch->target->dp_rank, std::nullopt);
       const net::UpstreamRequest upstream{.method = "POST",
                                           .target = job.payload->path,
-                                          .headers = &kHeaders,
+                                          .headers = &headers,
                                           .body = job.payload->body};
       auto exchange =
           co_await net::UpstreamExchange::Start(pools_.For(*dispatch->target), upstream, timeouts_);

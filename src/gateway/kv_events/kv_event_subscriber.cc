@@ -97,7 +97,8 @@ class KvEventSubscriber::Loop {
         : spec(s),
           feed(s.backend, {.block_size = s.block_size,
                            .dp_ranks = s.kv_events.dp_ranks,
-                           .stream = WithReplay(stream, !s.kv_events.replay_endpoint.empty())}) {}
+                           .stream = WithReplay(stream, !s.kv_events.replay_endpoint.empty()),
+                           .rank_slices = s.rank_slices}) {}
     static kv_events::EventStreamOptions WithReplay(kv_events::EventStreamOptions o, bool replay) {
       o.replay_configured = replay;
       return o;
@@ -151,10 +152,11 @@ class KvEventSubscriber::Loop {
                     spec.kv_events.endpoint, e.what());
       return;
     }
-    spdlog::info("kv events: subscribed to backend {} ({}{}{}, {} rank(s), blocks of {} tokens)",
+    spdlog::info("kv events: subscribed to backend {} ({}{}{}, {} rank(s){}, blocks of {} tokens)",
                  spec.name, spec.kv_events.endpoint,
                  spec.kv_events.replay_endpoint.empty() ? "" : ", replay ",
-                 spec.kv_events.replay_endpoint, spec.kv_events.dp_ranks, spec.block_size);
+                 spec.kv_events.replay_endpoint, spec.kv_events.dp_ranks,
+                 spec.rank_slices.empty() ? "" : " each in its own slice", spec.block_size);
     feeds_[spec.backend] = std::move(feed);
   }
 

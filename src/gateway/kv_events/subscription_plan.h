@@ -5,7 +5,8 @@
 //   - a backend no longer wanted (removed by the admin API or a reload, or its kv_events removed)
 //     is closed: its sockets go, and the Router has already forgotten its slice;
 //   - a backend wanted for the first time is opened: a new stream (kStarting);
-//   - a backend whose spec changed (endpoint, topic, replay, ranks, block size) is closed and
+//   - a backend whose spec changed (endpoint, topic, replay, ranks, block size, rank slices) is
+//     closed and
 //     opened again. A backend replaced by a reload has a new BackendId, so it gets a new feed.
 //
 // Usage:
@@ -30,6 +31,9 @@ struct FeedSpec {
   std::string name{};  // the backend's, for logs and metrics
   KvEventsConfig kv_events{};
   int block_size = 16;
+  // A backend routing its ranks: rank r's target's id at [r], rank r's events feeding its slice
+  // (BackendEventFeedOptions::rank_slices). Empty: the ranks share the backend's slice.
+  std::vector<routing::BackendId> rank_slices{};
   bool operator==(const FeedSpec&) const = default;
 };
 

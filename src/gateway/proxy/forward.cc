@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gateway/fleet/rank_targets.h"
 #include "gateway/proxy/forwarding.h"
 #include "gateway/proxy/response_ids.h"
 
@@ -59,6 +60,8 @@ net::Task<Forwarded> Forward(const ProxyContext& context, const ProxySettings& s
                              net::HttpRequest& request, Call& call) {
   // The client's headers are not read past here: filtered in place and sent upstream.
   KeepForwardedHeaders(request.headers, /*strip_credentials=*/admitted.tenant != nullptr);
+  // A rank's target names its rank upstream in place of the client's (rank_targets.h).
+  const std::optional<std::string> client_rank = DataParallelRankOf(request.headers);
   const AttemptLimits limits{.max_response_bytes = settings.max_response_bytes};
   Attempt attempt;
   std::string response_id;
@@ -69,6 +72,7 @@ net::Task<Forwarded> Forward(const ProxyContext& context, const ProxySettings& s
     if (admitted.body.issues_response_ids() && TakesResponseIds(call.target->kind)) {
       response_id = NewResponseId(call.target->name, ids);  // each backend its own
     }
+    SetDataParallelRank(request.headers, call.target->dp_rank, client_rank);
     net::UpstreamRequest upstream{.method = request.method,
                                   .target = request.target,
                                   .headers = &request.headers,
