@@ -11,8 +11,9 @@
 //   - it has the backend's URL and connection pool, and the upstream request carries
 //     X-data-parallel-rank: r (vLLM's API server, and the emulator, then send it to that engine
 //     core rather than to their own balancer's pick); a client's header of that name is replaced;
-//   - its KV capacity is that rank's, from the engine's per-`engine` metrics, else the backend's
-//     (configured or scraped) split evenly: RankShare;
+//   - its KV capacity is the backend's configured kv_capacity_tokens split evenly (RankShare)
+//     when set, else that rank's from the engine's per-`engine` metrics, else the backend's
+//     scraped capacity split evenly;
 //   - its load is that rank's engine series (ScrapedEngineMetrics::cores, the k-th core in
 //     `engine` order being rank k, used when the engine reports exactly D cores), else the
 //     backend's counts split evenly and its KV usage fraction as is: RankMetrics;
@@ -25,10 +26,10 @@
 // each rank's server is a backend of its own (dp_ranks: 1).
 //
 // Usage:
+//   const int d = config.kv_events.dp_ranks;
 //   if (config.kv_events.routes_ranks())
-//     for (int r = 0; r < config.kv_events.dp_ranks; ++r) AddTarget(RankTargetName(config.name,
-//     r));
-//   for (int r = 0; ...) router.OnMetrics(rank_id[r], RankMetrics(scraped, D, r).sample);
+//     for (int r = 0; r < d; ++r) AddTarget(RankTargetName(config.name, r));
+//   for (int r = 0; r < d; ++r) router.OnMetrics(rank_id[r], RankMetrics(scraped, d, r).sample);
 //
 // Thread-safety: pure functions.
 #pragma once
