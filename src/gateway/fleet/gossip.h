@@ -99,7 +99,6 @@ class Gossip {
   std::vector<Udp::endpoint> peers_;
   GossipCounts pending_{};         // since the last Report
   bool malformed_logged_ = false;  // the first malformed datagram is logged, the rest counted
-  int64_t peers_heard_ = 0;
 };
 
 }  // namespace warmroute::gateway
