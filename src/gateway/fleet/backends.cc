@@ -55,7 +55,7 @@ absl::Status Backends::Remove(const std::string& name) {
   Entry* e = FindLocked(name);
   if (e == nullptr) return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
   e->present = false;
-  for (BackendId id : e->routing_ids) router_.RemoveBackend(id);
+  for (BackendId id : e->target->routing_ids()) router_.RemoveBackend(id);
   ApplyHealth(clock_.Now());
   UpdateFailuresOnRecord();
   return absl::OkStatus();
@@ -73,13 +73,13 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   if (!unique.ok()) return unique;
   old->present = false;
   const bool draining = old->draining;
-  for (BackendId id : old->routing_ids) router_.RemoveBackend(id);
+  for (BackendId id : old->target->routing_ids()) router_.RemoveBackend(id);
   // AddLocked may grow entries_: `old` is not used past here.
   std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
   if (draining) {
     Entry* e = FindLocked(config.name);
     e->draining = true;
-    for (BackendId id : e->routing_ids) router_.SetDraining(id, true);
+    for (BackendId id : e->target->routing_ids()) router_.SetDraining(id, true);
     ApplyHealth(clock_.Now());
   }
   UpdateFailuresOnRecord();
@@ -147,7 +147,6 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(
   target->tls = config.tls;
   target->kv_events = config.kv_events;
   target->tls_context = std::move(tls_context);
-  target->backend_name = config.name;
   if (ranks > 0) target->rank_targets = ids;
   while (entries_.size() <= ids.back()) entries_.push_back(Entry(nullptr, ejection_));
   owner_.resize(entries_.size(), 0);
@@ -155,7 +154,6 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(
   Entry& entry = entries_[id];
   entry = Entry(target, ejection_);
   entry.configured_capacity = config.kv_capacity_tokens;
-  entry.routing_ids = ids;
   for (int r = 0; r < ranks; ++r) {
     auto rank = std::make_shared<BackendTarget>(*target);
     rank->id = ids[static_cast<size_t>(r)];
@@ -177,7 +175,7 @@ absl::Status Backends::SetDraining(const std::string& name, bool draining) {
   for (Entry& e : entries_) {
     if (e.present && e.target && e.target->name == name) {
       e.draining = draining;
-      for (BackendId id : e.routing_ids) router_.SetDraining(id, draining);
+      for (BackendId id : e.target->routing_ids()) router_.SetDraining(id, draining);
       ApplyHealth(clock_.Now());
       return absl::OkStatus();
     }
@@ -219,7 +217,7 @@ void Backends::ApplyHealth(TimePoint now) {
   for (const Entry& e : entries_) {
     if (!e.present || !e.target) continue;
     const bool healthy = panic_ || e.health.Available(now);
-    for (BackendId id : e.routing_ids) router_.SetHealthy(id, healthy);
+    for (BackendId id : e.target->routing_ids()) router_.SetHealthy(id, healthy);
   }
 }
 
@@ -321,8 +319,9 @@ void Backends::OnMetrics(BackendId backend, const ScrapedEngineMetrics& metrics)
   if (e == nullptr) return;
   e->metrics = metrics.sample;
   const int ranks = static_cast<int>(e->ranks.size());
-  for (size_t i = 0; i < e->routing_ids.size(); ++i) {
-    const BackendId id = e->routing_ids[i];
+  const std::span<const BackendId> ids = e->target->routing_ids();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const BackendId id = ids[i];
     const ScrapedEngineMetrics own =
         ranks > 0 ? RankMetrics(metrics, ranks, static_cast<int>(i)) : metrics;
     router_.OnMetrics(id, own.sample);
@@ -341,7 +340,7 @@ void Backends::OnModelsDiscovered(BackendId backend, std::vector<std::string> mo
   // A backend configured without models serves what it says it serves: requests for other
   // models are not sent to it (the gateway answers 404 when no backend has the model).
   if (e->target->models.empty() && !models.empty()) {
-    for (BackendId id : e->routing_ids) router_.SetModels(id, models);
+    for (BackendId id : e->target->routing_ids()) router_.SetModels(id, models);
   }
   e->discovered_models = std::move(models);
 }
@@ -369,7 +368,7 @@ void Backends::EndKvEvents(BackendId backend) {
   std::lock_guard lock(mu_);
   if (backend >= entries_.size() || !entries_[backend].present) return;
   entries_[backend].kv_events = KvEventsStatus{};
-  for (BackendId id : entries_[backend].routing_ids) {
+  for (BackendId id : entries_[backend].target->routing_ids()) {
     router_.SetKvEventState(id, routing::KvEventState::kNone);
   }
 }

@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,10 +68,15 @@ struct BackendTarget {
   // A rank's routing target (rank_targets.h): the data-parallel rank it addresses with
   // X-data-parallel-rank; -1 for a backend (then the engine picks the rank).
   int dp_rank = -1;
-  std::string backend_name;  // the configured backend's name (= name but for a rank target)
   // A backend that routes its ranks: the Router ids of its ranks' targets, rank 0 first (whose
   // id is also the backend's). Empty otherwise.
   std::vector<routing::BackendId> rank_targets;
+
+  // The Router ids of a backend's routing targets: its ranks', or its own.
+  std::span<const routing::BackendId> routing_ids() const {
+    if (!rank_targets.empty()) return rank_targets;
+    return {&id, 1};
+  }
 };
 
 struct Dispatch {
@@ -238,8 +244,6 @@ class Backends {
     int64_t configured_capacity = 0;
     std::vector<std::string> discovered_models;
     KvEventsStatus kv_events;
-    // The Router ids of its routing targets: its own, or its ranks' (target->rank_targets).
-    std::vector<routing::BackendId> routing_ids;
     std::vector<std::shared_ptr<const BackendTarget>> ranks;  // rank r's target at [r]
     std::optional<routing::EngineMetricsSample> metrics;      // the last scrape, whole
   };

@@ -259,7 +259,6 @@ TEST_F(BackendsTest, EachRankIsARoutingTargetWithTheBackendsAddressAndItsRank) {
     ASSERT_NE(rank, nullptr);
     EXPECT_EQ(rank->name, "a/rank" + std::to_string(r));
     EXPECT_EQ(rank->dp_rank, r);
-    EXPECT_EQ(rank->backend_name, "a");
     EXPECT_EQ(rank->url, "http://10.0.0.1:8000");
     EXPECT_EQ(rank->address, "10.0.0.1:8000");  // the backend's connection pool
     EXPECT_EQ(backends_.FindByNameHash(routing::NameHash(rank->name)), rank->id);

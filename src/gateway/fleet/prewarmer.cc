@@ -33,14 +33,6 @@ std::shared_ptr<const BackendTarget> FindTarget(const Backends& backends, std::s
   return nullptr;
 }
 
-// Whether the Router's backend named `routed` is the backend named `name` or one of its ranks'
-// targets (rank_targets.h).
-bool IsOf(std::string_view routed, std::string_view name) {
-  if (routed == name) return true;
-  return routed.size() > name.size() && routed.starts_with(name) &&
-         routed.substr(name.size()).starts_with("/rank");
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> PrewarmBody(std::string_view body) {
@@ -123,12 +115,8 @@ void Prewarmer::OnLeaving(const std::string& name) {
   std::lock_guard lock(mu_);
   const size_t before = planner_.pending();
   backends_.WithRouter([&](routing::Router& router) {
-    if (target->rank_targets.empty()) {
-      planner_.PlanHandoff(router, target->id, clock_.Now());
-      return;
-    }
-    for (routing::BackendId rank : target->rank_targets) {
-      planner_.PlanHandoff(router, rank, clock_.Now());
+    for (routing::BackendId id : target->routing_ids()) {
+      planner_.PlanHandoff(router, id, clock_.Now());
     }
   });
   spdlog::info("prewarm: {} leaving: {} handoff requests planned", name,
@@ -142,25 +130,31 @@ routing::PrewarmCounters Prewarmer::counters() const {
 
 std::vector<Prewarmer::Planner::Job> Prewarmer::TickLocked(TimePoint now) {
   std::vector<Planner::Job> jobs;
+  // Each pending join's backend, looked up before WithRouter takes the lock Targets() takes.
+  std::vector<std::shared_ptr<const BackendTarget>> joining;
+  joining.reserve(joins_.size());
+  for (const PendingJoin& join : joins_) joining.push_back(FindTarget(backends_, join.name));
   backends_.WithRouter([&](routing::Router& router) {
-    std::erase_if(joins_, [&](const PendingJoin& join) {
-      if (now > join.deadline) return true;
+    // Plans the join once its backend is eligible; true while it waits for that.
+    const auto waits = [&](const PendingJoin& join, const BackendTarget* target) {
+      if (now > join.deadline || target == nullptr) return false;  // expired, or gone
       // The backend's routing targets: itself, or each of its ranks'.
       const routing::FleetView& fleet = router.fleet();
-      std::vector<routing::BackendId> targets;
-      for (routing::BackendId b = 0; b < fleet.size(); ++b) {
-        const routing::BackendState& state = fleet.backend(b);
-        if (!state.present || !IsOf(state.name, join.name)) continue;
-        if (!state.Eligible()) return false;  // waits for its first probe
-        targets.push_back(b);
+      for (routing::BackendId b : target->routing_ids()) {
+        if (!fleet.backend(b).present) return false;    // gone meanwhile
+        if (!fleet.backend(b).Eligible()) return true;  // waits for its first probe
       }
-      if (targets.empty()) return true;  // gone
       const size_t before = planner_.pending();
-      for (routing::BackendId b : targets) planner_.PlanJoin(router, b, now);
+      for (routing::BackendId b : target->routing_ids()) planner_.PlanJoin(router, b, now);
       spdlog::info("prewarm: {} joined: {} prewarm requests planned", join.name,
                    planner_.pending() - before);
-      return true;
-    });
+      return false;
+    };
+    std::vector<PendingJoin> waiting;
+    for (size_t i = 0; i < joins_.size(); ++i) {
+      if (waits(joins_[i], joining[i].get())) waiting.push_back(std::move(joins_[i]));
+    }
+    joins_ = std::move(waiting);
     while (std::optional<Planner::Job> job = planner_.Next(router, now)) {
       jobs.push_back(std::move(*job));
     }
