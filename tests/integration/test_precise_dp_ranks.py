@@ -24,6 +24,7 @@ import uuid
 from emulator_process import free_tcp_port
 from gateway_process import GatewayProcess
 from test_gateway import metric_sum
+from test_metrics import promtool_check
 from test_precise_events import SKIP, Engine, admin_backends, chat, chat_lines, gateway_config, \
     system_prompt
 from test_precise_keys import wait_for
@@ -233,6 +234,23 @@ class PreciseDataParallelTest(Fleet):
         self.assertEqual({r for _, r in seen}, set(range(RANKS)), seen)
         for name in self.engines:
             self.assertEqual(admin_backends(self.gw)[name]["kv_events"]["malformed"], 0)
+
+    def test_each_ranks_gauges_are_on_the_gateways_metrics(self):
+        # Beside each backend's series (the ranks' sums), each rank's target has its own, its KV
+        # usage that of its engine core once scraped; the exposition still passes promtool.
+        def rank_series(text, name):
+            return {(b, r) for b, r in re.findall(
+                rf'(?m)^{name}{{backend="([^"]+)",dp_rank="(\d+)"}} \S+$', text)}
+        everyone = {(name, str(r)) for name in self.engines for r in range(RANKS)}
+        wait_for(lambda: rank_series(self.gw.metrics_text(),
+                                     "warmroute_dp_rank_kv_cache_usage_ratio") == everyone,
+                 what="every rank's KV usage scraped")
+        text = self.gw.metrics_text()
+        for family in ("in_flight", "outstanding_prefill_tokens", "running_decodes",
+                       "prefill_tokens_per_second", "kv_cache_usage_ratio"):
+            self.assertEqual(rank_series(text, "warmroute_dp_rank_" + family), everyone, family)
+        code, output = promtool_check(text)
+        self.assertEqual((code, output), (0, ""))
 
     def test_a_clients_rank_header_is_replaced_by_the_targets(self):
         # Prompts sent with the client's header naming rank 0, until the gateway chose a rank 1

@@ -12,6 +12,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -255,6 +258,35 @@ struct GatewayMetrics::State {
           .Help("KV-cache usage the backend's engine reports (last scrape), 0..1; absent until "
                 "scraped")
           .Register(*registry);
+  // A backend that routes its data-parallel ranks (rank_targets.h): each rank's target, beside
+  // the backend's series above (which are the ranks' sums), so that an uneven split shows.
+  prometheus::Family<prometheus::Gauge>& rank_in_flight =
+      prometheus::BuildGauge()
+          .Name("warmroute_dp_rank_in_flight")
+          .Help("Requests dispatched to the data-parallel rank and not finished")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& rank_outstanding =
+      prometheus::BuildGauge()
+          .Name("warmroute_dp_rank_outstanding_prefill_tokens")
+          .Help("Predicted uncached prompt tokens sent to the data-parallel rank with no first "
+                "token yet")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& rank_decodes =
+      prometheus::BuildGauge()
+          .Name("warmroute_dp_rank_running_decodes")
+          .Help("Requests on the data-parallel rank past their first token")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& rank_rate =
+      prometheus::BuildGauge()
+          .Name("warmroute_dp_rank_prefill_tokens_per_second")
+          .Help("The router's online estimate of the data-parallel rank's prefill rate")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& rank_kv_usage =
+      prometheus::BuildGauge()
+          .Name("warmroute_dp_rank_kv_cache_usage_ratio")
+          .Help("KV-cache usage of the data-parallel rank's engine core (last scrape), 0..1; "
+                "absent until scraped")
+          .Register(*registry);
   prometheus::Family<prometheus::Gauge>& index =
       prometheus::BuildGauge()
           .Name("warmroute_prefix_index_entries")
@@ -388,6 +420,9 @@ struct GatewayMetrics::State {
   // What the routing-lock counters count so far (they are counters: Serialize adds the growth).
   AdaptiveMutex::Contention lock_counted;
   std::vector<prometheus::Gauge*> hot_gauges;  // of the last Serialize, replaced each time
+  // The data-parallel ranks' series of the last Serialize, each with its family, replaced each
+  // time (a handful per backend that routes its ranks).
+  std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> rank_gauges;
   std::map<std::string, BackendGauges> gauges;
   std::set<std::string> pools_shown;  // the pools of the last Serialize's pool series
 };
@@ -620,6 +655,28 @@ std::string GatewayMetrics::Serialize(const Backends& backends, int64_t admissio
       state_->rate.Remove(it->second.rate);
       if (it->second.kv_usage != nullptr) state_->kv_usage.Remove(it->second.kv_usage);
       it = state_->gauges.erase(it);
+    }
+  }
+  {
+    std::lock_guard lock(state_->mu);
+    for (const auto& [family, gauge] : state_->rank_gauges) family->Remove(gauge);
+    state_->rank_gauges.clear();
+    for (const BackendSnapshot& b : snapshot) {
+      for (size_t r = 0; r < b.ranks.size(); ++r) {
+        const RankSnapshot& rank = b.ranks[r];
+        const std::map<std::string, std::string> labels = {{"backend", b.target->name},
+                                                           {"dp_rank", std::to_string(r)}};
+        const auto set = [&](prometheus::Family<prometheus::Gauge>& family, double value) {
+          prometheus::Gauge* gauge = &family.Add(labels);
+          gauge->Set(value);
+          state_->rank_gauges.emplace_back(&family, gauge);
+        };
+        set(state_->rank_in_flight, static_cast<double>(rank.in_flight));
+        set(state_->rank_outstanding, static_cast<double>(rank.outstanding_prefill_tokens));
+        set(state_->rank_decodes, static_cast<double>(rank.running_decodes));
+        set(state_->rank_rate, rank.prefill_tokens_per_s);
+        if (rank.metrics.has_value()) set(state_->rank_kv_usage, rank.metrics->kv_usage);
+      }
     }
   }
   struct PoolTotals {

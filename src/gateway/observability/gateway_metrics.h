@@ -21,6 +21,11 @@
 //   warmroute_backend_prefill_tokens_per_second{backend} gauge, the router's estimate
 //   warmroute_backend_kv_cache_usage_ratio{backend}     gauge, the engine's KV usage (last
 //                                                       scrape), absent until scraped
+//   warmroute_dp_rank_{in_flight, outstanding_prefill_tokens, running_decodes,
+//   prefill_tokens_per_second, kv_cache_usage_ratio}{backend,dp_rank}
+//                                                       gauges: of a backend that routes its
+//                                                       data-parallel ranks, each rank's target
+//                                                       (the backend's series are their sums)
 //   warmroute_prefix_index_entries / _bytes             gauges
 //   warmroute_routing_lock_waits_total                  counter: times a worker found the
 //   warmroute_routing_lock_wait_seconds_total           counter  } routing lock (which every

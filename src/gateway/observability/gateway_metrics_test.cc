@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -246,6 +248,64 @@ TEST_F(GatewayMetricsTest, KvEventSeriesFollowTheFeedAndLeaveWithTheBackend) {
   text = Scrape();
   EXPECT_EQ(text.find("warmroute_kv_event_stream_state{"), std::string::npos) << text;
   EXPECT_EQ(text.find(R"(warmroute_kv_events_total{backend="a")"), std::string::npos);
+}
+
+// A backend that routes its two data-parallel ranks: each rank's series beside the backend's
+// sums, its KV usage that of its engine core once scraped, all gone with the backend.
+TEST_F(GatewayMetricsTest, EachDataParallelRankHasItsOwnSeries) {
+  absl::StatusOr<BackendConfig> a = ParseBackendJson(
+      R"({"name": "a", "url": "http://10.0.0.1:1",
+          "kv_events": {"endpoint": "tcp://10.0.0.1:5557", "dp_ranks": 2}})");
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> added = backends_.Add(*a);
+  ASSERT_TRUE(added.ok()) << added.status();
+  // Three requests in flight, round robin over the ranks: two on one, one on the other.
+  std::vector<std::string> routed;
+  for (uint64_t id = 1; id <= 3; ++id) {
+    routing::RoutingRequest request;
+    request.id = id;
+    request.model = "m";
+    request.prompt_tokens = 10;
+    absl::StatusOr<Dispatch> d = backends_.Route(request);
+    ASSERT_TRUE(d.ok()) << d.status();
+    routed.push_back(d->target->name);
+  }
+  const auto count = [&](const std::string& name) {
+    return static_cast<double>(std::count(routed.begin(), routed.end(), name));
+  };
+  std::string text = Scrape();
+  EXPECT_EQ(Sample(text, R"(warmroute_backend_in_flight{backend="a"})"), 3) << text;
+  EXPECT_EQ(Sample(text, R"(warmroute_dp_rank_in_flight{backend="a",dp_rank="0"})"),
+            count("a/rank0"));
+  EXPECT_EQ(Sample(text, R"(warmroute_dp_rank_in_flight{backend="a",dp_rank="1"})"),
+            count("a/rank1"));
+  EXPECT_EQ(count("a/rank0") + count("a/rank1"), 3);
+  EXPECT_TRUE(std::isnan(
+      Sample(text, R"(warmroute_dp_rank_kv_cache_usage_ratio{backend="a",dp_rank="1"})")));
+
+  ScrapedEngineMetrics scrape;
+  scrape.sample = {.num_running = 3, .num_waiting = 0, .kv_usage = 0.5, .scraped_at = {}};
+  scrape.cores = {
+      {.engine = "0",
+       .sample = {.num_running = 1, .num_waiting = 0, .kv_usage = 0.25, .scraped_at = {}},
+       .kv_capacity_tokens = std::nullopt},
+      {.engine = "1",
+       .sample = {.num_running = 2, .num_waiting = 0, .kv_usage = 0.75, .scraped_at = {}},
+       .kv_capacity_tokens = std::nullopt}};
+  backends_.OnMetrics((*added)->id, scrape);
+  text = Scrape();
+  EXPECT_DOUBLE_EQ(Sample(text, R"(warmroute_backend_kv_cache_usage_ratio{backend="a"})"), 0.5);
+  EXPECT_DOUBLE_EQ(
+      Sample(text, R"(warmroute_dp_rank_kv_cache_usage_ratio{backend="a",dp_rank="0"})"), 0.25);
+  EXPECT_DOUBLE_EQ(
+      Sample(text, R"(warmroute_dp_rank_kv_cache_usage_ratio{backend="a",dp_rank="1"})"), 0.75);
+
+  for (uint64_t id = 1; id <= 3; ++id) backends_.OnFinished(id, std::nullopt);
+  EXPECT_EQ(Sample(Scrape(), R"(warmroute_dp_rank_in_flight{backend="a",dp_rank="0"})"), 0);
+  ASSERT_TRUE(backends_.Remove("a").ok());
+  text = Scrape();
+  EXPECT_EQ(text.find("warmroute_dp_rank_in_flight{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("warmroute_dp_rank_kv_cache_usage_ratio{"), std::string::npos);
 }
 
 }  // namespace
