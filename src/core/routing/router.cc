@@ -65,6 +65,8 @@ struct Router::InFlight {
   RoutingRequest request;
   Decision decision;
   size_t next_alternate = 0;   // decision.alternates[next_alternate] is the next retry
+  Alternates failed;           // the backends it was dispatched to and failed on
+  bool passed_over = false;    // an alternate was passed over as failing with one of those
   BackendId backend = 0;       // where it is now
   int64_t uncached = 0;        // predicted uncached prompt tokens counted as outstanding
   int32_t matched_before = 0;  // blocks `backend` held before the speculative insert
@@ -416,6 +418,11 @@ void Router::Unaccount(InFlight& flight, bool completed) {
 }
 
 std::optional<BackendId> Router::Reroute(uint64_t request_id) {
+  return Reroute(request_id, [](BackendId, BackendId) { return false; });
+}
+
+std::optional<BackendId> Router::Reroute(
+    uint64_t request_id, absl::FunctionRef<bool(BackendId, BackendId)> shares_failure) {
   auto it = in_flight_.find(request_id);
   if (it == in_flight_.end()) return std::nullopt;
   InFlight& flight = *it->second;
@@ -423,31 +430,56 @@ std::optional<BackendId> Router::Reroute(uint64_t request_id) {
     OnFailed(request_id);
     return std::nullopt;
   }
-  const BackendId failed = flight.backend;
+  flight.failed.push_back(flight.backend);
   Unaccount(flight, /*completed=*/false);
   policy_->OnFailed(flight.request, flight.decision);
   ++stats_.rerouted;
 
-  const Alternates& alternates = flight.decision.alternates;
-  while (flight.next_alternate < alternates.size()) {
-    const BackendId b = alternates[flight.next_alternate++];
-    const BackendState& state = fleet_.backend(b);
-    if (b == failed || !state.Eligible() || !state.Serves(flight.request.model) ||
-        !state.InPools(flight.request.pools)) {
-      continue;
+  // Whether `b` is one of the backends the request failed on, or fails with one of them.
+  const auto failed_with = [&](BackendId b) {
+    for (BackendId f : flight.failed) {
+      if (b == f) return true;
+      if (shares_failure(f, b)) {
+        flight.passed_over = true;
+        return true;
+      }
     }
-    std::vector<int32_t> matched = index_->Match(flight.request.key.block_hashes);
-    const int32_t held = b < matched.size() ? matched[b] : 0;
-    flight.decision.backend = b;
-    flight.decision.predicted_cached_tokens = PredictedCachedTokens(flight.request, held);
-    flight.matched_before = held;
-    Account(flight, b);
-    policy_->OnDispatched(flight.request, flight.decision);
-    return b;
+    return false;
+  };
+  const auto usable = [&](BackendId b) {
+    const BackendState& state = fleet_.backend(b);
+    return state.Eligible() && state.Serves(flight.request.model) &&
+           state.InPools(flight.request.pools);
+  };
+  const Alternates& alternates = flight.decision.alternates;
+  std::optional<BackendId> next;
+  while (!next && flight.next_alternate < alternates.size()) {
+    const BackendId b = alternates[flight.next_alternate++];
+    if (!failed_with(b) && usable(b)) next = b;
   }
-  ++stats_.failed;
-  in_flight_.erase(it);
-  return std::nullopt;
+  // Alternates passed over as failing with a failed backend leave the retry to the others: the
+  // usable backend with the fewest requests in flight (lowest id on ties) that fails with none
+  // of those the request failed on.
+  if (!next && flight.passed_over) {
+    for (BackendId b = 0; b < fleet_.size(); ++b) {
+      if (failed_with(b) || !usable(b)) continue;
+      if (!next || fleet_.backend(b).in_flight < fleet_.backend(*next).in_flight) next = b;
+    }
+  }
+  if (!next) {
+    ++stats_.failed;
+    in_flight_.erase(it);
+    return std::nullopt;
+  }
+  const BackendId b = *next;
+  std::vector<int32_t> matched = index_->Match(flight.request.key.block_hashes);
+  const int32_t held = b < matched.size() ? matched[b] : 0;
+  flight.decision.backend = b;
+  flight.decision.predicted_cached_tokens = PredictedCachedTokens(flight.request, held);
+  flight.matched_before = held;
+  Account(flight, b);
+  policy_->OnDispatched(flight.request, flight.decision);
+  return b;
 }
 
 void Router::OnFirstToken(uint64_t request_id) {

@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/rng.h"
@@ -173,6 +174,14 @@ class Router {
   // Moves an in-flight request (no first token yet) to its next alternate; returns the new
   // backend, or nullopt when no alternate remains (the request is then failed).
   std::optional<BackendId> Reroute(uint64_t request_id);
+  // The same, passing over as well each backend for which shares_failure(failed, backend) holds
+  // for a backend the request failed on: one that fails with it (the gateway's data-parallel
+  // ranks of one engine server, which share its address and its failures). Once alternates were
+  // passed over so, the retry may go to any other eligible backend (the fewest in flight) when
+  // none of the alternates is left: the alternates, at most kMaxAlternates, may all be ranks of
+  // the failed server.
+  std::optional<BackendId> Reroute(uint64_t request_id,
+                                   absl::FunctionRef<bool(BackendId, BackendId)> shares_failure);
   // Inserts the request's chain for the backend it is now on (once per dispatch; a no-op for
   // an unknown id or when already done).
   void CommitInsert(uint64_t request_id);

@@ -176,6 +176,44 @@ TEST_F(RouterTest, RerouteMovesToTheNextEligibleAlternate) {
   EXPECT_EQ(router->fleet().backend(2).running_decodes, 0);
 }
 
+// Backends that fail together (the gateway's data-parallel ranks of one server: s0, s1, s2, s3
+// here) are passed over by a retry, and when they were all the alternates the retry goes to the
+// other backend with the fewest requests in flight.
+TEST_F(RouterTest, RerouteLeavesTheBackendsThatShareTheFailure) {
+  auto router = Make("round_robin");
+  for (std::string name : {"s0", "s1", "s2", "s3", "t", "u"}) router->AddBackend({.name = name});
+  const auto same_server = [](BackendId failed, BackendId b) { return failed < 4 && b < 4; };
+  ASSERT_TRUE(Dispatch(*router, Request(1, Chain(1, 50), 1000)).ok());  // u: busier than t
+  ASSERT_EQ(router->fleet().backend(0).in_flight, 1);
+  ASSERT_TRUE(Dispatch(*router, Request(2, Chain(2, 50), 1000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(3, Chain(3, 50), 1000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(4, Chain(4, 50), 1000)).ok());
+  ASSERT_TRUE(Dispatch(*router, Request(5, Chain(5, 50), 1000)).ok());
+  absl::StatusOr<Decision> u = Dispatch(*router, Request(6, Chain(6, 50), 1000));
+  ASSERT_TRUE(u.ok());
+  ASSERT_EQ(u->backend, 5u);
+  for (uint64_t id = 1; id <= 5; ++id) router->OnFinished(id, std::nullopt);
+
+  absl::StatusOr<Decision> d = Dispatch(*router, Request(7, Chain(7, 50), 1000));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->backend, 0u);
+  ASSERT_EQ(d->alternates, (Alternates{1, 2, 3}));
+  std::optional<BackendId> next = router->Reroute(7, same_server);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, 4u);  // t
+  EXPECT_EQ(router->fleet().backend(4).in_flight, 1);
+  EXPECT_EQ(router->fleet().backend(0).in_flight, 0);
+  next = router->Reroute(7, same_server);  // t failed too: u, never a rank of the first server
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, 5u);
+  EXPECT_FALSE(router->Reroute(7, same_server).has_value());
+  EXPECT_EQ(router->stats().failed, 1);
+
+  // Without the predicate the alternates are the retries, as before.
+  ASSERT_TRUE(Dispatch(*router, Request(8, Chain(8, 50), 1000)).ok());
+  EXPECT_EQ(router->Reroute(8), std::optional<BackendId>(2));
+}
+
 // Records the Router's policy hooks and checks their contract (policy.h): each OnDispatched is
 // followed by exactly one OnFinished or OnFailed, with the same request and decision.
 class HookCheckingPolicy final : public Policy {

@@ -256,7 +256,9 @@ absl::StatusOr<Dispatch> Backends::Route(routing::RoutingRequest request) {
 std::optional<Dispatch> Backends::Reroute(uint64_t request_id) {
   std::lock_guard lock(mu_);
   RefreshHealth(clock_.Now());
-  std::optional<BackendId> next = router_.Reroute(request_id);
+  // A rank's target fails with its backend (one server): the retry goes to another backend.
+  std::optional<BackendId> next = router_.Reroute(
+      request_id, [this](BackendId failed, BackendId b) { return owner_[failed] == owner_[b]; });
   if (!next) return std::nullopt;
   return Dispatch{routed_[*next], routing::Reason::kLeastLoad, 0};
 }

@@ -176,7 +176,9 @@ class Backends {
   static constexpr size_t kMaxNotedDomains = 16384;
   void NoteDispatchDomain(uint64_t request_id, const routing::DispatchDomain& domain);
   // The next alternate of a request whose dispatch failed before any byte reached the client;
-  // nullopt when none remains (the request is then failed in the Router).
+  // nullopt when none remains (the request is then failed in the Router). A rank's target
+  // failed: its backend's other ranks are passed over (the same server), and another backend
+  // is tried even when only ranks of the failed one were among the alternates.
   std::optional<Dispatch> Reroute(uint64_t request_id);
   // The speculative insert of the request's prefix chain (routing::Router::CommitInsert), kept
   // off the decision so that the proxy can run it once the request is on its way upstream.

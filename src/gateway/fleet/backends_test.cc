@@ -314,6 +314,31 @@ TEST_F(BackendsTest, HealthDrainingAndRemovalActOnEveryRank) {
   EXPECT_FALSE(backends_.FindByNameHash(routing::NameHash("a/rank1")).has_value());
 }
 
+TEST_F(BackendsTest, ARetryLeavesTheFailedRanksBackendNotOnlyTheRank) {
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> a = backends_.Add(Backend(
+      R"({"name": "a", "url": "http://10.0.0.1:8000",
+          "kv_events": {"endpoint": "tcp://10.0.0.1:5557", "dp_ranks": 4}})"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})")).ok());
+  // Round robin from each rank of `a`: the alternates are the next targets in id order, its
+  // other ranks first. They are the same server as the one that failed: the retry goes to b.
+  int from_a = 0;
+  for (uint64_t id = 1; id <= 10; ++id) {
+    absl::StatusOr<Dispatch> d = backends_.Route(Request(id));
+    ASSERT_TRUE(d.ok()) << d.status();
+    if (d->target->dp_rank < 0) {
+      backends_.OnFinished(id, std::nullopt);
+      continue;
+    }
+    ++from_a;
+    std::optional<Dispatch> next = backends_.Reroute(id);
+    ASSERT_TRUE(next.has_value()) << "from " << d->target->name;
+    EXPECT_EQ(next->target->name, "b") << "from " << d->target->name;
+    backends_.OnFinished(id, std::nullopt);
+  }
+  EXPECT_EQ(from_a, 8);
+}
+
 TEST_F(BackendsTest, EachRankGetsItsEngineCoresLoadAndCapacity) {
   absl::StatusOr<std::shared_ptr<const BackendTarget>> a = backends_.Add(Backend(kTwoRanks));
   ASSERT_TRUE(a.ok()) << a.status();
