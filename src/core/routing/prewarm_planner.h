@@ -23,10 +23,11 @@
 //     it prewarmed and leave no room for its clients.
 //  3. Handoff (PlanHandoff, before Router::RemoveBackend, or with the backend drained): for each
 //     kept prefix, hottest first, that the leaving backend holds in the Router's index (at least
-//     its id blocks) and no other eligible backend holds, a request to its first home that is
-//     not the leaving backend (reason kHandoff): the prefix is warm where the policy sends it
+//     its id blocks) and no other eligible backend holds, a request to its first home among the
+//     backends that stay (reason kHandoff): the prefix is warm where the policy sends it
 //     next, instead of being recomputed by the first client request that needs it. The same
-//     per-target bound as for a join.
+//     per-target bound as for a join. Backends that leave together are planned together: none
+//     of them counts as holding a prefix for the others, nor is a home.
 //  4. Pacing (Next): jobs go out hottest first, each only when
 //       - fewer than `max_in_flight` prewarm requests are in flight (and none on its target),
 //       - the target's outstanding prefill (the Router's FleetView) is at most
@@ -88,6 +89,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -249,7 +251,23 @@ class PrewarmPlanner {
 
   // Rule 3. Call while `router` still knows `leaving` (before RemoveBackend) or once it drains.
   void PlanHandoff(Router& router, BackendId leaving, TimePoint now) {
+    PlanHandoff(router, std::span<const BackendId>(&leaving, 1), now);
+  }
+  // Rule 3 for backends that leave together (the gateway: the data-parallel ranks of one engine
+  // server): a prefix any of them holds is handed off when no backend that stays holds it, to
+  // its first home among the backends that stay; one plan for them all.
+  void PlanHandoff(Router& router, std::span<const BackendId> leaving, TimePoint now) {
     const FleetView& fleet = router.fleet();
+    const auto leaves = [&](BackendId b) {
+      return std::find(leaving.begin(), leaving.end(), b) != leaving.end();
+    };
+    // The homes are those the policy gives among the backends that stay (as once they drain):
+    // the first homes of a prefix may all be leaving ones (a server's ranks).
+    std::vector<bool> was_draining;
+    for (BackendId b : leaving) {
+      was_draining.push_back(b < fleet.size() && fleet.backend(b).draining);
+      router.SetDraining(b, true);
+    }
     planned_tokens_.clear();
     for (size_t slot : Hottest(now)) {
       const Entry& entry = entries_[slot];
@@ -257,18 +275,16 @@ class PrewarmPlanner {
       const auto holds = [&](BackendId b) {
         return b < depth.size() && depth[b] >= HeldBlocks(entry.request.key);
       };
-      if (!holds(leaving)) continue;
+      if (std::none_of(leaving.begin(), leaving.end(), holds)) continue;
       bool elsewhere = false;
       for (BackendId b = 0; b < fleet.size() && !elsewhere; ++b) {
-        elsewhere = b != leaving && fleet.backend(b).Eligible() && holds(b);
+        elsewhere = !leaves(b) && fleet.backend(b).Eligible() && holds(b);
       }
       if (elsewhere) continue;
-      for (BackendId home : router.Homes(entry.request)) {
-        if (home == leaving) continue;
-        Enqueue(fleet, entry, home, PrewarmReason::kHandoff, now);
-        break;
-      }
+      const std::vector<BackendId> homes = router.Homes(entry.request);
+      if (!homes.empty()) Enqueue(fleet, entry, homes.front(), PrewarmReason::kHandoff, now);
     }
+    for (size_t i = 0; i < leaving.size(); ++i) router.SetDraining(leaving[i], was_draining[i]);
   }
 
   // The next job to send now under rule 4, or nullopt (none pending, or pacing holds them all

@@ -145,6 +145,32 @@ TEST_F(PrewarmPlannerTest, HandoffMovesOnlyWhatTheLeavingBackendAloneHolds) {
   EXPECT_EQ(jobs[0].target, homes.front());
 }
 
+// Backends that leave together (the gateway's data-parallel ranks of one server: r0, r1, r2)
+// hand off what they hold between them to a backend that stays, never to one another.
+TEST_F(PrewarmPlannerTest, BackendsLeavingTogetherHandOffToTheBackendsThatStay) {
+  MakeRouter(5);
+  Planner planner(Unpaced());
+  const std::vector<BackendId> leaving = {0, 1, 2};
+  constexpr uint64_t kPrefixes = 30;
+  for (uint64_t seed = 1; seed <= kPrefixes; ++seed) {
+    Serve(seed, leaving[seed % 3]);
+    Serve(seed, leaving[(seed + 1) % 3]);
+    planner.Observe(Request(0, Chain(seed, 80), 1280), "p" + std::to_string(seed), clock_.Now());
+  }
+  Serve(kPrefixes + 1, 0);  // held by r3 too: no handoff
+  Serve(kPrefixes + 1, 3);
+  planner.Observe(Request(0, Chain(kPrefixes + 1, 80), 1280), "held", clock_.Now());
+  planner.PlanHandoff(*router_, leaving, clock_.Now());
+  for (BackendId b : leaving) router_->RemoveBackend(b);
+  const std::vector<Planner::Job> jobs = DrainAll(planner);
+  ASSERT_EQ(jobs.size(), kPrefixes);
+  for (const Planner::Job& job : jobs) {
+    EXPECT_EQ(job.reason, PrewarmReason::kHandoff);
+    EXPECT_TRUE(job.target == 3 || job.target == 4) << job.payload << " to " << job.target;
+  }
+  EXPECT_EQ(planner.counters().dropped_gone, 0);
+}
+
 TEST_F(PrewarmPlannerTest, ARoutedJobMakesTheTargetHoldThePrefixForTheNextClientRequest) {
   MakeRouter(3);
   Planner planner(Unpaced());

@@ -114,10 +114,9 @@ void Prewarmer::OnLeaving(const std::string& name) {
   if (target == nullptr) return;
   std::lock_guard lock(mu_);
   const size_t before = planner_.pending();
+  // A backend's ranks leave together: none is where another's prefixes go.
   backends_.WithRouter([&](routing::Router& router) {
-    for (routing::BackendId id : target->routing_ids()) {
-      planner_.PlanHandoff(router, id, clock_.Now());
-    }
+    planner_.PlanHandoff(router, target->routing_ids(), clock_.Now());
   });
   spdlog::info("prewarm: {} leaving: {} handoff requests planned", name,
                planner_.pending() - before);
