@@ -14,6 +14,9 @@ constexpr std::string_view kMagic = "wrg2";
 constexpr size_t kHeaderBytes = 4 + 8 + 8 + 1 + 2;
 constexpr size_t kMaxEntries = 0xFFFF;  // placements or load entries in one datagram
 constexpr uint8_t kHasLoad = 1;
+// How far behind a peer's newest message one of its datagrams may arrive and count as late (a
+// duplicate, or reordered on the way); further behind, the peer restarted under the same id.
+constexpr uint64_t kMaxReorder = 1024;
 
 void PutLe(std::string& out, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
@@ -269,7 +272,12 @@ void GossipReceiver::Apply(GossipMessage message, TimePoint now, Router& router)
   if (!added && message.sequence > peer.next_sequence) {
     counters_.lost += static_cast<int64_t>(message.sequence - peer.next_sequence);
   }
-  peer.next_sequence = std::max(peer.next_sequence, message.sequence + 1);
+  // Behind a message applied already: a duplicate or a late datagram, whose placements still
+  // count but whose table is older than the one in place. Far behind: the peer started over
+  // under the same id, and is heard from its new sequence on.
+  const bool late = !added && message.sequence < peer.next_sequence &&
+                    peer.next_sequence - message.sequence <= kMaxReorder;
+  if (!late) peer.next_sequence = message.sequence + 1;
   peer.last_heard = now;
   if (!message.placements.empty()) {
     const absl::flat_hash_map<std::string_view, BackendId> ids = PresentByName(router);
@@ -283,7 +291,7 @@ void GossipReceiver::Apply(GossipMessage message, TimePoint now, Router& router)
       ++counters_.placements;
     }
   }
-  if (message.has_load) ReplaceLoad(peer, std::move(message.load), router);
+  if (message.has_load && !late) ReplaceLoad(peer, std::move(message.load), router);
 }
 
 void GossipReceiver::ReplaceLoad(Peer& peer, std::vector<PeerBackendLoad> table, Router& router) {

@@ -27,7 +27,9 @@
 // Wire format (little-endian), one datagram:
 //   "wrg2"                 magic and version
 //   u64 sender             random per gateway process: a receiver drops its own messages
-//   u64 sequence           per sender, from 0: a receiver counts gaps as lost messages
+//   u64 sequence           per sender, from 0: a receiver counts gaps as lost messages, and
+//                          applies the placements but not the load table of a message behind
+//                          one it applied (a duplicate, or overtaken on the way)
 //   u8 flags               bit 0: a load table follows the placements
 //   u16 count              placements that follow
 //   count x { u8 name length, name bytes, u16 blocks, blocks x u64 hash, u8 has domain,

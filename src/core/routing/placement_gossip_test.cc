@@ -247,6 +247,41 @@ TEST_F(GossipTest, LoadIsSummedOverPeersReplacedByEachTableAndForgottenWhenSilen
   EXPECT_EQ(peers(later).in_flight, 5);
 }
 
+// UDP may deliver a datagram twice or late: an older message's table must not replace the
+// newer one already applied (its placements still count), and a peer that starts over under
+// the same id (its sequence far behind) is heard again.
+TEST_F(GossipTest, AnOlderMessagesTableDoesNotReplaceANewerOne) {
+  auto router = MakeRouter(1);
+  GossipReceiver receiver(/*self=*/9, GossipReceiverOptions{});
+  GossipOutbox a(1, GossipOptions{});
+  auto table = [](int64_t in_flight) {
+    return std::vector<PeerBackendLoad>{{.backend = "r0", .load = {.in_flight = in_flight}}};
+  };
+  const std::vector<std::string> older = a.Take(table(7));
+  a.Add("r0", Chain(9, 4));
+  const std::vector<std::string> newer = a.Take(table(2));
+  ASSERT_EQ(older.size(), 1u);
+  ASSERT_EQ(newer.size(), 1u);
+  ASSERT_TRUE(receiver.OnDatagram(newer[0], clock_.Now(), *router).ok());
+  EXPECT_EQ(router->fleet().backend(0).peers.in_flight, 2);
+  ASSERT_TRUE(receiver.OnDatagram(older[0], clock_.Now(), *router).ok());
+  EXPECT_EQ(router->fleet().backend(0).peers.in_flight, 2);
+  // A duplicate of the newest: its table is the one applied already.
+  ASSERT_TRUE(receiver.OnDatagram(newer[0], clock_.Now(), *router).ok());
+  EXPECT_EQ(router->fleet().backend(0).peers.in_flight, 2);
+  EXPECT_EQ(receiver.counters().placements, 2);
+
+  // The peer starts over with the same id: sequence 0 again, far behind; its tables count.
+  for (int i = 0; i < 2000; ++i) (void)a.Take(table(2));
+  ASSERT_TRUE(receiver.OnDatagram(a.Take(table(3))[0], clock_.Now(), *router).ok());
+  EXPECT_EQ(router->fleet().backend(0).peers.in_flight, 3);
+  GossipOutbox restarted(1, GossipOptions{});
+  ASSERT_TRUE(receiver.OnDatagram(restarted.Take(table(4))[0], clock_.Now(), *router).ok());
+  EXPECT_EQ(router->fleet().backend(0).peers.in_flight, 4);
+  ASSERT_TRUE(receiver.OnDatagram(restarted.Take(table(5))[0], clock_.Now(), *router).ok());
+  EXPECT_EQ(router->fleet().backend(0).peers.in_flight, 5);
+}
+
 // What a gateway counts: its own requests and, from the gossip, its peers'. Without the peers'
 // load, a gateway that routed nothing to a backend would send a new request there although the
 // others have loaded it.
