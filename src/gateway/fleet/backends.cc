@@ -73,15 +73,23 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   if (!unique.ok()) return unique;
   old->present = false;
   const bool draining = old->draining;
+  // The same address is the same engine: its health goes on. A new one is unprobed.
+  const bool same_address = old->target->address == absl::StrCat(config.host, ":", config.port);
+  const BackendHealth health = old->health;
   for (BackendId id : old->target->routing_ids()) router_.RemoveBackend(id);
   // AddLocked may grow entries_: `old` is not used past here.
   std::shared_ptr<const BackendTarget> added = AddLocked(config, std::move(tls));
+  Entry* e = FindLocked(config.name);
+  if (same_address) {
+    e->health = health;
+  } else {
+    e->health.AwaitFirstProbe();
+  }
   if (draining) {
-    Entry* e = FindLocked(config.name);
     e->draining = true;
     for (BackendId id : e->target->routing_ids()) router_.SetDraining(id, true);
-    ApplyHealth(clock_.Now());
   }
+  ApplyHealth(clock_.Now());
   UpdateFailuresOnRecord();
   return added;
 }

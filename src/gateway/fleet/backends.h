@@ -157,7 +157,9 @@ class Backends {
   // Replaces the backend named config.name with one built from `config`, atomically: no routing
   // decision sees the fleet without it (a config reload that changed its url, kind, models or
   // capacity). Its in-flight requests finish on the old one. A draining backend's replacement
-  // drains too (an operator's drain outlives a config change). NotFound for an unknown name;
+  // drains too (an operator's drain outlives a config change). The replacement keeps the old
+  // one's health (probe state, ejection) when the address stays; at a new address it awaits its
+  // first probe, as a backend added while the gateway runs does. NotFound for an unknown name;
   // AlreadyExists when another backend has the address (the old one then stays).
   absl::StatusOr<std::shared_ptr<const BackendTarget>> Replace(const BackendConfig& config);
   absl::Status SetDraining(const std::string& name, bool draining);

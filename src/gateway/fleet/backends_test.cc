@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -77,6 +78,48 @@ TEST_F(BackendsTest, AReplacedDrainingBackendKeepsDraining) {
     EXPECT_EQ(dispatch->target->name, "b");
     backends_.OnFinished(id, std::nullopt);
   }
+}
+
+// A reload that changes a backend's traits (a discovered backend's pool, say) must not make a
+// backend that has not passed a probe, or failed its last one, take requests; a new address is
+// one no probe has reached yet.
+TEST_F(BackendsTest, AReplacedBackendKeepsItsHealthAndANewAddressAwaitsItsFirstProbe) {
+  auto a = backends_.Add(Backend(R"({"name": "a", "url": "http://10.0.0.1:8000"})"));
+  auto b = backends_.Add(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000"})"),
+                         /*await_first_probe=*/true);
+  auto c = backends_.Add(Backend(R"({"name": "c", "url": "http://10.0.0.3:8000"})"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  backends_.OnProbe((*c)->id, false);
+  ASSERT_TRUE(
+      backends_.Replace(Backend(R"({"name": "b", "url": "http://10.0.0.2:8000", "pool": "p"})"))
+          .ok());
+  ASSERT_TRUE(
+      backends_.Replace(Backend(R"({"name": "c", "url": "http://10.0.0.3:8000", "pool": "p"})"))
+          .ok());
+  auto moved = backends_.Replace(Backend(R"({"name": "a", "url": "http://10.0.0.4:8000"})"));
+  ASSERT_TRUE(moved.ok());
+  auto d = backends_.Add(Backend(R"({"name": "d", "url": "http://10.0.0.5:8000"})"));
+  ASSERT_TRUE(d.ok());
+  std::map<std::string, std::string> states;
+  for (const BackendSnapshot& s : backends_.Snapshot()) states[s.target->name] = s.state;
+  EXPECT_EQ(states["a"], "probe_pending");
+  EXPECT_EQ(states["b"], "probe_pending");
+  EXPECT_EQ(states["c"], "probe_failed");
+  for (uint64_t id = 1; id <= 6; ++id) {
+    absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(id));
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    EXPECT_EQ(dispatch->target->name, "d");
+    backends_.OnFinished(id, std::nullopt);
+  }
+  backends_.OnProbe((*moved)->id, true);
+  std::set<std::string> served;
+  for (uint64_t id = 7; id <= 12; ++id) {
+    absl::StatusOr<Dispatch> dispatch = backends_.Route(Request(id));
+    ASSERT_TRUE(dispatch.ok()) << dispatch.status();
+    served.insert(dispatch->target->name);
+    backends_.OnFinished(id, std::nullopt);
+  }
+  EXPECT_EQ(served, (std::set<std::string>{"a", "d"}));
 }
 
 TEST_F(BackendsTest, ReplaceKeepsTheOldBackendWhenTheAddressIsTaken) {
