@@ -379,8 +379,8 @@ class Gateway::Impl {
       return refused;
     }
     const GatewayConfig previous = Config();
-    // Discovery first: a backend it gives up (discovery turned off or renamed) frees its address
-    // for a configured backend below.
+    // Discovery first: the backends it gives up (discovery turned off) free their addresses for
+    // configured backends below, which take over a discovered backend's address in any case.
     discovery_->SetConfig(next.discovery);
     // Backends: reconcile by name. A changed backend is replaced in one step, so no request
     // sees the fleet without it.
@@ -409,7 +409,8 @@ class Gateway::Impl {
       const bool present = std::any_of(running.begin(), running.end(),
                                        [&](const auto& t) { return t->name == b.name; });
       if (present) continue;
-      auto added = backends_->Add(b, /*await_first_probe=*/true);
+      // In the place of a discovered backend with its address, if one has it.
+      auto added = discovery_->AddConfigured(b);
       if (added.ok()) {
         spdlog::info("reload: added backend {} ({})", b.name, b.url);
         if (prewarmer_ != nullptr) prewarmer_->OnJoined(b.name);

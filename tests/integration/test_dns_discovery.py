@@ -309,6 +309,28 @@ class DnsDiscoveryTest(unittest.TestCase):
             self.assertEqual(set(backends(gw)), {"static"}, gw.log())
             self.assertIsNone(metric(gw, "warmroute_discovery_healthy"))
 
+    def test_reload_giving_a_static_backend_a_discovered_address_hands_it_over(self):
+        port = free_port(["127.0.0.8"])
+        dns_port = free_port(["127.0.0.1"])
+        name = f"dns:127.0.0.8:{port}"
+        with engine("127.0.0.8", port), \
+                Dnsmasq(dns_port, ["127.0.0.8 vllm.test"]), \
+                GatewayProcess(gateway_config(f"vllm.test:{port}", dns_port)) as gw:
+            wait_for(lambda: backends(gw).get(name, {}).get("eligible"), f"{name} to be eligible")
+            # The same discovery section, and a static backend with the discovered address: the
+            # static one serves it, and discovery skips the address from then on.
+            config = gateway_config(f"vllm.test:{port}", dns_port)
+            config["backends"] = [{"name": "static", "url": f"http://127.0.0.8:{port}",
+                                   "models": ["tiny"]}]
+            gw.reload(config)
+            wait_for(lambda: "static" in backends(gw), "the static backend", timeout=5)
+            wait_for(lambda: name not in backends(gw), f"{name} to be removed")
+            time.sleep(3 * INTERVAL_MS / 1000)
+            self.assertEqual(set(backends(gw)), {"static"}, gw.log())
+            wait_for(lambda: backends(gw)["static"]["eligible"], "static to be eligible")
+            self.assertEqual(served_by(gw, ["hello"]), {"static"})
+            self.assertNotIn("reload: backend static", gw.log())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -57,6 +57,22 @@ bool DnsDiscovery::Owns(const std::string& name) const {
   return reconciler_.Owns(name);
 }
 
+absl::StatusOr<std::shared_ptr<const BackendTarget>> DnsDiscovery::AddConfigured(
+    const BackendConfig& config) {
+  std::lock_guard lock(mu_);
+  const std::string address = EndpointAddress({.host = config.host, .port = config.port});
+  for (const auto& [name, endpoint] : reconciler_.members()) {
+    if (EndpointAddress(endpoint) != address) continue;
+    if (prewarmer_ != nullptr) prewarmer_->OnLeaving(name);  // while the Router knows it
+    if (backends_.Remove(name).ok()) {
+      spdlog::info("discovery: removed backend {} (backend {} has its address)", name,
+                   config.name);
+    }
+    reconciler_.Forget(name);
+  }
+  return backends_.Add(config, /*await_first_probe=*/true);
+}
+
 void DnsDiscovery::SetConfig(DiscoveryConfig config) {
   std::lock_guard lock(mu_);
   if (config == config_) return;

@@ -13,9 +13,10 @@
 // (kind, models, pool, ...) replace every discovered backend in one step each; discovery turned
 // off removes every discovered backend.
 //
-// Thread-safety: Start and Stop on the executor's thread (or before it runs); SetConfig and Owns
-// from any thread (a reload applies the section before it reconciles the configured backends,
-// so that a static backend may take over a discovered one's address in the same reload).
+// Thread-safety: Start and Stop on the executor's thread (or before it runs); SetConfig, Owns
+// and AddConfigured from any thread (a reload applies the section before it reconciles the
+// configured backends, and adds those through AddConfigured, so that a static backend may take
+// over a discovered one's address in the same reload).
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -51,6 +52,12 @@ class DnsDiscovery {
 
   // Whether backend `name` was added by discovery (and not removed since).
   bool Owns(const std::string& name) const;
+
+  // Adds `config`, a backend of the config file, as Backends::Add(config, await_first_probe)
+  // does, in the place of the discovered backend that has its address, if one has: a configured
+  // backend takes the address over, and later resolutions skip it. Both under the lock, so that
+  // no resolution adds the discovered backend back in between.
+  absl::StatusOr<std::shared_ptr<const BackendTarget>> AddConfigured(const BackendConfig& config);
 
  private:
   net::Task<void> Loop();
