@@ -331,6 +331,30 @@ class DnsDiscoveryTest(unittest.TestCase):
             self.assertEqual(served_by(gw, ["hello"]), {"static"})
             self.assertNotIn("reload: backend static", gw.log())
 
+    def test_reload_to_another_name_logs_its_own_transitions(self):
+        port = free_port(["127.0.0.11"])
+        dns_port = free_port(["127.0.0.1"])
+        name = f"dns:127.0.0.11:{port}"
+        with engine("127.0.0.11", port), \
+                Dnsmasq(dns_port, ["127.0.0.11 vllm.test", "127.0.0.11 other.test"]), \
+                GatewayProcess(gateway_config(f"vllm.test:{port}", dns_port)) as gw:
+            wait_for(lambda: name in backends(gw), f"{name} to be added")
+            self.assertIn(f"discovery: vllm.test:{port} resolves", gw.log())
+            # A new name: its first success is said, as the first name's was.
+            gw.reload(gateway_config(f"other.test:{port}", dns_port))
+            wait_for(lambda: f"discovery: other.test:{port} resolves" in gw.log(),
+                     "the new name's first success to be logged", timeout=5)
+            self.assertIn(name, backends(gw))
+            # Another that fails from the start: said once, though the last name was failing too.
+            gw.reload(gateway_config(f"missing.test:{port}", dns_port))
+            wait_for(lambda: "discovery: resolving missing.test" in gw.log(),
+                     "the failing name to be logged", timeout=5)
+            gw.reload(gateway_config(f"gone.test:{port}", dns_port))
+            wait_for(lambda: "discovery: resolving gone.test" in gw.log(),
+                     "the next failing name to be logged", timeout=5)
+            self.assertEqual(metric(gw, "warmroute_discovery_healthy"), 0)
+            self.assertIn(name, backends(gw))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -85,4 +85,10 @@ DiscoveryChanges DiscoveryReconciler::Stop() {
   return changes;
 }
 
+void DiscoveryReconciler::Rename() {
+  healthy_.reset();
+  last_success_.reset();
+  last_error_ = absl::OkStatus();
+}
+
 }  // namespace warmroute::gateway

@@ -93,6 +93,11 @@ class DiscoveryReconciler {
   // removed, and the reconciler starts over.
   DiscoveryChanges Stop();
 
+  // Another name is resolved from now on (a reload): the members stay, to be drained and
+  // removed if the new name does not list them, and the health starts over, so that the new
+  // name's first outcome is a transition.
+  void Rename();
+
   // Whether `name` is a backend this reconciler added and has not removed.
   bool Owns(const std::string& name) const { return members_.contains(name); }
   // The discovered backends present (draining ones included).

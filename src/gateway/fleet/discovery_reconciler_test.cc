@@ -145,6 +145,23 @@ TEST_F(DiscoveryReconcilerTest, KeepsPortsApartAndSrvPortsInTheName) {
   EXPECT_TRUE(reconciler_.Owns("dns:10.0.0.5:8001"));
 }
 
+TEST_F(DiscoveryReconcilerTest, ARenameKeepsTheMembersAndMakesTheNextOutcomeATransition) {
+  (void)Resolve(Addresses({"10.0.0.5"}));
+  (void)Resolve(absl::NotFoundError("NXDOMAIN"));
+  reconciler_.Rename();
+  EXPECT_FALSE(reconciler_.healthy().has_value());
+  EXPECT_FALSE(reconciler_.last_success().has_value());
+  EXPECT_EQ(reconciler_.backends(), 1u);
+  DiscoveryChanges failing = Resolve(absl::NotFoundError("NXDOMAIN"));
+  EXPECT_TRUE(failing.empty());
+  EXPECT_EQ(failing.transition, ResolveTransition::kNowFailing);
+  reconciler_.Rename();
+  DiscoveryChanges other = Resolve(Addresses({"10.0.0.6"}));
+  EXPECT_EQ(other.transition, ResolveTransition::kNowOk);
+  EXPECT_THAT(other.drain, ElementsAre("dns:10.0.0.5:8000"));
+  ASSERT_EQ(other.add.size(), 1u);
+}
+
 TEST_F(DiscoveryReconcilerTest, StopRemovesEveryDiscoveredBackend) {
   (void)Resolve(Addresses({"10.0.0.5", "10.0.0.6"}));
   (void)Resolve(Addresses({"10.0.0.5"}));  // one draining

@@ -82,7 +82,12 @@ void DnsDiscovery::SetConfig(DiscoveryConfig config) {
     RemoveAllLocked();
     return;
   }
-  if (previous.enabled() && previous.dns != config_.dns) metrics_.OnDiscoveryStopped();
+  if (previous.enabled() && previous.dns != config_.dns) {
+    // Another name: its health, and the log lines and series that say it, are its own.
+    metrics_.OnDiscoveryStopped();
+    reconciler_.Rename();
+    last_success_unix_s_ = 0;
+  }
   if (SameTraits(previous, config_)) return;
   for (const auto& [name, endpoint] : reconciler_.members()) {
     const absl::StatusOr<std::shared_ptr<const BackendTarget>> replaced =
