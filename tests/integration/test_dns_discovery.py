@@ -355,6 +355,31 @@ class DnsDiscoveryTest(unittest.TestCase):
             self.assertEqual(metric(gw, "warmroute_discovery_healthy"), 0)
             self.assertIn(name, backends(gw))
 
+    def test_a_backend_drained_by_hand_stays_drained_when_its_address_flaps(self):
+        port = free_port(["127.0.0.12"])
+        dns_port = free_port(["127.0.0.1"])
+        name = f"dns:127.0.0.12:{port}"
+        # A long interval: the address must come back before the resolution that would remove it.
+        with engine("127.0.0.12", port), \
+                Dnsmasq(dns_port, ["127.0.0.12 vllm.test"]) as dns, \
+                GatewayProcess(gateway_config(f"vllm.test:{port}", dns_port,
+                                              interval_ms=2000)) as gw:
+            wait_for(lambda: backends(gw).get(name, {}).get("eligible"), f"{name} to be eligible")
+            status, _, body = gw.request("POST", f"/admin/backends/{name}/drain", headers=AUTH)
+            self.assertEqual(status, 200, body)
+            # The address vanishes for one resolution (another takes its place), then returns.
+            dns.set_hosts(["127.0.0.13 vllm.test"])
+            resolutions = metric(gw, "warmroute_discovery_resolutions_total")
+            wait_for(lambda: metric(gw, "warmroute_discovery_resolutions_total") > resolutions,
+                     "a resolution without the address")
+            self.assertIn(f"discovery: backend {name} is no longer listed", gw.log())
+            dns.set_hosts(["127.0.0.12 vllm.test"])
+            resolutions = metric(gw, "warmroute_discovery_resolutions_total")
+            wait_for(lambda: metric(gw, "warmroute_discovery_resolutions_total") > resolutions,
+                     "a resolution with the address again")
+            self.assertIn(name, backends(gw), gw.log())
+            self.assertEqual(backends(gw)[name]["state"], "draining", gw.log())
+
 
 if __name__ == "__main__":
     unittest.main()

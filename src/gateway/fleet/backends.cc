@@ -191,6 +191,14 @@ absl::Status Backends::SetDraining(const std::string& name, bool draining) {
   return absl::NotFoundError(absl::StrCat("no backend named '", name, "'"));
 }
 
+std::optional<bool> Backends::Draining(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.present && e.target && e.target->name == name) return e.draining;
+  }
+  return std::nullopt;
+}
+
 void Backends::RefreshHealth(TimePoint now) {
   if (now < next_readmission_) return;
   next_readmission_ = TimePoint::max();

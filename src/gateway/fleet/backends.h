@@ -163,6 +163,8 @@ class Backends {
   // AlreadyExists when another backend has the address (the old one then stays).
   absl::StatusOr<std::shared_ptr<const BackendTarget>> Replace(const BackendConfig& config);
   absl::Status SetDraining(const std::string& name, bool draining);
+  // Whether the backend named `name` is draining; nullopt for an unknown name.
+  std::optional<bool> Draining(const std::string& name) const;
 
   // Decides where a request goes (routing::Router::Route errors: NotFound when no backend serves
   // the model, Unavailable when none of those is eligible).

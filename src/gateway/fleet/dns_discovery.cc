@@ -110,6 +110,7 @@ void DnsDiscovery::RemoveAllLocked() {
   }
   metrics_.OnDiscoveryStopped();
   last_success_unix_s_ = 0;
+  drained_by_hand_.clear();
 }
 
 std::chrono::milliseconds DnsDiscovery::NextWait() const {
@@ -223,12 +224,20 @@ void DnsDiscovery::ApplyLocked(const DiscoveryChanges& changes, const DiscoveryC
     }
   }
   for (const std::string& name : changes.undrain) {
-    if (backends_.SetDraining(name, false).ok()) {
+    if (drained_by_hand_.erase(name) > 0) {
+      spdlog::info("discovery: backend {} is listed again; it stays drained (drained by hand)",
+                   name);
+    } else if (backends_.SetDraining(name, false).ok()) {
       spdlog::info("discovery: backend {} is listed again: undrained", name);
     }
   }
   for (const std::string& name : changes.drain) {
-    if (backends_.SetDraining(name, true).ok()) {
+    if (backends_.Draining(name).value_or(false)) {
+      drained_by_hand_.insert(name);
+      spdlog::info("discovery: backend {} is no longer listed (drained already; removed if still "
+                   "absent at the next resolution)",
+                   name);
+    } else if (backends_.SetDraining(name, true).ok()) {
       if (prewarmer_ != nullptr) prewarmer_->OnLeaving(name);  // a drain precedes its removal
       spdlog::info("discovery: backend {} is no longer listed: draining (removed if still absent "
                    "at the next resolution)",
@@ -238,6 +247,7 @@ void DnsDiscovery::ApplyLocked(const DiscoveryChanges& changes, const DiscoveryC
   for (const std::string& name : changes.remove) {
     if (backends_.Remove(name).ok()) spdlog::info("discovery: removed backend {}", name);
   }
+  std::erase_if(drained_by_hand_, [&](const std::string& name) { return !reconciler_.Owns(name); });
 }
 
 }  // namespace warmroute::gateway

@@ -22,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "common/clock.h"
@@ -97,6 +98,9 @@ class DnsDiscovery {
   // not cut short (its outcome is then dropped).
   std::shared_ptr<net::dns::DnsResolver> resolver_;
   double last_success_unix_s_ = 0;
+  // Discovered backends that were draining already (drained through the admin API) when their
+  // address vanished: when it comes back they stay drained, as the operator left them.
+  std::set<std::string> drained_by_hand_;
 };
 
 }  // namespace warmroute::gateway
