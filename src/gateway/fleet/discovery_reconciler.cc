@@ -1,11 +1,21 @@
 #include "gateway/fleet/discovery_reconciler.h"
 
+#include <arpa/inet.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace warmroute::gateway {
 
 std::string EndpointAddress(const DiscoveredEndpoint& endpoint) {
   if (endpoint.host.find(':') != std::string::npos) {
+    // An IPv6 address in inet_ntop's form, as DNS answers are decoded ("FD00:0::5" in a
+    // configured url is the same address as "fd00::5").
+    unsigned char bytes[16];
+    char text[INET6_ADDRSTRLEN] = {};
+    if (inet_pton(AF_INET6, endpoint.host.c_str(), bytes) == 1 &&
+        inet_ntop(AF_INET6, bytes, text, sizeof(text)) != nullptr) {
+      return absl::StrCat("[", text, "]:", endpoint.port);
+    }
     return absl::StrCat("[", endpoint.host, "]:", endpoint.port);
   }
   return absl::StrCat(endpoint.host, ":", endpoint.port);

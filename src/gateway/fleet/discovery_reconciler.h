@@ -51,7 +51,8 @@ struct DiscoveredEndpoint {
   auto operator<=>(const DiscoveredEndpoint&) const = default;
 };
 
-// "host:port" ("[v6]:port"): the key Backends keeps addresses by.
+// "host:port" ("[v6]:port", the IPv6 address in inet_ntop's form): the key discovery compares
+// addresses by.
 std::string EndpointAddress(const DiscoveredEndpoint& endpoint);
 // "dns:" + EndpointAddress(endpoint).
 std::string DiscoveredBackendName(const DiscoveredEndpoint& endpoint);

@@ -131,6 +131,16 @@ TEST_F(DiscoveryReconcilerTest, SkipsAddressesOfBackendsItDoesNotOwn) {
   EXPECT_FALSE(reconciler_.Owns("dns:10.0.0.5:8000"));
 }
 
+// A configured backend may write an IPv6 address in another form than the DNS answer's
+// (inet_ntop's): it has the address all the same.
+TEST_F(DiscoveryReconcilerTest, SkipsAnAddressWrittenInAnotherForm) {
+  const std::set<std::string> taken = {EndpointAddress({"FD00:0:0::5", 8000})};
+  DiscoveryChanges changes = Resolve(Addresses({"fd00::5", "fd00::6"}), taken);
+  ASSERT_EQ(changes.add.size(), 1u);
+  EXPECT_EQ(changes.add[0].host, "fd00::6");
+  EXPECT_FALSE(reconciler_.Owns("dns:[fd00::5]:8000"));
+}
+
 TEST_F(DiscoveryReconcilerTest, AddsAForgottenAddressAgain) {
   (void)Resolve(Addresses({"10.0.0.5"}));
   reconciler_.Forget("dns:10.0.0.5:8000");
