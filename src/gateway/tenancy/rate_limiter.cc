@@ -14,9 +14,12 @@ double Level(double tokens, TimePoint updated, TimePoint now,
   return std::min(limit.burst, tokens + elapsed * limit.rate_per_s);
 }
 
+// The time until `missing` tokens are refilled, at most kMaxRetryAfter (a tiny rate with a large
+// burst needs longer than int64 milliseconds can hold).
 std::chrono::milliseconds WaitFor(double missing, const BucketLimit& limit) {
-  return std::chrono::milliseconds(
-      static_cast<int64_t>(std::ceil(missing / limit.rate_per_s * 1000.0)));
+  const double ms = std::ceil(missing / limit.rate_per_s * 1000.0);
+  if (!(ms < static_cast<double>(kMaxRetryAfter.count()))) return kMaxRetryAfter;
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
 }  // namespace
@@ -77,7 +80,8 @@ int64_t LocalRateLimiter::in_flight(std::string_view tenant) const {
 }
 
 int64_t RetryAfterSeconds(std::chrono::milliseconds retry_after) {
-  return std::max<int64_t>(1, (retry_after.count() + 999) / 1000);
+  const int64_t ms = retry_after.count();
+  return std::max<int64_t>(1, ms / 1000 + (ms % 1000 > 0 ? 1 : 0));
 }
 
 }  // namespace warmroute::gateway

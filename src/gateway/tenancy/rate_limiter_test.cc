@@ -76,6 +76,20 @@ TEST(LocalRateLimiterTest, APromptLargerThanTheBurstIsClampedNotRefusedForever) 
   EXPECT_TRUE(limiter.Take("a", limits, 50'000).allowed);
 }
 
+TEST(LocalRateLimiterTest, AWaitTooLongForMillisecondsSaturatesInsteadOfOverflowing) {
+  ManualClock clock;
+  LocalRateLimiter limiter(clock);
+  // Both values pass the config's checks; refilling the burst takes 1e19 ms (> INT64_MAX).
+  TenantLimits limits;
+  limits.prompt_tokens = BucketLimit{.rate_per_s = 1e-4, .burst = 1e12};
+  EXPECT_TRUE(limiter.Take("a", limits, 1e12).allowed);
+  const LimitDecision refused = limiter.Take("a", limits, 1e12);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_EQ(refused.retry_after, kMaxRetryAfter);
+  EXPECT_EQ(RetryAfterSeconds(refused.retry_after), (kMaxRetryAfter.count() + 999) / 1000);
+  EXPECT_EQ(RetryAfterSeconds(milliseconds::max()), milliseconds::max().count() / 1000 + 1);
+}
+
 TEST(LocalRateLimiterTest, ConcurrencyCountsUntilReleased) {
   ManualClock clock;
   LocalRateLimiter limiter(clock);

@@ -26,6 +26,11 @@ inline constexpr std::string_view kRequestsLimit = "requests";
 inline constexpr std::string_view kPromptTokensLimit = "prompt_tokens";
 inline constexpr std::string_view kConcurrentLimit = "concurrent";
 
+// The longest LimitDecision::retry_after: a longer wait (a tiny rate with a large burst) is
+// reported as this one. 2^53 ms (~285,000 years) is exact in a double, so the Redis script
+// (whose numbers are doubles) reports the same.
+inline constexpr std::chrono::milliseconds kMaxRetryAfter{int64_t{1} << 53};
+
 struct BucketLimit {
   double rate_per_s = 0;  // tokens added per second; > 0
   double burst = 1;       // capacity in tokens; >= 1

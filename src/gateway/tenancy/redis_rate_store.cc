@@ -32,8 +32,8 @@ constexpr auto kTask = asio::as_tuple(asio::use_awaitable_t<net::Executor>{});
 //   KEYS[1], KEYS[2]: the request and prompt-token buckets, hashes {tokens, at (µs, server
 //   time)}. ARGV[3i-2], ARGV[3i-1], ARGV[3i]: rate per second, burst and cost of bucket i; a
 //   rate <= 0 leaves that bucket unlimited (its key is not touched).
-// Returns {allowed 1|0, retry_after_ms, refusing bucket 0|1|2}. A refusal writes nothing: the
-// refill is computed from `at` whenever the bucket is next read.
+// Returns {allowed 1|0, retry_after_ms (at most kMaxRetryAfter, 2^53), refusing bucket 0|1|2}.
+// A refusal writes nothing: the refill is computed from `at` whenever the bucket is next read.
 // Redis before 7 only replicates a script that reads TIME and then writes by its effects when
 // asked to (replicate_commands); from 7 on that is the only mode and the call is a no-op.
 constexpr std::string_view kTakeScript = R"lua(
@@ -61,7 +61,7 @@ for i = 1, 2 do
     end
   end
 end
-if refused > 0 then return {0, math.ceil(wait / 1000), refused} end
+if refused > 0 then return {0, math.min(math.ceil(wait / 1000), 2 ^ 53), refused} end
 for i = 1, 2 do
   if level[i] ~= nil then
     redis.call('HSET', KEYS[i], 'tokens', string.format('%.17g', level[i] - cost[i]),
