@@ -7,6 +7,14 @@
 #include "common/absl_view.h"
 
 namespace warmroute::gateway {
+namespace {
+
+// The smallest weight a tenant counts with: 1/weight, its virtual time's step, must stay finite
+// (an infinite virtual time becomes the virtual clock, and every later tie then falls to arrival
+// order for all tenants).
+constexpr double kMinWeight = 1e-6;
+
+}  // namespace
 
 FairQueue::FairQueue(int64_t max_in_flight, int64_t max_queue)
     : max_in_flight_(max_in_flight), max_queue_(max_queue) {
@@ -25,7 +33,7 @@ FairQueue::Arrival FairQueue::Arrive(std::string_view tenant, double weight) {
   auto it = flows_.find(AbslView(tenant));
   if (it == flows_.end()) it = flows_.emplace(std::string(tenant), Flow{}).first;
   Flow& flow = it->second;
-  flow.weight = weight;
+  flow.weight = std::max(weight, kMinWeight);
   if (queued() >= max_queue_) {
     arrival.pushed_out = PushOut(flow);
     if (!arrival.pushed_out) {

@@ -64,7 +64,7 @@ class FairQueue {
   FairQueue& operator=(const FairQueue&) = delete;
 
   // A request of `tenant`, whose share is `weight`, arrives. It holds a slot at once when one is
-  // free and nobody waits. The tenant's weight is the one of its latest arrival.
+  // free and nobody waits. The tenant's weight is the one of its latest arrival (at least 1e-6).
   // REQUIRES: weight > 0.
   Arrival Arrive(std::string_view tenant, double weight);
 

@@ -142,6 +142,19 @@ TEST(FairQueueTest, VirtualTimeTiesGoToTheOlderHead) {
   EXPECT_THAT(first_b.Release(2), ElementsAre("b", "a"));
 }
 
+TEST(FairQueueTest, ATinyWeightDoesNotEndFairnessForEveryone) {
+  Tenants tenants(1, 100);
+  // 1 / 1e-310 is infinite: the tenant's virtual time, then the virtual clock, would become
+  // infinite, and every later tie would fall to arrival order.
+  tenants.Arrive("tiny", 1e-310, 3);  // one holds the slot, two wait
+  EXPECT_THAT(tenants.Release(2), ElementsAre("tiny", "tiny"));
+  tenants.Arrive("heavy", 3, 30);
+  tenants.Arrive("light", 1, 30);
+  int heavy = 0;
+  for (const std::string& t : tenants.Release(20)) heavy += t == "heavy" ? 1 : 0;
+  EXPECT_EQ(heavy, 15);
+}
+
 TEST(FairQueueTest, AFullQueueRefusesATenantThatHoldsItsShare) {
   Tenants tenants(1, 4);
   tenants.Arrive("flood", 1, 5);
