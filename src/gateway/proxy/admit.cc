@@ -479,8 +479,8 @@ net::Response ResponseOf(const Refusal& refusal) {
 }
 
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
-                             RedisRateStore* redis, const RouteMatch& route,
-                             net::HttpRequest& request, Call& call) {
+                             const std::unique_ptr<RedisRateStore>& redis,
+                             const RouteMatch& route, net::HttpRequest& request, Call& call) {
   // The coroutine keeps only what crosses its two waits (its frame stays small enough for Asio's
   // per-thread frame recycling); the steps themselves are plain functions.
   std::variant<Refusal, Pending> prepared = Prepare(context, settings, route, request, call);
@@ -496,8 +496,9 @@ net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& s
   // Limits: the tenant's token buckets (its concurrency slot was taken by Prepare).
   if (pending.concurrency) {
     const TenantLimits& limits = pending.tenant->config.limits;
-    const LimitDecision decision = co_await TakeBuckets(
-        context, redis, call.tenant, limits, static_cast<double>(pending.routing.prompt_tokens));
+    const LimitDecision decision =
+        co_await TakeBuckets(context, redis.get(), call.tenant, limits,
+                             static_cast<double>(pending.routing.prompt_tokens));
     if (!decision.allowed) {
       context.metrics.OnRateLimited(call.tenant, decision.limit);
       co_return RateLimited(decision, call.tenant, limits);

@@ -31,6 +31,7 @@
 // Thread-safety: a coroutine on the calling worker's thread.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,7 +83,9 @@ using AdmitResult = std::variant<Refusal, Admitted>;
 net::Response ResponseOf(const Refusal& refusal);
 
 // Runs the stage for `request` on `route` (REQUIRES: route.route), with the settings it arrived
-// under; `redis` is the worker's cluster-wide limit store (null: local limits only). Notes what
+// under; `redis` holds the worker's cluster-wide limit store (null: local limits only), read
+// when the buckets are taken: a reload may replace or drop it while a streamed upload's
+// beginning is read, and the store it held then is gone. Notes what
 // it learns (model, stream, tenant, prompt, the decision) in `call`.
 // A streamed route's body (an audio upload) is read only as far as its `model` form field, at
 // most kModelLookaheadBytes: what was read moves into `request.body`, to be sent first, and the
@@ -90,7 +93,7 @@ net::Response ResponseOf(const Refusal& refusal);
 // then placed among all backends (the engine answers for a model it does not serve).
 inline constexpr size_t kModelLookaheadBytes = size_t{1} << 20;
 net::Task<AdmitResult> Admit(const ProxyContext& context, const ProxySettings& settings,
-                             RedisRateStore* redis, const RouteMatch& route,
-                             net::HttpRequest& request, Call& call);
+                             const std::unique_ptr<RedisRateStore>& redis,
+                             const RouteMatch& route, net::HttpRequest& request, Call& call);
 
 }  // namespace warmroute::gateway

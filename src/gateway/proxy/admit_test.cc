@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
@@ -18,7 +19,9 @@
 #include "core/routing/policy_registry.h"
 #include "gateway/config/config.h"
 #include "gateway/proxy/response_ids.h"
+#include "net/http1/body_reader.h"
 #include "net/http1/request_parser.h"
+#include "net/redis/redis_connection.h"
 #include "net/run_task.h"
 
 namespace warmroute::gateway {
@@ -99,7 +102,7 @@ class AdmitTest : public ::testing::Test {
     const ProxyContext context = Context();
     const RouteMatch route = MatchRoute(request.method, request.path);
     EXPECT_NE(route.route, nullptr) << request.method << " " << request.path;
-    return net::RunTask(io_, Admit(context, settings_, /*redis=*/nullptr, route, request, call_));
+    return net::RunTask(io_, Admit(context, settings_, redis_, route, request, call_));
   }
 
   // The refusal of `result`, as the client gets it. REQUIRES: a Refusal.
@@ -123,6 +126,7 @@ class AdmitTest : public ::testing::Test {
   HotPrefixes hot_prefixes_{clock_, HotPrefixes::Options{}};
   std::atomic<uint64_t> next_id_{1};
   ProxySettings settings_;
+  std::unique_ptr<RedisRateStore> redis_;  // the worker's cluster-wide store; null: local only
   Call call_;
   std::deque<net::HttpRequest> kept_;
 };
@@ -275,6 +279,50 @@ TEST_F(AdmitTest, ARequestOverItsTenantsRateIs429WithRetryAfter) {
   // The other tenant is not limited by acme's bucket.
   EXPECT_TRUE(
       std::holds_alternative<Admitted>(Run(Post(kChat, {{"Authorization", "Bearer beta-key"}}))));
+}
+
+// A streamed upload's body, whose first read runs `during_read` (what the worker does meanwhile)
+// and returns `body`; then the end.
+class UploadReader : public net::BodyReader {
+ public:
+  UploadReader(std::string body, std::function<void()> during_read)
+      : body_(std::move(body)), during_read_(std::move(during_read)) {}
+  net::Task<absl::StatusOr<std::string_view>> ReadSome() override {
+    if (done_) co_return std::string_view();
+    done_ = true;
+    if (during_read_) during_read_();
+    co_return std::string_view(body_);
+  }
+  bool done() const override { return done_; }
+
+ private:
+  std::string body_;
+  std::function<void()> during_read_;
+  bool done_ = false;
+};
+
+// A reload that drops the worker's Redis store while an upload's model is read: the buckets
+// are taken from the store as it is then (none: local limits), never from the one dropped.
+TEST_F(AdmitTest, AStoreDroppedWhileAnUploadIsReadIsNotUsed) {
+  UseTenants([](TenancyConfig& t) {
+    t.tenants[0].limits.requests = BucketLimit{.rate_per_s = 10, .burst = 10};
+  });
+  ASSERT_TRUE(backends_.Add(Backend(R"({"name": "r0", "url": "http://10.0.0.1:8000"})")).ok());
+  RedisRateStoreOptions options;
+  options.endpoint = *net::ParseRedisUrl("redis://127.0.0.1:1");  // nothing listens there
+  redis_ = std::make_unique<RedisRateStore>(io_.get_executor(), options, clock_);
+  const std::string body =
+      "--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nm\r\n--b--\r\n";
+  UploadReader reader(body, [this] { redis_.reset(); });
+  net::HttpRequest request = Post("", {{"Authorization", "Bearer acme-key"},
+                                       {"Content-Type", "multipart/form-data; boundary=b"}},
+                                  "/v1/audio/transcriptions");
+  request.body_reader = &reader;
+  EXPECT_TRUE(std::holds_alternative<Admitted>(Run(request)));
+  EXPECT_EQ(redis_, nullptr);
+  // Decided locally without a Redis failure: the dropped store was not asked.
+  const std::string text = metrics_.Serialize(backends_, 0);
+  EXPECT_THAT(text, HasSubstr("warmroute_rate_limit_redis_fallbacks_total 0"));
 }
 
 TEST_F(AdmitTest, ARequestOverItsTenantsConcurrencyIs429UntilOneEnds) {

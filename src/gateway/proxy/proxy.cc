@@ -82,7 +82,7 @@ net::Task<void> Proxy::Handle(RouteMatch route, net::HttpRequest& request,
   call.route = route.route->name;
   call.generates = route.route->body == RouteBody::kPrompt;
   try {
-    AdmitResult admitted = co_await Admit(context_, *settings, redis_.get(), route, request, call);
+    AdmitResult admitted = co_await Admit(context_, *settings, redis_, route, request, call);
     if (Refusal* refusal = std::get_if<Refusal>(&admitted)) {
       call.rejection = refusal->rejection;
       call.error = std::string(refusal->error.message());
