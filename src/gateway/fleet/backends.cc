@@ -30,6 +30,11 @@ absl::StatusOr<std::shared_ptr<net::TlsContext>> TlsContextOf(const BackendConfi
                                                  context.status().message()));
 }
 
+// The connection pool's key of a backend: BackendTarget::address.
+std::string AddressOf(const BackendConfig& config) {
+  return absl::StrCat(config.host, ":", config.port);
+}
+
 }  // namespace
 
 Backends::Backends(std::unique_ptr<routing::Policy> policy, routing::RouterOptions options,
@@ -74,7 +79,7 @@ absl::StatusOr<std::shared_ptr<const BackendTarget>> Backends::Replace(
   old->present = false;
   const bool draining = old->draining;
   // The same address is the same engine: its health goes on. A new one is unprobed.
-  const bool same_address = old->target->address == absl::StrCat(config.host, ":", config.port);
+  const bool same_address = old->target->address == AddressOf(config);
   const BackendHealth health = old->health;
   for (BackendId id : old->target->routing_ids()) router_.RemoveBackend(id);
   // AddLocked may grow entries_: `old` is not used past here.
@@ -109,7 +114,7 @@ Backends::Entry* Backends::OwnerLocked(BackendId id) {
 
 absl::Status Backends::CheckUniqueLocked(const BackendConfig& config,
                                          const Entry* replacing) const {
-  const std::string address = absl::StrCat(config.host, ":", config.port);
+  const std::string address = AddressOf(config);
   for (const Entry& e : entries_) {
     if (!e.present || !e.target || &e == replacing) continue;
     if (e.target->name == config.name) {
@@ -151,7 +156,7 @@ std::shared_ptr<const BackendTarget> Backends::AddLocked(
   target->models = config.models;
   target->kv_capacity_tokens = config.kv_capacity_tokens;
   target->pool = config.pool;
-  target->address = absl::StrCat(config.host, ":", config.port);
+  target->address = AddressOf(config);
   target->tls = config.tls;
   target->kv_events = config.kv_events;
   target->tls_context = std::move(tls_context);
