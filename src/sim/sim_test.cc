@@ -359,6 +359,50 @@ TEST(SimTest, CapacityCalibrationScalesWithTheFleet) {
   EXPECT_DOUBLE_EQ(four->mean_output_tokens, 100);
 }
 
+// Arrivals in bursts on one instant (a coarse trace's timestamps): each gateway places its
+// share of a burst without the others' placements of that instant, so routing each as if alone
+// they pile onto the same backends; with their places (gateway_spread, from the gossip's peers)
+// they land closer to where one gateway puts them, one request per idle backend. 40 instants
+// 1 s apart, 8 cold 8,192-token prompts (one scheduler step each) on each, 8 tiny replicas
+// (two for each gateway's share).
+TEST(SimGatewaysTest, GatewaysSpreadABurstOnOneInstant) {
+  std::ostringstream trace;
+  int next_block = 0;
+  for (int instant = 0; instant < 40; ++instant) {
+    for (int r = 0; r < 8; ++r) {
+      trace << "{\"timestamp\": " << instant * 1000
+            << ", \"input_length\": 8192, \"output_length\": 8, \"hash_ids\": [";
+      for (int i = 0; i < 16; ++i) trace << (i > 0 ? ", " : "") << next_block++;
+      trace << "]}\n";
+    }
+  }
+  const std::string path = ::testing::TempDir() + "/bursts.jsonl";
+  std::ofstream(path) << trace.str();
+  SimOptions options = SmallOptions();
+  options.workload.name = "trace:" + path;
+  options.workload.num_requests = 0;
+  options.replicas = UniformFleet("tiny", 8, 32768).value();
+  auto figures = [&](double spread) {
+    absl::StatusOr<RunResult> run = SimulateFleet(options, [&] {
+      return routing::MakePolicy("warmroute", {{"gateway_spread", spread}});
+    });
+    EXPECT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(run->finished, 320);
+    return ComputeFigures(*run);
+  };
+  const Figures one = figures(1);
+  options.gateways = 4;
+  options.gossip = SimOptions::Gossip{};
+  const Figures spread = figures(1);
+  const Figures alone = figures(0);
+  // One gateway: every request on an idle backend (84 ms); 4 alone: mean 113 ms, p99 251 ms;
+  // 4 spread: mean 97 ms, p99 168 ms.
+  EXPECT_LT(spread.ttft_mean_s, one.ttft_mean_s + 0.5 * (alone.ttft_mean_s - one.ttft_mean_s))
+      << "one " << one.ttft_mean_s << " s, spread " << spread.ttft_mean_s << " s, alone "
+      << alone.ttft_mean_s << " s";
+  EXPECT_LT(spread.ttft_p99_s, alone.ttft_p99_s);
+}
+
 }  // namespace
 }  // namespace warmroute::sim
 

@@ -268,6 +268,7 @@ void GossipReceiver::Apply(GossipMessage message, TimePoint now, Router& router)
   if (message.sender == self_) return;
   ++counters_.messages;
   auto [it, added] = peers_.try_emplace(message.sender);
+  if (added) PublishPlace(router);
   Peer& peer = it->second;
   if (!added && message.sequence > peer.next_sequence) {
     counters_.lost += static_cast<int64_t>(message.sequence - peer.next_sequence);
@@ -341,6 +342,17 @@ void GossipReceiver::Tick(TimePoint now, Router& router) {
     peers_.erase(sender);
     ++counters_.expired;
   }
+  if (!silent.empty()) PublishPlace(router);
 }
+
+GatewayPlace GossipReceiver::place() const {
+  GatewayPlace place{.rank = 0, .count = static_cast<int>(peers_.size()) + 1};
+  for (const auto& [sender, peer] : peers_) {
+    if (sender < self_) ++place.rank;
+  }
+  return place;
+}
+
+void GossipReceiver::PublishPlace(Router& router) const { router.SetGatewayPlace(place()); }
 
 }  // namespace warmroute::routing

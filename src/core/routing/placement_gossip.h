@@ -56,6 +56,7 @@
 #include "common/clock.h"
 #include "core/routing/domain_attribution.h"
 #include "core/routing/fleet_view.h"
+#include "core/routing/policy.h"
 
 namespace warmroute::routing {
 
@@ -150,6 +151,10 @@ class GossipReceiver {
   void Tick(TimePoint now, Router& router);
 
   size_t peers() const { return peers_.size(); }
+  // This gateway among itself and the peers it hears: count = peers + 1, rank = the peers whose
+  // sender id is below this one's. Every replica that hears the same peers numbers them alike;
+  // the Router is given it (Router::SetGatewayPlace) whenever a peer is first heard or forgotten.
+  GatewayPlace place() const;
   const GossipReceiveCounters& counters() const { return counters_; }
 
  private:
@@ -160,6 +165,7 @@ class GossipReceiver {
   };
   // Replaces `peer`'s table with `table` in the sums, and gives the Router the sums that changed.
   void ReplaceLoad(Peer& peer, std::vector<PeerBackendLoad> table, Router& router);
+  void PublishPlace(Router& router) const;
 
   uint64_t self_;
   GossipReceiverOptions options_;

@@ -247,6 +247,32 @@ TEST_F(GossipTest, LoadIsSummedOverPeersReplacedByEachTableAndForgottenWhenSilen
   EXPECT_EQ(peers(later).in_flight, 5);
 }
 
+// Every replica that hears the same peers numbers them alike (by sender id), and the Router
+// is told as peers are first heard and forgotten (GatewayPlace, for the policy's spread).
+TEST_F(GossipTest, TheGatewaysPlaceFollowsThePeersItHears) {
+  auto router = MakeRouter(2);
+  GossipReceiver receiver(/*self=*/5,
+                          GossipReceiverOptions{.peer_expiry = std::chrono::seconds(2)});
+  GossipOutbox above(9, GossipOptions{});
+  GossipOutbox below(3, GossipOptions{});
+  auto feed = [&](GossipOutbox& from) {
+    for (const std::string& d : from.Take({}))
+      ASSERT_TRUE(receiver.OnDatagram(d, clock_.Now(), *router).ok());
+  };
+  EXPECT_EQ(router->gateway_place(), (GatewayPlace{.rank = 0, .count = 1}));
+  feed(above);
+  EXPECT_EQ(router->gateway_place(), (GatewayPlace{.rank = 0, .count = 2}));
+  feed(below);
+  EXPECT_EQ(router->gateway_place(), (GatewayPlace{.rank = 1, .count = 3}));
+  EXPECT_EQ(receiver.place(), router->gateway_place());
+  // The peer below falls silent: this gateway is first of two again.
+  clock_.Advance(std::chrono::seconds(1));
+  feed(above);
+  clock_.Advance(std::chrono::milliseconds(1500));
+  receiver.Tick(clock_.Now(), *router);
+  EXPECT_EQ(router->gateway_place(), (GatewayPlace{.rank = 0, .count = 2}));
+}
+
 // UDP may deliver a datagram twice or late: an older message's table must not replace the
 // newer one already applied (its placements still count), and a peer that starts over under
 // the same id (its sequence far behind) is heard again.

@@ -84,6 +84,16 @@ struct Decision {
   std::vector<CandidateScore> scores;  // candidates considered, for explanation
 };
 
+// Where this gateway stands among the gateway replicas that route for one fleet and hear each
+// other (placement gossip, placement_gossip.h): `count` replicas, this one the `rank`-th of them
+// by gossip sender id, so that every replica that hears the same peers numbers them alike.
+// A gateway alone, or without gossip: {0, 1}.
+struct GatewayPlace {
+  int rank = 0;
+  int count = 1;
+  bool operator==(const GatewayPlace&) const = default;
+};
+
 struct RoutingContext {
   const FleetView& fleet;
   // Backends that serve the model and are Eligible(); never empty.
@@ -95,6 +105,9 @@ struct RoutingContext {
   const PrefixIndex& index;
   TimePoint now;
   Rng& rng;
+  // Router::SetGatewayPlace's: a policy may use it to keep replicas that place requests at the
+  // same instant, each without the others' placements of that instant, off the same backend.
+  GatewayPlace gateway;
 };
 
 // The request's prompt length in tokens: request.prompt_tokens, or the key's estimate when 0.

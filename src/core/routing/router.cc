@@ -300,7 +300,8 @@ absl::StatusOr<Decision> Router::Route(RoutingRequest request) {
                      .matched_blocks = matched,
                      .index = *index_,
                      .now = clock_.Now(),
-                     .rng = rng_};
+                     .rng = rng_,
+                     .gateway = gateway_place_};
   Decision decision;
   switch (request.placement) {
     case Placement::kPolicy:

@@ -219,6 +219,10 @@ class Router {
   // The other gateway replicas' load on `backend`, summed (BackendState::peers). A no-op for an
   // unknown or removed backend.
   void SetPeerLoad(BackendId backend, const BackendLoad& load);
+  // This gateway's place among the replicas that hear each other (RoutingContext::gateway);
+  // GossipReceiver keeps it current. {0, 1} until set.
+  void SetGatewayPlace(GatewayPlace place) { gateway_place_ = place; }
+  GatewayPlace gateway_place() const { return gateway_place_; }
 
   // The policy's homes of request's prefix (Policy::Homes) among the backends that could take
   // it now: present, serving request.model, in request.pools, and eligible (healthy, not
@@ -250,6 +254,7 @@ class Router {
   RouterOptions options_;
   const Clock& clock_;
   Rng rng_;
+  GatewayPlace gateway_place_;
   FleetView fleet_;
   std::unique_ptr<PrefixIndex> index_;
   DomainAttribution attribution_;

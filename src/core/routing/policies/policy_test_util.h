@@ -69,7 +69,8 @@ class TestFleet {
                           .matched_blocks = matched_,
                           .index = index_,
                           .now = TimePoint{},
-                          .rng = rng_};
+                          .rng = rng_,
+                          .gateway = {}};
   }
 
  private:

@@ -54,6 +54,21 @@
 //       unmatched request on its smallest tree); among backends about equally full — every
 //       backend, once the caches are full — the rendezvous order decides, the same for every
 //       router.
+//     Several gateway replicas that hear each other (RoutingContext::gateway: `count` of them,
+//     this one the `rank`-th) each place the requests of one instant without the others'
+//     placements of that instant (gossip carries them 10 ms later), so by the rule above their
+//     cold requests of one instant collide on the same idle backends, or all go to the one
+//     earliest available. So, with count > 1 (gateway_spread) and at least 2 x count
+//     candidates: the candidates are dealt into count shares by name hash (every count-th from
+//     the rank-th on), and a cold prefix goes to the backends of this gateway's share only, by
+//     the rule above; with none of its share available that early (within the fill tolerance),
+//     each other gateway whose share has one is taken to put one request on (the earliest of)
+//     those, and this one goes to its place among the gateways without one: the earliest
+//     available backend of W after those, then the earliest again with this request's prefill
+//     added to the one taken, and so on (a water fill), kLeastLoad. With fewer candidates a
+//     share of one backend would leave no choice by home or fill: the rule above unchanged, as
+//     for one router and for routers without gossip (count 1). Matched prefixes are not
+//     spread: their holders decide.
 //     Homes: rendezvous hashing (HRW) of the prefix's placement key, score(b) = Mix64(key ^
 //     NameHash(name of b)), the key being the chained hash of the first home_blocks blocks
 //     (PrefixPlacementKey). Names, not ids: routers that learned the backends in another order
@@ -124,6 +139,13 @@
 //                                on 70B TP4 H100 = 3.1e-4 (8B H100: 39 ns / 35 us = 1.1e-3)
 //   decode_seq_weight     0.5    cost of a running decode sequence per step, relative to a
 //                                prefill token: 40 us / 80 us on 70B (8B: 30 / 35 = 0.86)
+//   gateway_spread        1      1: several gateways deal cold prefixes by shares as above; 0:
+//                                each routes as if alone. On the Mooncake conversation trace on
+//                                its own timestamps (about 10 requests per 3-second instant), 8
+//                                replicas, 4 gateways: TTFT p50 1.23x one gateway's with 0 and
+//                                1.09x with 1 in approximate mode (docs/many-gateways.md). Shares
+//                                of one backend (4 gateways, 4 tiny replicas, multi-turn) lost
+//                                up to 9 points of hit rate: hence 2 x count candidates
 // The decode weights only make decode-heavy backends look slower: the learned prefill rate
 // carries each backend's speed, so heterogeneous fleets need no per-profile setting.
 //
@@ -161,6 +183,7 @@ struct WarmrouteOptions {
   double step_overhead_tokens = 180;
   double decode_context_weight = 3e-4;
   double decode_seq_weight = 0.5;
+  int gateway_spread = 1;
 };
 
 class WarmroutePolicy final : public Policy {
@@ -192,6 +215,9 @@ class WarmroutePolicy final : public Policy {
   // `top` sorted highest first.
   void RankHomes(const RoutingRequest& request, const FleetView& fleet,
                  std::span<const BackendId> candidates, size_t top);
+  // share_[b] for every candidate b: its position among the candidates sorted by name hash,
+  // modulo `count` (the gateway replicas' shares of the fleet, rule 5).
+  void AssignShares(const RoutingContext& ctx, int count);
   // The share of its index bound that a backend's entries fill, in [0, 1].
   static double CacheFill(const PrefixIndex& index, BackendId backend);
   double UsefulTokens(const RoutingRequest& request, int64_t prompt) const;
@@ -211,6 +237,10 @@ class WarmroutePolicy final : public Policy {
   std::vector<double> cost_;
   std::vector<int64_t> cached_;
   std::vector<std::pair<uint64_t, BackendId>> hrw_;
+  std::vector<double> fill_at_;
+  std::vector<std::pair<uint64_t, BackendId>> share_order_;
+  std::vector<int> share_;
+  std::vector<BackendId> others_taken_;
   // Requests in flight by the prefix they matched best (CountedPrefix).
   absl::flat_hash_map<uint64_t, int32_t> in_flight_by_prefix_;
 };

@@ -325,8 +325,9 @@ struct RouterSetup {
   ManualClock clock;
   Router router;
   std::vector<std::string> names;
-  explicit RouterSetup(std::vector<std::string> backend_names, uint64_t seed = 1)
-      : router(MakePolicy("warmroute", {}).value(), RouterOptions{}, clock, seed),
+  explicit RouterSetup(std::vector<std::string> backend_names, uint64_t seed = 1,
+                       const PolicyParams& params = {})
+      : router(MakePolicy("warmroute", params).value(), RouterOptions{}, clock, seed),
         names(std::move(backend_names)) {
     for (const std::string& name : names)
       router.AddBackend({.name = name, .kv_capacity_tokens = 460000});
@@ -354,6 +355,56 @@ TEST(WarmroutePolicyTest, ColdPrefixesGetTheSameHomeAcrossIndependentRouters) {
     a.router.OnFinished(p, std::nullopt);  // keep both fleets idle
     b.router.OnFinished(p, std::nullopt);
   }
+}
+
+// Several gateways place the cold requests of one instant, none knowing the others'
+// placements of that instant: each on the idle backends of its own share, so 4 gateways with 2
+// requests each use all 8 idle backends, as one router placing the 8 in a row would. Routing
+// each as if alone (gateway_spread 0), the prefixes' homes collide.
+TEST(WarmroutePolicyTest, GatewaysPlacingColdPrefixesAtOneInstantUseDifferentIdleBackends) {
+  const std::vector<std::string> names = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"};
+  auto backends_used = [&](double spread) {
+    std::set<std::string> used;
+    for (int rank = 0; rank < 4; ++rank) {
+      RouterSetup s(names, /*seed=*/1, {{"gateway_spread", spread}});
+      s.router.SetGatewayPlace({.rank = rank, .count = 4});
+      for (uint64_t k = 0; k < 2; ++k) {
+        const uint64_t id = static_cast<uint64_t>(rank) * 2 + k;
+        Reason reason;
+        used.insert(s.Route(Request(id, Chain(500 + id, 80), 1300), &reason));
+        EXPECT_NE(reason, Reason::kCacheHit);
+      }
+    }
+    return used.size();
+  };
+  EXPECT_EQ(backends_used(1), 8u);
+  EXPECT_LT(backends_used(0), 8u);
+}
+
+// With no backend idle, the gateway whose share holds the earliest available backend takes it,
+// and the others their places of the water fill after it: the earliest available backend once
+// this request's prefill is added to the one taken, and so on — not the rank-th earliest.
+// Backends busy for 100 to 600 ms; a cold 1,500-token prompt (150 ms): the earliest, then the
+// second, then the first again (100 + 150 < 300), whichever gateway owns it.
+TEST(WarmroutePolicyTest, BusyFleetGatewaysTakeTheirPlacesOfTheWaterFill) {
+  TestFleet fleet;
+  for (int i = 0; i < 6; ++i) {
+    const BackendId b = fleet.Add("r" + std::to_string(i));
+    fleet.SetOutstanding(b, 1000 * (i + 1));
+  }
+  WarmroutePolicy policy({});
+  const RoutingRequest request = Request(1, Chain(61, 90), 1500);
+  // One gateway: the earliest available.
+  EXPECT_EQ(RouteOnce(policy, fleet, request).backend, 0u);
+  // Three gateways (two backends each): where one router would put three such requests in a
+  // row.
+  std::multiset<BackendId> chosen;
+  for (int rank = 0; rank < 3; ++rank) {
+    RoutingContext ctx = fleet.Context(request);
+    ctx.gateway = {.rank = rank, .count = 3};
+    chosen.insert(policy.Route(request, ctx).backend);
+  }
+  EXPECT_EQ(chosen, (std::multiset<BackendId>{0, 0, 1}));
 }
 
 TEST(WarmroutePolicyTest, HotPrefixSpillsToItsSecondThenThirdHome) {
