@@ -100,6 +100,19 @@ class GossipTest(unittest.TestCase):
                 def heard(gw):
                     return metric_sum(gw.metrics_text(), "warmroute_gossip_peers") == 1
                 wait_for(lambda: heard(a) and heard(b), timeout=10, what="both peers heard")
+                # Each numbers the two alike, so each has its own share of the 4 engines for
+                # cold prefixes (two each): new prompts sent to a and to b never meet.
+                ranks = {gw: metric_sum(gw.metrics_text(), "warmroute_gossip_rank")
+                         for gw in (a, b)}
+                self.assertEqual(sorted(ranks.values()), [0, 1])
+                cold = {a: set(), b: set()}
+                for n in range(6):
+                    for gw in (a, b):
+                        system = f"New prompt {n} {uuid.uuid4()}. " + "Be brief. " * 300
+                        cold[gw].add(self.post(gw, system, "Hello?")[0])
+                self.assertLessEqual(len(cold[a]), 2, cold)
+                self.assertLessEqual(len(cold[b]), 2, cold)
+                self.assertFalse(cold[a] & cold[b], cold)
                 for n in range(4):
                     system = f"You are assistant {n} {uuid.uuid4()}. " + "Be brief. " * 300
                     held = {name: s["index_entries"] for name, s in admin_backends(b).items()}

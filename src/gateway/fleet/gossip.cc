@@ -216,7 +216,7 @@ void Gossip::Report() {
   pending_.placements += now.placements - reported_.placements;
   pending_.unknown_backend += now.unknown - reported_.unknown;
   reported_ = now;
-  metrics_.OnGossip(pending_, static_cast<int64_t>(receiver_.peers()));
+  metrics_.OnGossip(pending_, static_cast<int64_t>(receiver_.peers()), receiver_.place().rank);
   pending_ = GossipCounts{};
 }
 

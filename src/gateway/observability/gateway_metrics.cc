@@ -189,6 +189,14 @@ struct GatewayMetrics::State {
           .Help("Other gateway replicas heard from within the peer expiry")
           .Register(*registry);
   prometheus::Gauge& gossip_peers = gossip_peers_family.Add({});
+  prometheus::Family<prometheus::Gauge>& gossip_rank_family =
+      prometheus::BuildGauge()
+          .Name("warmroute_gossip_rank")
+          .Help("This gateway's place, from 0, among itself and the peers it hears (by gossip "
+                "sender id): with warmroute_gossip_peers + 1 gateways, the share of the fleet "
+                "where the warmroute policy places its cold prefixes")
+          .Register(*registry);
+  prometheus::Gauge& gossip_rank = gossip_rank_family.Add({});
   prometheus::Family<prometheus::Gauge>& model_precise =
       prometheus::BuildGauge()
           .Name("warmroute_prefix_key_precise")
@@ -581,7 +589,7 @@ void GatewayMetrics::OnDiscoveryResolution(const DiscoveryResolution& resolution
 
 void GatewayMetrics::OnDiscoveryStopped() { state_->discovery.Clear(); }
 
-void GatewayMetrics::OnGossip(const GossipCounts& delta, int64_t peers) {
+void GatewayMetrics::OnGossip(const GossipCounts& delta, int64_t peers, int64_t rank) {
   State& s = *state_;
   auto add = [](prometheus::Family<prometheus::Counter>& family, const char* key,
                 const char* value, int64_t n) {
@@ -598,6 +606,7 @@ void GatewayMetrics::OnGossip(const GossipCounts& delta, int64_t peers) {
   add(s.gossip_placements, "result", "applied", delta.placements);
   add(s.gossip_placements, "result", "unknown_backend", delta.unknown_backend);
   s.gossip_peers.Set(static_cast<double>(peers));
+  s.gossip_rank.Set(static_cast<double>(rank));
 }
 
 void GatewayMetrics::OnRedisResult(bool redis_up) {

@@ -91,7 +91,7 @@
 //   warmroute_discovery_backends{dns}
 // Placement gossip between gateway replicas (gateway/fleet/gossip.h), once gossip runs:
 //   warmroute_gossip_messages_total{direction}, warmroute_gossip_dropped_total{reason},
-//   warmroute_gossip_placements_total{result}, warmroute_gossip_peers
+//   warmroute_gossip_placements_total{result}, warmroute_gossip_peers, warmroute_gossip_rank
 // Gauges are read from Backends when /metrics is served; a removed backend's series disappear.
 //
 // Thread-safety: every method is thread-safe. OnRequest, called for every request by every worker
@@ -175,8 +175,9 @@ class GatewayMetrics {
   // DNS discovery finished a resolution / was turned off (discovery_metrics.h).
   void OnDiscoveryResolution(const DiscoveryResolution& resolution);
   void OnDiscoveryStopped();
-  // Placement gossip's counts since its last call, and the peers heard from now.
-  void OnGossip(const GossipCounts& delta, int64_t peers);
+  // Placement gossip's counts since its last call, the peers heard from now, and this
+  // gateway's rank among them and itself (routing::GatewayPlace).
+  void OnGossip(const GossipCounts& delta, int64_t peers, int64_t rank);
 
   // Lags (seconds, engine timestamp → applied) of KV-event batches of `backend` just applied.
   void OnKvEventLags(std::string_view backend, std::span<const double> lags_s);
