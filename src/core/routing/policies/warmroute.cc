@@ -222,34 +222,6 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
         nullptr);
   };
 
-  // Several gateways (ctx.gateway): replicas that place requests arriving at the same instant
-  // each know only their own placements of that instant (rule 5). The place-th backend of W's
-  // water fill, after one request like this one on each of `taken_before`: the earliest
-  // available backend of W, then again with this request's prefill added to the one taken, and
-  // so on; place 0 with nothing taken before is the earliest available of W.
-  const int spread_rank = options_.gateway_spread ? ctx.gateway.rank : 0;
-  const int spread_count = options_.gateway_spread ? std::max(1, ctx.gateway.count) : 1;
-  const double now_s = ToSeconds(ctx.now.time_since_epoch());
-  auto water_fill = [&](int place, std::span<const BackendId> taken_before) {
-    if (place <= 0 && taken_before.empty()) return earliest_in_w();
-    std::vector<double>& at = fill_at_;
-    at.assign(ctx.fleet.size(), std::numeric_limits<double>::infinity());
-    for (BackendId b : ctx.candidates) {
-      if (in_w(b)) at[b] = available_at(b);
-    }
-    auto take = [&](BackendId b) {
-      at[b] = std::max(at[b], now_s) + static_cast<double>(prompt - cached[b]) /
-                                           std::max(1.0, ctx.fleet.backend(b).prefill_tokens_per_s);
-    };
-    for (BackendId b : taken_before) take(b);
-    BackendId taken = ctx.candidates.front();
-    for (int k = 0; k <= place; ++k) {
-      taken = ArgMin(ctx.candidates, [&](BackendId b) { return at[b]; }, nullptr);
-      take(taken);
-    }
-    return taken;
-  };
-
   BackendId chosen = ctx.candidates.front();
   int home_rank = -1;
   const bool warm_w = warmest_allowed > 0 && static_cast<double>(warmest_allowed) >= eps;
@@ -271,6 +243,7 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     // Cold prefix: of the backends available about as early as the earliest one, those with the
     // most free cache (within cold_fill_tolerance), and of those the first in the prefix's
     // rendezvous order.
+    const double now_s = ToSeconds(ctx.now.time_since_epoch());
     const double earliest_s = std::max(available_at(earliest_in_w()), now_s);
     auto early = [&](BackendId b) {
       return in_w(b) && std::max(available_at(b), now_s) <= earliest_s + options_.home_slack_s;
@@ -284,10 +257,12 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
       max_fill = min_fill + options_.cold_fill_tolerance;
     }
     auto eligible = [&](BackendId b) { return early(b) && CacheFill(ctx.index, b) <= max_fill; };
+    // Several gateways (ctx.gateway), rule 5.
+    const int spread_rank = options_.gateway_spread ? ctx.gateway.rank : 0;
+    const int spread_count = options_.gateway_spread ? std::max(1, ctx.gateway.count) : 1;
     // With several gateways, each takes the eligible backends of its own share only, when every
     // share has two backends or more (a share of one would leave no choice by home or fill).
-    const bool shares =
-        spread_count > 1 && n >= 2 * static_cast<size_t>(spread_count);
+    const bool shares = spread_count > 1 && n >= 2 * static_cast<size_t>(spread_count);
     if (shares) AssignShares(ctx, spread_count);
     auto mine = [&](BackendId b) { return !shares || share_[b] == spread_rank; };
     rank_homes(n);
@@ -303,8 +278,9 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
       chosen = earliest_in_w();
     } else if (home_rank < 0) {
       // None of its share is eligible: each other gateway whose share is takes (the earliest
-      // available of) one of those, and this one its place of the water fill after them, among
-      // the gateways whose share is not.
+      // available of) one of those, and this one takes its place among the gateways whose share
+      // is not, in a water fill of W after those: the earliest available backend of W, then the
+      // earliest again with this request's prefill added to the one taken, and so on.
       std::vector<BackendId>& others = others_taken_;
       others.clear();
       int place = 0;
@@ -321,7 +297,21 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
           ++place;
         }
       }
-      chosen = water_fill(place, others);
+      std::vector<double>& at = fill_at_;
+      at.assign(ctx.fleet.size(), std::numeric_limits<double>::infinity());
+      for (BackendId b : ctx.candidates) {
+        if (in_w(b)) at[b] = available_at(b);
+      }
+      auto take = [&](BackendId b) {
+        at[b] =
+            std::max(at[b], now_s) + static_cast<double>(prompt - cached[b]) /
+                                         std::max(1.0, ctx.fleet.backend(b).prefill_tokens_per_s);
+      };
+      for (BackendId b : others) take(b);
+      for (int k = 0; k <= place; ++k) {
+        chosen = ArgMin(ctx.candidates, [&](BackendId b) { return at[b]; }, nullptr);
+        take(chosen);
+      }
     }
   }
 

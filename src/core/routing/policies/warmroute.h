@@ -142,8 +142,9 @@
 //   gateway_spread        1      1: several gateways deal cold prefixes by shares as above; 0:
 //                                each routes as if alone. On the Mooncake conversation trace on
 //                                its own timestamps (about 10 requests per 3-second instant), 8
-//                                replicas, 4 gateways: TTFT p50 1.23x one gateway's with 0 and
-//                                1.09x with 1 in approximate mode (docs/many-gateways.md). Shares
+//                                replicas, 4 gateways: TTFT p50 1.21-1.23x one gateway's with 0
+//                                and 1.09-1.12x with 1 over three seeds in approximate mode
+//                                (precise: 1.14-1.17x, 1.05-1.08x; docs/many-gateways.md). Shares
 //                                of one backend (4 gateways, 4 tiny replicas, multi-turn) lost
 //                                up to 9 points of hit rate: hence 2 x count candidates
 // The decode weights only make decode-heavy backends look slower: the learned prefill rate
