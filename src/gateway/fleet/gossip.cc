@@ -150,8 +150,9 @@ net::Task<void> Gossip::SendLoop() {
 void Gossip::SendOnce() {
   std::vector<routing::PeerBackendLoad> load;
   backends_.WithRouter([&](routing::Router& router) {
-    receiver_.Tick(clock_.Now(), router);
-    load = routing::OwnLoad(router);
+    const TimePoint now = clock_.Now();
+    receiver_.Tick(now, router);
+    load = routing::OwnLoad(router, now);
   });
   std::vector<std::string> datagrams;
   {

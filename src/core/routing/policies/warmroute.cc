@@ -222,13 +222,43 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
         nullptr);
   };
 
+  // Several gateways that hear each other (ctx.gateway), rule 5: each places the requests of an
+  // instant without the others' placements of that instant. With at least two candidates per
+  // gateway, each has a share of the fleet and a place.
+  const int spread_rank = options_.gateway_spread ? ctx.gateway.rank : 0;
+  const int spread_count = options_.gateway_spread ? std::max(1, ctx.gateway.count) : 1;
+  const bool shares = spread_count > 1 && n >= 2 * static_cast<size_t>(spread_count);
+  const double now_s = ToSeconds(ctx.now.time_since_epoch());
+  // A water fill of the backends `in_fill` allows, after those `taken` by others: the earliest
+  // available, then the earliest again with this request's prefill added to the one taken, and so
+  // on; the pick of the given place (0: the earliest).
+  auto water_fill = [&](std::span<const BackendId> taken, int place, auto in_fill) {
+    std::vector<double>& at = fill_at_;
+    at.assign(ctx.fleet.size(), std::numeric_limits<double>::infinity());
+    for (BackendId b : ctx.candidates) {
+      if (in_fill(b)) at[b] = available_at(b);
+    }
+    auto take = [&](BackendId b) {
+      at[b] = std::max(at[b], now_s) + static_cast<double>(prompt - cached[b]) /
+                                           std::max(1.0, ctx.fleet.backend(b).prefill_tokens_per_s);
+    };
+    for (BackendId b : taken) take(b);
+    BackendId pick = ctx.candidates.front();
+    for (int k = 0; k <= place; ++k) {
+      pick = ArgMin(ctx.candidates, [&](BackendId b) { return at[b]; }, nullptr);
+      take(pick);
+    }
+    return pick;
+  };
+
   BackendId chosen = ctx.candidates.front();
   int home_rank = -1;
   const bool warm_w = warmest_allowed > 0 && static_cast<double>(warmest_allowed) >= eps;
   const bool useful = best_cached > 0 && static_cast<double>(best_cached) >= eps;
   if (warm_w) {
-    // Locality decided it: spread over the allowed holders, earliest available first.
-    chosen = earliest_in_w();
+    // Locality decided it: spread over the allowed holders, earliest available first; with
+    // shares, each gateway at its own place of a water fill of them.
+    chosen = shares && spread_rank > 0 ? water_fill({}, spread_rank, in_w) : earliest_in_w();
   } else if (useful) {
     // Hot prefix: every holder is too loaded. Warm it on its next home, in HRW order.
     rank_homes(homes);
@@ -243,27 +273,33 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
     // Cold prefix: of the backends available about as early as the earliest one, those with the
     // most free cache (within cold_fill_tolerance), and of those the first in the prefix's
     // rendezvous order.
-    const double now_s = ToSeconds(ctx.now.time_since_epoch());
     const double earliest_s = std::max(available_at(earliest_in_w()), now_s);
     auto early = [&](BackendId b) {
       return in_w(b) && std::max(available_at(b), now_s) <= earliest_s + options_.home_slack_s;
     };
-    double max_fill = std::numeric_limits<double>::infinity();
-    if (options_.cold_fill_tolerance >= 0) {
-      double min_fill = std::numeric_limits<double>::infinity();
-      for (BackendId b : ctx.candidates) {
-        if (early(b)) min_fill = std::min(min_fill, CacheFill(ctx.index, b));
-      }
-      max_fill = min_fill + options_.cold_fill_tolerance;
-    }
-    auto eligible = [&](BackendId b) { return early(b) && CacheFill(ctx.index, b) <= max_fill; };
-    // Several gateways (ctx.gateway), rule 5.
-    const int spread_rank = options_.gateway_spread ? ctx.gateway.rank : 0;
-    const int spread_count = options_.gateway_spread ? std::max(1, ctx.gateway.count) : 1;
-    // With several gateways, each takes the eligible backends of its own share only, when every
-    // share has two backends or more (a share of one would leave no choice by home or fill).
-    const bool shares = spread_count > 1 && n >= 2 * static_cast<size_t>(spread_count);
+    // With shares, each gateway takes the eligible backends of its own share only (a share of
+    // one backend would leave no choice by home or fill: hence two or more), and a share's fills
+    // are compared among its own backends: the gateway that owns it places there.
     if (shares) AssignShares(ctx, spread_count);
+    const size_t groups = shares ? static_cast<size_t>(spread_count) : 1;
+    auto group = [&](BackendId b) { return shares ? static_cast<size_t>(share_[b]) : 0; };
+    // max_fill: over all backends; max_fill_of[g]: over share g's (the same without shares).
+    double max_fill = std::numeric_limits<double>::infinity();
+    std::vector<double>& max_fill_of = max_fill_of_;
+    max_fill_of.assign(groups, std::numeric_limits<double>::infinity());
+    if (options_.cold_fill_tolerance >= 0) {
+      for (BackendId b : ctx.candidates) {
+        if (!early(b)) continue;
+        const double fill = CacheFill(ctx.index, b);
+        max_fill = std::min(max_fill, fill);
+        max_fill_of[group(b)] = std::min(max_fill_of[group(b)], fill);
+      }
+      max_fill += options_.cold_fill_tolerance;
+      for (double& fill : max_fill_of) fill += options_.cold_fill_tolerance;
+    }
+    auto eligible = [&](BackendId b) {
+      return early(b) && CacheFill(ctx.index, b) <= max_fill_of[group(b)];
+    };
     auto mine = [&](BackendId b) { return !shares || share_[b] == spread_rank; };
     rank_homes(n);
     for (size_t i = 0; i < n; ++i) {
@@ -280,7 +316,9 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
       // None of its share is eligible: each other gateway whose share is takes (the earliest
       // available of) one of those, and this one takes its place among the gateways whose share
       // is not, in a water fill of W after those: the earliest available backend of W, then the
-      // earliest again with this request's prefill added to the one taken, and so on.
+      // earliest again with this request's prefill added to the one taken, and so on. Only the
+      // backends of W within the fill tolerance of the fleet's least full early backend take
+      // part, when any does: not an idle backend whose cache is full.
       std::vector<BackendId>& others = others_taken_;
       others.clear();
       int place = 0;
@@ -297,21 +335,13 @@ Decision WarmroutePolicy::Route(const RoutingRequest& request, RoutingContext& c
           ++place;
         }
       }
-      std::vector<double>& at = fill_at_;
-      at.assign(ctx.fleet.size(), std::numeric_limits<double>::infinity());
+      bool roomy = false;
       for (BackendId b : ctx.candidates) {
-        if (in_w(b)) at[b] = available_at(b);
+        roomy = roomy || (in_w(b) && CacheFill(ctx.index, b) <= max_fill);
       }
-      auto take = [&](BackendId b) {
-        at[b] =
-            std::max(at[b], now_s) + static_cast<double>(prompt - cached[b]) /
-                                         std::max(1.0, ctx.fleet.backend(b).prefill_tokens_per_s);
-      };
-      for (BackendId b : others) take(b);
-      for (int k = 0; k <= place; ++k) {
-        chosen = ArgMin(ctx.candidates, [&](BackendId b) { return at[b]; }, nullptr);
-        take(chosen);
-      }
+      chosen = water_fill(others, place, [&](BackendId b) {
+        return in_w(b) && (!roomy || CacheFill(ctx.index, b) <= max_fill);
+      });
     }
   }
 

@@ -56,19 +56,24 @@
 //       router.
 //     Several gateway replicas that hear each other (RoutingContext::gateway: `count` of them,
 //     this one the `rank`-th) each place the requests of one instant without the others'
-//     placements of that instant (gossip carries them 10 ms later), so by the rule above their
-//     cold requests of one instant collide on the same idle backends, or all go to the one
-//     earliest available. So, with count > 1 (gateway_spread) and at least 2 x count
-//     candidates: the candidates are dealt into count shares by name hash (every count-th from
-//     the rank-th on), and a cold prefix goes to the backends of this gateway's share only, by
-//     the rule above; with none of its share available that early (within the fill tolerance),
-//     each other gateway whose share has one is taken to put one request on (the earliest of)
-//     those, and this one goes to its place among the gateways without one: the earliest
-//     available backend of W after those, then the earliest again with this request's prefill
-//     added to the one taken, and so on (a water fill), kLeastLoad. With fewer candidates a
-//     share of one backend would leave no choice by home or fill: the rule above unchanged, as
-//     for one router and for routers without gossip (count 1). Matched prefixes are not
-//     spread: their holders decide.
+//     placements of that instant (gossip carries them 10 ms later), so by the rules above their
+//     requests of one instant collide: cold ones on the same idle backends, or all on the one
+//     earliest available; those of one hot prefix on its earliest available holder. So, with
+//     count > 1 (gateway_spread) and at least 2 x count candidates:
+//     - the candidates are dealt into count shares by name hash (every count-th from the
+//       rank-th on), and a cold prefix goes to the backends of this gateway's share only, by the
+//       rule above with the fills compared within the share (each share's gateway places there);
+//     - with none of its share available that early, each other gateway whose share has one
+//       is taken to put one request on (the earliest of) those, and this one goes to its place
+//       among the gateways without one in a water fill of W after those: the earliest
+//       available backend, then the earliest again with this request's prefill added to the
+//       one taken, and so on; only the backends of W within the fill tolerance of the fleet's
+//       least full early backend take part, when any does (kLeastLoad);
+//     - a useful match in W: the rank-th place of a water fill of W (rank 0: the earliest
+//       available, as for one router), where one router would put the rank-th of such
+//       requests arriving together.
+//     With fewer candidates a share of one backend would leave no choice by home or fill: the
+//     rules above unchanged, as for one router and for routers without gossip (count 1).
 //     Homes: rendezvous hashing (HRW) of the prefix's placement key, score(b) = Mix64(key ^
 //     NameHash(name of b)), the key being the chained hash of the first home_blocks blocks
 //     (PrefixPlacementKey). Names, not ids: routers that learned the backends in another order
@@ -239,6 +244,7 @@ class WarmroutePolicy final : public Policy {
   std::vector<int64_t> cached_;
   std::vector<std::pair<uint64_t, BackendId>> hrw_;
   std::vector<double> fill_at_;
+  std::vector<double> max_fill_of_;
   std::vector<std::pair<uint64_t, BackendId>> share_order_;
   std::vector<int> share_;
   std::vector<BackendId> others_taken_;

@@ -407,6 +407,70 @@ TEST(WarmroutePolicyTest, BusyFleetGatewaysTakeTheirPlacesOfTheWaterFill) {
   EXPECT_EQ(chosen, (std::multiset<BackendId>{0, 0, 1}));
 }
 
+// A hot prefix that 4 of 8 idle backends hold, asked for at one instant by a request at each of
+// 4 gateways: one router would spread 4 such requests over the holders one after another, so the
+// gateways take their places of the same water fill — each a different holder, where by the
+// earliest available alone all 4 would go to the same one.
+TEST(WarmroutePolicyTest, GatewaysAskingForAHotPrefixAtOneInstantTakeDifferentHolders) {
+  TestFleet fleet;
+  for (int i = 0; i < 8; ++i) fleet.Add("r" + std::to_string(i));
+  const RoutingRequest request = Request(1, Chain(71, 190), 3100);
+  for (BackendId b : {1u, 3u, 4u, 6u}) {
+    fleet.index().Insert(b, std::vector<uint64_t>(request.key.block_hashes.begin(),
+                                                  request.key.block_hashes.begin() + 187));
+  }
+  auto chosen = [&](int spread) {
+    WarmroutePolicy policy({.gateway_spread = spread});
+    std::set<BackendId> used;
+    for (int rank = 0; rank < 4; ++rank) {
+      RoutingContext ctx = fleet.Context(request);
+      ctx.gateway = {.rank = rank, .count = 4};
+      const Decision d = policy.Route(request, ctx);
+      EXPECT_EQ(d.reason, Reason::kCacheHit);
+      used.insert(d.backend);
+    }
+    return used;
+  };
+  EXPECT_EQ(chosen(1), (std::set<BackendId>{1, 3, 4, 6}));
+  EXPECT_EQ(chosen(0).size(), 1u);
+  // One gateway: the earliest available holder, as before.
+  WarmroutePolicy alone({});
+  EXPECT_EQ(RouteOnce(alone, fleet, request).backend, 1u);
+}
+
+// With none of its share idle, a gateway's place in the water fill is among the backends within
+// the fill tolerance, as a cold prefix's placement is everywhere else: not an idle backend whose
+// cache is full (its LRU would evict what the next turns of its conversations need).
+TEST(WarmroutePolicyTest, BusyShareWaterFillKeepsToTheFillTolerance) {
+  TestFleet fleet;
+  std::vector<std::pair<uint64_t, BackendId>> by_hash;
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "r" + std::to_string(i);
+    by_hash.emplace_back(NameHash(name), fleet.Add(name));
+  }
+  std::sort(by_hash.begin(), by_hash.end());  // shares: every second backend from the first
+  const BackendId own_a = by_hash[0].second, own_b = by_hash[2].second;
+  const BackendId other_idle = by_hash[1].second, other_full = by_hash[3].second;
+  fleet.SetOutstanding(own_a, 1000);  // 0.1 s
+  fleet.SetOutstanding(own_b, 1000);
+  fleet.index().Insert(other_full, Chain(5, static_cast<int>(fleet.index().bound(other_full) / 2)));
+  ASSERT_GT(fleet.index().entries(other_full), fleet.index().bound(other_full) / 3);
+  const RoutingRequest request = Request(1, Chain(81, 90), 1500);  // 0.15 s of prefill
+  WarmroutePolicy policy({});
+  RoutingContext ctx = fleet.Context(request);
+  ctx.gateway = {.rank = 0, .count = 2};
+  // The other gateway takes its idle backend within the tolerance; this one the earliest of the
+  // rest within it — its own busy ones — not the idle, full one.
+  const BackendId chosen = policy.Route(request, ctx).backend;
+  EXPECT_TRUE(chosen == own_a || chosen == own_b) << chosen;
+  // Not looking at the fill, it takes one of the other share's two idle backends.
+  WarmroutePolicy blind({.cold_fill_tolerance = -1});
+  RoutingContext blind_ctx = fleet.Context(request);
+  blind_ctx.gateway = {.rank = 0, .count = 2};
+  const BackendId blind_chosen = blind.Route(request, blind_ctx).backend;
+  EXPECT_TRUE(blind_chosen == other_idle || blind_chosen == other_full) << blind_chosen;
+}
+
 TEST(WarmroutePolicyTest, HotPrefixSpillsToItsSecondThenThirdHome) {
   RouterSetup s({"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"});
   // A 3,000-token system prompt plus a 50-token question; requests pile up (none finishes).
