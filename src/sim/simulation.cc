@@ -714,7 +714,7 @@ void EventLoop::Handle(const Event& event) {
 void EventLoop::FlushGossip(uint16_t g) {
   Gateway& gateway = gateways_[g];
   gateway.receiver->Tick(now(), *gateway.router);
-  for (std::string& datagram : gateway.outbox->Take(routing::OwnLoad(*gateway.router, now()))) {
+  for (std::string& datagram : gateway.outbox->Take(routing::OwnLoad(*gateway.router))) {
     for (size_t h = 0; h < gateways_.size(); ++h) {
       if (h == g) continue;
       ++result_.gossip.messages;

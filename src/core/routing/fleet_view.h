@@ -73,15 +73,12 @@ struct BackendState {
   // (placement gossip, Router::SetPeerLoad); zero without peers. A policy that prices queueing
   // counts it with its own: at N replicas, its own accounting is about 1/N of the backend's load.
   BackendLoad peers;
-  // This router's own load at `now`, as it tells its peers. The outstanding prefill is what
-  // remains of it by now — (prefill_done_at - now) x prefill_tokens_per_s, at least 1 token while
-  // any is outstanding, at most all of it — not the sum of the uncached prompts dispatched: a
-  // prefill half done by the time a peer reads it would count whole there until its first
-  // token, twice what the sender itself counts (policies discount their own by the same time).
-  // At 4 gateways on the Mooncake conversation trace the whole sums made the holders of
-  // conversations look busier to the other three than they were, and their next turns left
-  // them (docs/many-gateways.md).
-  BackendLoad own_load(TimePoint now) const;
+  BackendLoad own_load() const {
+    return {.in_flight = in_flight,
+            .outstanding_prefill_tokens = outstanding_prefill_tokens,
+            .running_decodes = running_decodes,
+            .decode_context_tokens = decode_context_tokens};
+  }
 
   std::optional<EngineMetricsSample> metrics;
 

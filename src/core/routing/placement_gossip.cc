@@ -99,11 +99,11 @@ absl::flat_hash_map<std::string_view, BackendId> PresentByName(const Router& rou
 
 }  // namespace
 
-std::vector<PeerBackendLoad> OwnLoad(const Router& router, TimePoint now) {
+std::vector<PeerBackendLoad> OwnLoad(const Router& router) {
   std::vector<PeerBackendLoad> table;
   for (const BackendState& state : router.fleet().backends()) {
     if (!state.present || state.name.empty() || state.name.size() > 0xFF) continue;
-    const BackendLoad load = state.own_load(now);
+    const BackendLoad load = state.own_load();
     if (!IsZero(load)) table.push_back({.backend = state.name, .load = load});
   }
   return table;

@@ -12,8 +12,8 @@
 //     (DispatchDomain), which the receiver records as its own dispatches' are, so that the
 //     engine's KV events for that request, answer blocks included, are attributed and indexed
 //     there too (domain_attribution.h);
-//   - its own load on each backend (BackendLoad: in flight, the outstanding prefill tokens that
-//     remain by the time of sending, running decodes): a receiver keeps each peer's latest table and gives the Router the sum over its
+//   - its own load on each backend (BackendLoad: in flight, outstanding prefill tokens, running
+//     decodes): a receiver keeps each peer's latest table and gives the Router the sum over its
 //     peers (Router::SetPeerLoad). A peer silent for GossipReceiverOptions::peer_expiry (stopped,
 //     partitioned) no longer counts.
 // Nothing is acknowledged or retried: a lost message costs what having no gossip costs for its
@@ -90,9 +90,8 @@ struct GossipMessage {
   std::vector<PeerBackendLoad> load;  // has_load: the sender's whole table
 };
 
-// The sender's own load table at `now`: every present backend of `router` with any load of its
-// own (BackendState::own_load: the outstanding prefill as what remains of it by `now`).
-std::vector<PeerBackendLoad> OwnLoad(const Router& router, TimePoint now);
+// The sender's own load table: every present backend of `router` with any load of its own.
+std::vector<PeerBackendLoad> OwnLoad(const Router& router);
 
 class GossipOutbox {
  public:

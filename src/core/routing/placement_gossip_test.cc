@@ -172,7 +172,7 @@ TEST_F(GossipTest, APeersPlacementsWarmTheIndexAndItsOwnAreIgnored) {
 
   GossipReceiver own(/*self=*/1, GossipReceiverOptions{});
   GossipReceiver peer(/*self=*/2, GossipReceiverOptions{});
-  const std::vector<std::string> datagrams = outbox.Take(OwnLoad(*sender, clock_.Now()));
+  const std::vector<std::string> datagrams = outbox.Take(OwnLoad(*sender));
   ASSERT_EQ(datagrams.size(), 1u);
   ASSERT_TRUE(own.OnDatagram(datagrams[0], clock_.Now(), *receiver).ok());
   EXPECT_EQ(receiver->index().Match(request.key.block_hashes)[d->backend], 0);
@@ -197,36 +197,6 @@ TEST_F(GossipTest, APeersPlacementsWarmTheIndexAndItsOwnAreIgnored) {
   const BackendState& seen = receiver->fleet().backend(d->backend);
   EXPECT_EQ(seen.peers.in_flight, 1);
   EXPECT_EQ(seen.peers.outstanding_prefill_tokens, 640);
-}
-
-// A peer's prefill counts as the sender itself counts it: by what remains of it when the table is
-// sent, not whole until its first token.
-TEST_F(GossipTest, TheLoadTableTellsWhatRemainsOfTheOutstandingPrefill) {
-  auto sender = MakeRouter(1);
-  const RoutingRequest request = Request(1, Chain(5, 40), 640);
-  absl::StatusOr<Decision> d = sender->Route(request);
-  ASSERT_TRUE(d.ok());
-  sender->CommitInsert(request.id);
-  auto outstanding = [&] {
-    const std::vector<PeerBackendLoad> table = OwnLoad(*sender, clock_.Now());
-    EXPECT_EQ(table.size(), 1u);
-    return table.empty() ? -1 : table[0].load.outstanding_prefill_tokens;
-  };
-  // 640 uncached tokens at the prior of 10,000 tokens/s: 64 ms of prefill.
-  EXPECT_EQ(outstanding(), 640);
-  clock_.Advance(std::chrono::milliseconds(16));
-  EXPECT_NEAR(outstanding(), 480, 1);
-  clock_.Advance(std::chrono::milliseconds(32));
-  EXPECT_NEAR(outstanding(), 160, 1);
-  // Late: at least a token while the first token has not come.
-  clock_.Advance(std::chrono::milliseconds(100));
-  EXPECT_EQ(outstanding(), 1);
-  sender->OnFirstToken(request.id);
-  const std::vector<PeerBackendLoad> table = OwnLoad(*sender, clock_.Now());
-  ASSERT_EQ(table.size(), 1u);
-  EXPECT_EQ(table[0].load.outstanding_prefill_tokens, 0);
-  EXPECT_EQ(table[0].load.in_flight, 1);
-  EXPECT_EQ(table[0].load.running_decodes, 1);
 }
 
 TEST_F(GossipTest, LoadIsSummedOverPeersReplacedByEachTableAndForgottenWhenSilent) {

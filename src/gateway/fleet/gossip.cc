@@ -150,9 +150,8 @@ net::Task<void> Gossip::SendLoop() {
 void Gossip::SendOnce() {
   std::vector<routing::PeerBackendLoad> load;
   backends_.WithRouter([&](routing::Router& router) {
-    const TimePoint now = clock_.Now();
-    receiver_.Tick(now, router);
-    load = routing::OwnLoad(router, now);
+    receiver_.Tick(clock_.Now(), router);
+    load = routing::OwnLoad(router);
   });
   std::vector<std::string> datagrams;
   {
