@@ -144,14 +144,15 @@
 //                                on 70B TP4 H100 = 3.1e-4 (8B H100: 39 ns / 35 us = 1.1e-3)
 //   decode_seq_weight     0.5    cost of a running decode sequence per step, relative to a
 //                                prefill token: 40 us / 80 us on 70B (8B: 30 / 35 = 0.86)
-//   gateway_spread        1      1: several gateways deal cold prefixes by shares as above; 0:
-//                                each routes as if alone. On the Mooncake conversation trace on
-//                                its own timestamps (about 10 requests per 3-second instant), 8
-//                                replicas, 4 gateways: TTFT p50 1.21-1.23x one gateway's with 0
-//                                and 1.09-1.12x with 1 over three seeds in approximate mode
-//                                (precise: 1.14-1.17x, 1.05-1.08x; docs/many-gateways.md). Shares
-//                                of one backend (4 gateways, 4 tiny replicas, multi-turn) lost
-//                                up to 9 points of hit rate: hence 2 x count candidates
+//   gateway_spread        1      1: several gateways deal cold prefixes by shares and hot ones by
+//                                places as above; 0: each routes as if alone. On the Mooncake
+//                                conversation trace on its own timestamps (about 10 requests per
+//                                3-second instant), 8 replicas, 4 gateways: TTFT p50 1.19-1.23x
+//                                one gateway's with 0 and 1.06-1.09x with 1 over five seeds in
+//                                approximate mode (precise: 1.14-1.20x, 1.04-1.05x), hit rate
+//                                within a point either way (docs/many-gateways.md). Shares of
+//                                one backend (4 gateways, 4 tiny replicas, multi-turn) lost up
+//                                to 9 points of hit rate: hence 2 x count candidates
 // The decode weights only make decode-heavy backends look slower: the learned prefill rate
 // carries each backend's speed, so heterogeneous fleets need no per-profile setting.
 //
