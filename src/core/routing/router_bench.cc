@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "common/busy_floor.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "core/routing/policy_registry.h"
@@ -106,33 +107,14 @@ class Timings {
   std::vector<double> us_;
 };
 
-// The machine's floor under a p99: a busy loop calibrated to last as long as the decision's
-// p50, timed as many times and the same way, in the same run (counters floor_p50_us,
-// floor_p99_us). On a VM, a timer interrupt or a host preemption costs tens of microseconds; a
-// computation of a few microseconds meets one about once in a hundred runs, which alone sets
-// its p99, whatever the code does.
+// The machine's floor under a p99 (common/busy_floor.h): a busy loop calibrated to last as long as
+// the decision's p50, timed as many times and the same way, in the same run (counters floor_p50_us,
+// floor_p99_us).
 void ReportFloor(benchmark::State& state, double p50_us, size_t runs) {
-  uint64_t x = 1;
-  auto spin = [&x](uint64_t n) {
-    for (uint64_t i = 0; i < n; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      benchmark::DoNotOptimize(x);
-    }
-  };
-  constexpr uint64_t kCalibration = 1'000'000;
-  double ns_per_step = 1e9;
-  for (int i = 0; i < 3; ++i) {  // the fastest of three: an interrupt only slows one down
-    const auto start = std::chrono::steady_clock::now();
-    spin(kCalibration);
-    const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
-    ns_per_step = std::min(ns_per_step, took.count() / kCalibration);
-  }
-  const auto steps = static_cast<uint64_t>(p50_us * 1e3 / ns_per_step);
   Timings floor;
-  for (size_t i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    spin(steps);
-    floor.Add(std::chrono::steady_clock::now() - start);
+  for (double us : BusyFloorUs(p50_us, runs)) {
+    floor.Add(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double, std::micro>(us)));
   }
   floor.Report(state, "floor_");
 }

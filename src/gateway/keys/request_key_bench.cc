@@ -21,7 +21,10 @@
 // completion (OnFirstToken, OnFinished) and the body's construction are outside the timing.
 // Counters: each mode's p50 and p99 in microseconds, and precise / approximate at each; and each
 // mode's p50 and p99 of two parts alone, the parse (the same code in both modes) and the key
-// (where the modes differ), the route being the rest.
+// (where the modes differ), the route being the rest. Then the machine's stalls, measured for half
+// a second after the decisions (MeasureStalls): their rate, median length and period, and the
+// share of each mode's decisions that lasted more than half a stall longer than its median; and
+// each mode's floor (common/busy_floor.h): the p50 and p99 of a busy loop as long as its p50.
 //
 // Run: cmake --build build/release --target warmroute_gateway_bench &&
 //      build/release/src/gateway/warmroute_gateway_bench --benchmark_filter='Key|Decision'
@@ -34,6 +37,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "common/busy_floor.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 #include "core/request/inference_request.h"
@@ -244,6 +248,42 @@ double Quantile(std::vector<double> us, double q) {
   return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1))];
 }
 
+// The machine's own stalls, which no code avoids: a thread that only reads the steady clock for
+// `span` sees the moments its CPU was taken from it (a timer interrupt, the hypervisor) as gaps
+// between consecutive reads. A decision a stall falls in lasts the stall longer, and a decision
+// that lasts d microseconds meets stalls that come every P microseconds with probability about
+// d / P: once that passes 1%, the decision's p99 is its p50 plus a stall.
+struct Stalls {
+  double per_ms = 0;     // gaps of more than kMinGapUs per millisecond
+  double p50_us = 0;     // their median length
+  double period_us = 0;  // the median time from one to the next
+};
+Stalls MeasureStalls(std::chrono::milliseconds span) {
+  constexpr double kMinGapUs = 5;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point previous = start;
+  std::vector<double> gaps, at;
+  for (Clock::time_point now = start; now - start < span; now = Clock::now()) {
+    const double gap = std::chrono::duration<double, std::micro>(now - previous).count();
+    if (gap > kMinGapUs) {
+      gaps.push_back(gap);
+      at.push_back(std::chrono::duration<double, std::micro>(now - start).count());
+    }
+    previous = now;
+  }
+  Stalls stalls;
+  if (gaps.empty()) return stalls;
+  stalls.per_ms = static_cast<double>(gaps.size()) / static_cast<double>(span.count());
+  stalls.p50_us = Quantile(gaps, 0.5);
+  if (at.size() > 1) {
+    std::vector<double> between;
+    for (size_t i = 1; i < at.size(); ++i) between.push_back(at[i] - at[i - 1]);
+    stalls.period_us = Quantile(between, 0.5);
+  }
+  return stalls;
+}
+
 // Both modes on the same requests, interleaved in blocks: kBlock requests in one mode, the same
 // kBlock in the other, the first mode alternating, so that the machine's load falls on both
 // alike. Blocks, not single requests: a gateway keys its requests in one mode, and a precise
@@ -288,6 +328,28 @@ void BM_Decision(benchmark::State& state) {
     for (const Decider::Timing& t : timings) us.push_back(t.*field);
     return us;
   };
+  // The stalls, measured after the decisions in the same run, and the share of each mode's
+  // decisions that lasted more than half a stall longer than its median.
+  const Stalls stalls = MeasureStalls(std::chrono::milliseconds(500));
+  state.counters["stalls_per_ms"] = stalls.per_ms;
+  state.counters["stall_p50_us"] = stalls.p50_us;
+  state.counters["stall_period_us"] = stalls.period_us;
+  // And the floor (common/busy_floor.h): what the machine alone makes of a busy loop as long as
+  // each mode's p50, timed as many times.
+  for (const auto& [mode, timings] :
+       {std::pair{"approximate", &approximate_us}, std::pair{"precise", &precise_us}}) {
+    const std::vector<double> total = part(*timings, &Decider::Timing::total);
+    const double p50 = Quantile(total, 0.5);
+    const auto n = std::count_if(total.begin(), total.end(),
+                                 [&](double t) { return t > p50 + stalls.p50_us / 2; });
+    state.counters[absl::StrCat(mode, "_stalled_pct")] =
+        100.0 * static_cast<double>(n) / static_cast<double>(total.size());
+    const std::vector<double> floor = BusyFloorUs(p50, total.size());
+    state.counters[absl::StrCat(mode, "_floor_p50_us")] = Quantile(floor, 0.5);
+    state.counters[absl::StrCat(mode, "_floor_p99_us")] = Quantile(floor, 0.99);
+  }
+  state.counters["floor_ratio_p99"] =
+      state.counters["precise_floor_p99_us"] / state.counters["approximate_floor_p99_us"];
   for (const auto& [name, q] : {std::pair{"p50", 0.5}, std::pair{"p99", 0.99}}) {
     const double a = Quantile(part(approximate_us, &Decider::Timing::total), q);
     const double p = Quantile(part(precise_us, &Decider::Timing::total), q);
