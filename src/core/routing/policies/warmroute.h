@@ -148,9 +148,9 @@
 //                                places as above; 0: each routes as if alone. On the Mooncake
 //                                conversation trace on its own timestamps (about 10 requests per
 //                                3-second instant), 8 replicas, 4 gateways: TTFT p50 1.19-1.23x
-//                                one gateway's with 0 and 1.06-1.09x with 1 over five seeds in
-//                                approximate mode (precise: 1.14-1.20x, 1.04-1.05x), hit rate
-//                                within a point either way (docs/many-gateways.md). Shares of
+//                                one gateway's with 0 and 1.06-1.09x with 1 over ten seeds in
+//                                approximate mode (precise: 1.13-1.20x, 1.04-1.05x), hit rate
+//                                within about a point either way (docs/many-gateways.md). Shares of
 //                                one backend (4 gateways, 4 tiny replicas, multi-turn) lost up
 //                                to 9 points of hit rate: hence 2 x count candidates
 // The decode weights only make decode-heavy backends look slower: the learned prefill rate
